@@ -1,1 +1,86 @@
-//! placeholder
+//! Ports: burst transmit and burst receive of Ethernet frames (without FCS).
+//!
+//! A [`Port`] is opened once and split into [`Queues`]: a traffic transmit queue (the
+//! sender's), a receive queue (the receiver's) and a control transmit queue (for ARP and NDP
+//! answers sent from the receiving thread). Each queue is used by one thread at a time.
+//!
+//! The transmit call hands the caller the backend's own buffers (an AF_PACKET ring slot, a DPDK
+//! mbuf, an AF_XDP UMEM frame) through a fill callback, so zero-copy backends need no extra copy
+//! and no allocation happens per frame.
+//!
+//! Backends: `mem` (in-process pairs with loss, duplication and reordering injection),
+//! `afpacket` (PACKET_MMAP rings with PACKET_QDISC_BYPASS), `dpdk` (cargo feature `dpdk`).
+
+pub mod afpacket;
+pub mod mem;
+
+use xlat_wire::MacAddr;
+
+/// The largest frame a backend buffer must hold (without FCS).
+pub const MAX_FRAME_LEN: usize = 9014;
+
+/// I/O errors of the backends.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    #[error("{what}: {source}")]
+    Os { what: String, source: std::io::Error },
+    #[error("{0}")]
+    Backend(String),
+    #[error("the {0} backend is not built into this xlatperf; rebuild with `--features {0}`")]
+    Absent(&'static str),
+}
+
+impl IoError {
+    /// Wrap the last OS error with what was being done.
+    pub fn last_os(what: impl Into<String>) -> IoError {
+        IoError::Os { what: what.into(), source: std::io::Error::last_os_error() }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, IoError>;
+
+/// A transmit queue.
+pub trait TxQueue: Send {
+    /// Transmit up to `n` frames. `fill(i, buf)` writes frame `i` (0-based within this call)
+    /// into the backend buffer `buf` and returns its length; 0 means "nothing to send" and ends
+    /// the burst. Returns how many frames, counted from 0, the backend accepted. Frames filled
+    /// but not accepted are not sent: the caller offers them again in the next call.
+    fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, fill: F) -> Result<usize>;
+
+    /// Push out anything the backend still holds (for backends that batch in the kernel).
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A receive queue.
+pub trait RxQueue: Send {
+    /// Receive up to `max` frames without waiting; `f` sees each frame, which is valid only
+    /// during the call. Returns the number of frames seen.
+    fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, f: F) -> Result<usize>;
+}
+
+/// The three queues of an open port.
+pub struct Queues<T: TxQueue, R: RxQueue> {
+    pub tx: T,
+    pub rx: R,
+    /// Low-rate transmit for control frames (ARP/NDP) from the receiving thread.
+    pub ctl: T,
+}
+
+/// A tester port.
+pub trait Port {
+    type Tx: TxQueue;
+    type Rx: RxQueue;
+    /// A human name: the interface, the DPDK port, the mem pair side.
+    fn name(&self) -> String;
+    /// The port's own MAC address.
+    fn mac(&self) -> MacAddr;
+    /// True when the link is up.
+    fn link_up(&self) -> bool;
+    /// Open the queues. May be called once per port.
+    fn queues(&mut self) -> Result<Queues<Self::Tx, Self::Rx>>;
+}
+
+/// Bursts are at most this long (DPDK's customary 32).
+pub const DEFAULT_BURST: usize = 32;

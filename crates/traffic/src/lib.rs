@@ -1,1 +1,12 @@
-//! placeholder
+//! What xlatperf sends: the test setup (sides, IP versions, real and virtual addresses, MACs),
+//! which addresses each direction uses (SIITPERF-COMPAT.md, "Which address is used"), the
+//! foreground/background mix, the variation of ports and addresses, and the frame templates with
+//! the per-frame patcher that the engine's senders call.
+//!
+//! This crate knows nothing of threads, clocks or backends.
+
+pub mod setup;
+pub mod stream;
+
+pub use setup::*;
+pub use stream::{DirectionStream, StreamError};

@@ -1,0 +1,59 @@
+//! What one trial measured.
+
+use serde::{Deserialize, Serialize};
+
+/// The counts and timing of one direction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionReport {
+    /// Test frames sent.
+    pub sent: u64,
+    /// Distinct test frames received (each sequence number counted once).
+    pub received: u64,
+    /// sent - received.
+    pub lost: u64,
+    /// Extra copies of frames already received: never counted in `received`.
+    pub duplicates: u64,
+    /// Frames that arrived after a frame with a higher sequence number.
+    pub reordered: u64,
+    /// Test frames whose sequence number this trial never sent (foreign or corrupt).
+    pub unexpected: u64,
+    /// Frames received that were not test frames (ARP, NDP, other).
+    pub other: u64,
+    /// Seconds from the first frame's scheduled time to the last frame's transmission.
+    pub send_duration_s: f64,
+    /// sent / send_duration_s.
+    pub achieved_rate: f64,
+    /// The largest lag of a burst behind its schedule, nanoseconds.
+    pub max_lag_ns: u64,
+    /// Latency samples of the tagged frames, nanoseconds; a lost tag is `u64::MAX`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_ns: Vec<u64>,
+}
+
+/// The result of one trial.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrialReport {
+    /// False when the trial cannot be trusted (the sender could not keep the rate or the
+    /// duration x 1.00001 limit); its counts must not be judged as pass or fail.
+    pub valid: bool,
+    /// Why the trial is invalid, one sentence each.
+    pub invalid_reasons: Vec<String>,
+    pub frame_size: usize,
+    pub rate: u64,
+    pub duration_s: f64,
+    pub timeout_ms: u64,
+    pub forward: Option<DirectionReport>,
+    pub reverse: Option<DirectionReport>,
+}
+
+impl TrialReport {
+    /// The reports of the active directions.
+    pub fn directions(&self) -> impl Iterator<Item = (&'static str, &DirectionReport)> {
+        [("forward", self.forward.as_ref()), ("reverse", self.reverse.as_ref())].into_iter().filter_map(|(n, d)| d.map(|d| (n, d)))
+    }
+
+    /// Frames lost over all active directions.
+    pub fn total_lost(&self) -> u64 {
+        self.directions().map(|(_, d)| d.lost).sum()
+    }
+}

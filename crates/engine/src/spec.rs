@@ -1,0 +1,57 @@
+//! What one trial is asked to do.
+
+use serde::{Deserialize, Serialize};
+
+/// The parameters of one trial (siitperf-tp's command line and more).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialSpec {
+    /// siitperf's frame size parameter: IPv6 frames have it, IPv4 frames are 20 bytes shorter;
+    /// both count the FCS.
+    pub frame_size: usize,
+    /// Frames per second per active direction.
+    pub rate: u64,
+    /// Seconds of sending.
+    pub duration_s: f64,
+    /// Milliseconds the receivers keep receiving after sending ended.
+    pub timeout_ms: u64,
+    /// Frames per transmit burst.
+    pub burst: usize,
+    /// Latency measurement: tagged frames (RFC 8219 section 7.2); `None` for none.
+    pub latency: Option<LatencySpec>,
+    /// Per-frame one-way delay (PDV, IPDV); `None` for none.
+    pub pdv: Option<PdvSpec>,
+}
+
+impl TrialSpec {
+    pub fn new(frame_size: usize, rate: u64, duration_s: f64, timeout_ms: u64) -> TrialSpec {
+        TrialSpec { frame_size, rate, duration_s, timeout_ms, burst: xlat_io::DEFAULT_BURST, latency: None, pdv: None }
+    }
+
+    /// Frames each active direction sends: rate x duration, rounded down.
+    pub fn frames(&self) -> u64 {
+        (self.rate as f64 * self.duration_s).floor() as u64
+    }
+}
+
+/// Latency tags: `tags` frames sent evenly after `delay_s` seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencySpec {
+    pub delay_s: f64,
+    pub tags: u64,
+}
+
+/// Per-frame delay measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PdvSpec {
+    /// A frame later than this counts as lost (siitperf-pdv's frame timeout); 0: none.
+    pub frame_timeout_ms: u64,
+}
+
+/// Which CPU core runs which role. `None`: let the engine choose.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuPlan {
+    pub left_send: Option<usize>,
+    pub right_recv: Option<usize>,
+    pub right_send: Option<usize>,
+    pub left_recv: Option<usize>,
+}

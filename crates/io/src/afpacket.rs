@@ -1,0 +1,1 @@
+//! AF_PACKET backend (written next).

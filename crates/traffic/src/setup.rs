@@ -1,0 +1,364 @@
+//! The typed test setup. The config crate reads files into it; it holds only valid values once
+//! [`Setup::validate`] has passed.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use xlat_wire::MacAddr;
+
+/// IP version of one side's foreground traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IpVersion {
+    V4,
+    V6,
+}
+
+impl IpVersion {
+    pub fn number(self) -> u8 {
+        match self {
+            IpVersion::V4 => 4,
+            IpVersion::V6 => 6,
+        }
+    }
+}
+
+/// Left to right (forward) or right to left (reverse).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+impl Direction {
+    pub const BOTH: [Direction; 2] = [Direction::Forward, Direction::Reverse];
+
+    /// The side whose tester port sends this direction.
+    pub fn sender(self) -> SideId {
+        match self {
+            Direction::Forward => SideId::Left,
+            Direction::Reverse => SideId::Right,
+        }
+    }
+
+    pub fn receiver(self) -> SideId {
+        self.sender().other()
+    }
+
+    /// `Forward` or `Reverse`, as siitperf prints it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Direction::Forward => "Forward",
+            Direction::Reverse => "Reverse",
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SideId {
+    Left,
+    Right,
+}
+
+impl SideId {
+    pub fn other(self) -> SideId {
+        match self {
+            SideId::Left => SideId::Right,
+            SideId::Right => SideId::Left,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SideId::Left => "left",
+            SideId::Right => "right",
+        }
+    }
+}
+
+/// How a field varies from frame to frame (siitperf's 0-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variation {
+    #[default]
+    Fixed,
+    Increasing,
+    Decreasing,
+    Pseudorandom,
+}
+
+impl Variation {
+    /// siitperf's numeric code: 0 fixed, 1 increasing, 2 decreasing, 3 pseudorandom.
+    pub fn from_code(c: u64) -> Option<Variation> {
+        Some(match c {
+            0 => Variation::Fixed,
+            1 => Variation::Increasing,
+            2 => Variation::Decreasing,
+            3 => Variation::Pseudorandom,
+            _ => return None,
+        })
+    }
+
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn is_fixed(self) -> bool {
+        self == Variation::Fixed
+    }
+}
+
+/// RFC 2544 appendix C.2.6.4's fixed UDP ports.
+pub const RFC2544_SPORT: u16 = 0xC020;
+pub const RFC2544_DPORT: u16 = 0x0007;
+/// RFC 4814 section 4.5's ranges for pseudorandom ports.
+pub const RFC4814_SPORT: (u16, u16) = (1024, 65535);
+pub const RFC4814_DPORT: (u16, u16) = (1, 49151);
+
+/// One UDP port field: how it varies and within which inclusive range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortField {
+    pub variation: Variation,
+    pub min: u16,
+    pub max: u16,
+}
+
+/// The ports of one direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortSpec {
+    pub sport: PortField,
+    pub dport: PortField,
+}
+
+impl Default for PortSpec {
+    fn default() -> Self {
+        PortSpec {
+            sport: PortField { variation: Variation::Fixed, min: RFC4814_SPORT.0, max: RFC4814_SPORT.1 },
+            dport: PortField { variation: Variation::Fixed, min: RFC4814_DPORT.0, max: RFC4814_DPORT.1 },
+        }
+    }
+}
+
+/// The 16-bit varying part of one side's addresses (seeds/000: IP-{L,R}-var/min/max and the
+/// IPv4/IPv6 offsets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IpVarSpec {
+    pub variation: Variation,
+    pub min: u16,
+    pub max: u16,
+    /// Byte offset of the varying 16 bits in an IPv4 address: only 2 (the last 16 bits).
+    pub ipv4_offset: u8,
+    /// Byte offset in an IPv6 address: 6-14, even.
+    pub ipv6_offset: u8,
+}
+
+impl Default for IpVarSpec {
+    fn default() -> Self {
+        IpVarSpec { variation: Variation::Fixed, min: 0, max: 0xffff, ipv4_offset: 2, ipv6_offset: 14 }
+    }
+}
+
+/// One side of the tester (a port cabled to the DUT).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Side {
+    pub ip_version: IpVersion,
+    pub ipv4_real: Option<Ipv4Addr>,
+    pub ipv4_virt: Option<Ipv4Addr>,
+    pub ipv6_real: Option<Ipv6Addr>,
+    pub ipv6_virt: Option<Ipv6Addr>,
+    /// Ethernet source of this side's frames; `None`: the port's own MAC.
+    pub tester_mac: Option<MacAddr>,
+    /// Ethernet destination of this side's frames; `None`: resolved by ARP/NDP from `dut_ipv4`
+    /// or `dut_ipv6` before the trial.
+    pub dut_mac: Option<MacAddr>,
+    /// The DUT's address on this side, to resolve its MAC (xlatperf only, not in siitperf.conf).
+    pub dut_ipv4: Option<Ipv4Addr>,
+    pub dut_ipv6: Option<Ipv6Addr>,
+    /// Number of destination networks of frames sent *to* this side (Num-L-Nets for the left).
+    pub num_nets: u16,
+    pub ip_var: IpVarSpec,
+}
+
+impl Side {
+    pub fn new(ip_version: IpVersion) -> Side {
+        Side {
+            ip_version,
+            ipv4_real: None,
+            ipv4_virt: None,
+            ipv6_real: None,
+            ipv6_virt: None,
+            tester_mac: None,
+            dut_mac: None,
+            dut_ipv4: None,
+            dut_ipv6: None,
+            num_nets: 1,
+            ip_var: IpVarSpec::default(),
+        }
+    }
+}
+
+/// Stateful testing (RFC 9693): where the Initiator is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stateful {
+    #[default]
+    Off,
+    InitiatorLeft,
+    InitiatorRight,
+}
+
+/// Stateful options (seeds/000 A1.2); carried and validated now, used by a later engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StatefulSpec {
+    pub mode: Stateful,
+    pub enumerate_ports: Variation,
+    pub enumerate_ips: Variation,
+    pub responder_tuples: Variation,
+}
+
+/// The whole test setup: what frames each direction carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setup {
+    pub left: Side,
+    pub right: Side,
+    pub forward: bool,
+    pub reverse: bool,
+    pub forward_ports: PortSpec,
+    pub reverse_ports: PortSpec,
+    /// Foreground share: frame i is foreground when `i % n < m`.
+    pub fg_n: u32,
+    pub fg_m: u32,
+    pub stateful: StatefulSpec,
+    /// Seed of the pseudorandom streams; `None`: drawn at random and reported.
+    pub seed: Option<u64>,
+    /// Allow destination addresses outside the benchmarking ranges.
+    pub allow_foreign_addresses: bool,
+}
+
+impl Setup {
+    pub fn side(&self, id: SideId) -> &Side {
+        match id {
+            SideId::Left => &self.left,
+            SideId::Right => &self.right,
+        }
+    }
+
+    pub fn side_mut(&mut self, id: SideId) -> &mut Side {
+        match id {
+            SideId::Left => &mut self.left,
+            SideId::Right => &mut self.right,
+        }
+    }
+
+    pub fn ports(&self, d: Direction) -> &PortSpec {
+        match d {
+            Direction::Forward => &self.forward_ports,
+            Direction::Reverse => &self.reverse_ports,
+        }
+    }
+
+    pub fn is_active(&self, d: Direction) -> bool {
+        match d {
+            Direction::Forward => self.forward,
+            Direction::Reverse => self.reverse,
+        }
+    }
+
+    pub fn active_directions(&self) -> impl Iterator<Item = Direction> + '_ {
+        Direction::BOTH.into_iter().filter(|d| self.is_active(*d))
+    }
+
+    /// True when some frames of the mix are background (native IPv6) frames.
+    pub fn has_background(&self) -> bool {
+        self.fg_m < self.fg_n
+    }
+
+    pub fn has_foreground(&self) -> bool {
+        self.fg_m > 0
+    }
+
+    /// The source and destination of foreground frames of direction `d` (the table of
+    /// SIITPERF-COMPAT.md), or which key is missing.
+    pub fn foreground_addresses(&self, d: Direction) -> Result<AddrPair, MissingAddress> {
+        let (s, r) = (d.sender(), d.receiver());
+        let (snd, rcv) = (self.side(s), self.side(r));
+        let need4 = |a: Option<Ipv4Addr>, side: SideId, kind: &'static str| a.ok_or(MissingAddress { side, version: 4, kind });
+        let need6 = |a: Option<Ipv6Addr>, side: SideId, kind: &'static str| a.ok_or(MissingAddress { side, version: 6, kind });
+        Ok(match (snd.ip_version, rcv.ip_version) {
+            (IpVersion::V4, IpVersion::V4) => AddrPair::V4(need4(snd.ipv4_real, s, "Real")?, need4(rcv.ipv4_real, r, "Real")?),
+            (IpVersion::V6, IpVersion::V6) => AddrPair::V6(need6(snd.ipv6_real, s, "Real")?, need6(rcv.ipv6_real, r, "Real")?),
+            // The sender speaks its own version; the receiver is represented by its virtual
+            // address of the sender's family, and the sender's real address is what the DUT
+            // translates.
+            (IpVersion::V6, IpVersion::V4) => AddrPair::V6(need6(snd.ipv6_real, s, "Real")?, need6(rcv.ipv6_virt, r, "Virt")?),
+            (IpVersion::V4, IpVersion::V6) => AddrPair::V4(need4(snd.ipv4_real, s, "Real")?, need4(rcv.ipv4_virt, r, "Virt")?),
+        })
+    }
+
+    /// Background frames are native IPv6 from the sender's IPv6 real address to the
+    /// receiver's.
+    pub fn background_addresses(&self, d: Direction) -> Result<AddrPair, MissingAddress> {
+        let (s, r) = (d.sender(), d.receiver());
+        let a = self.side(s).ipv6_real.ok_or(MissingAddress { side: s, version: 6, kind: "Real" })?;
+        let b = self.side(r).ipv6_real.ok_or(MissingAddress { side: r, version: 6, kind: "Real" })?;
+        Ok(AddrPair::V6(a, b))
+    }
+}
+
+/// A source/destination pair of one family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddrPair {
+    V4(Ipv4Addr, Ipv4Addr),
+    V6(Ipv6Addr, Ipv6Addr),
+}
+
+/// An address the setup needs but does not have, named as its siitperf.conf key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("IPv{version}-{}-{kind} is needed but not set", if *.side == SideId::Left { "L" } else { "R" })]
+pub struct MissingAddress {
+    pub side: SideId,
+    pub version: u8,
+    pub kind: &'static str,
+}
+
+/// True for the ranges the tester may send to without being told otherwise: 198.18.0.0/15
+/// (RFC 2544), 2001:2::/48 (RFC 5180), 64:ff9b::/96 (RFC 6052), and 64:ff9b:1::/48 (RFC 8215).
+pub fn is_benchmarking_v4(a: Ipv4Addr) -> bool {
+    let o = a.octets();
+    o[0] == 198 && (o[1] & 0xfe) == 18
+}
+
+pub fn is_benchmarking_v6(a: Ipv6Addr) -> bool {
+    let s = a.segments();
+    (s[0] == 0x2001 && s[1] == 0x0002 && s[2] == 0)
+        || (s[0] == 0x0064 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0])
+        || (s[0] == 0x0064 && s[1] == 0xff9b && s[2] == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmarking_ranges() {
+        assert!(is_benchmarking_v4("198.18.0.1".parse().unwrap()));
+        assert!(is_benchmarking_v4("198.19.255.255".parse().unwrap()));
+        assert!(!is_benchmarking_v4("198.20.0.1".parse().unwrap()));
+        assert!(!is_benchmarking_v4("10.0.0.1".parse().unwrap()));
+        assert!(is_benchmarking_v6("2001:2::1".parse().unwrap()));
+        assert!(is_benchmarking_v6("2001:2:0:8000::1".parse().unwrap()));
+        assert!(!is_benchmarking_v6("2001:2:1::1".parse().unwrap()));
+        assert!(is_benchmarking_v6("64:ff9b::c612:2".parse().unwrap()));
+        assert!(!is_benchmarking_v6("2001:db8::1".parse().unwrap()));
+    }
+}
