@@ -362,3 +362,37 @@ mod tests {
         assert!(!is_benchmarking_v6("2001:db8::1".parse().unwrap()));
     }
 }
+
+impl Setup {
+    /// The IPv4 addresses the tester uses on side `id` (as source of its frames or as
+    /// destination of frames to it), for answering ARP and announcing them to the DUT.
+    pub fn tester_addresses_v4(&self, id: SideId) -> Vec<Ipv4Addr> {
+        let s = self.side(id);
+        let mut v = Vec::new();
+        if s.ip_version == IpVersion::V4 && self.has_foreground() {
+            v.extend(s.ipv4_real);
+        }
+        v
+    }
+
+    /// The IPv6 addresses the tester uses on side `id` (foreground and background).
+    pub fn tester_addresses_v6(&self, id: SideId) -> Vec<Ipv6Addr> {
+        let s = self.side(id);
+        let mut v = Vec::new();
+        if (s.ip_version == IpVersion::V6 && self.has_foreground()) || self.has_background() {
+            v.extend(s.ipv6_real);
+        }
+        v
+    }
+
+    /// True when the tester answers ARP for `a` on side `id`. Must stay cheap: it runs on the
+    /// receive path for every ARP request.
+    pub fn tester_owns_v4(&self, id: SideId, a: Ipv4Addr) -> bool {
+        self.tester_addresses_v4(id).contains(&a)
+    }
+
+    /// True when the tester answers neighbour solicitations for `a` on side `id`.
+    pub fn tester_owns_v6(&self, id: SideId, a: Ipv6Addr) -> bool {
+        self.tester_addresses_v6(id).contains(&a)
+    }
+}
