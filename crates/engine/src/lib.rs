@@ -2,9 +2,19 @@
 //! duplicates and reordering separately, answering ARP and NDP for the tester's addresses, and
 //! checking its own timing. Returns a [`TrialReport`]; what the report means is the bench
 //! crate's business.
+//!
+//! On a 2-core machine each port gets one worker thread that both sends its direction and
+//! receives the other (its receiver also answers ARP/NDP); a CPU plan that puts a port's sender
+//! and receiver on different cores splits them into two threads.
 
+pub mod clock;
+pub mod neighbour;
+pub mod pin;
 pub mod report;
 pub mod spec;
+pub mod trial;
 
+pub use clock::Clock;
 pub use report::{DirectionReport, TrialReport};
-pub use spec::{CpuPlan, TrialSpec};
+pub use spec::{CpuPlan, LatencySpec, PdvSpec, TrialSpec};
+pub use trial::{EngineError, Tester, TOLERANCE};

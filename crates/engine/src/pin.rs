@@ -1,0 +1,31 @@
+//! Pinning the calling thread to one CPU core.
+
+/// Pin the calling thread to `core`; an error names the core and how many the machine has.
+pub fn pin_current_thread(core: usize) -> Result<(), String> {
+    let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if core >= libc::CPU_SETSIZE as usize {
+        return Err(format!("CPU core {core} does not exist"));
+    }
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it (core < CPU_SETSIZE).
+    let r = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(core, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if r != 0 {
+        return Err(format!("cannot pin to CPU core {core} (this process may use {n} cores): {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// The cores this process may run on, in order.
+pub fn allowed_cores() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data filled by sched_getaffinity.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return vec![0];
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|c| libc::CPU_ISSET(*c, &set)).collect()
+    }
+}
