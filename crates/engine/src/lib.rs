@@ -11,6 +11,7 @@ pub mod clock;
 pub mod neighbour;
 pub mod pin;
 pub mod report;
+pub mod saturate;
 pub mod spec;
 pub mod trial;
 

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (as root on Debian 12): installs what it needs, checks
+# formatting and lints, then runs unit, integration and lab tests (network namespaces with
+# real DUTs) with the dpdk backend built in.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+
+echo "== rustfmt"
+cargo fmt --all -- --check
+echo "== clippy"
+cargo clippy --release --locked --workspace --all-targets --features xlatperf/dpdk -- -D warnings
+echo "== tests"
+# Lab tests create namespaces named xlat-*: leave none behind, even when a test fails.
+trap 'target/release/xlatperf lab down >/dev/null 2>&1 || true' EXIT
+cargo test --release --locked --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log
+left=$(ip netns list | grep -c '^xlat-' || true)
+if [ "$left" != 0 ]; then
+    echo "Error: tests left $left xlat- namespaces behind" >&2
+    exit 1
+fi
+passed=$(grep -E '^test result:' /tmp/xlatperf-test.log | awk '{p+=$4; f+=$6} END {print p+0}')
+failed=$(grep -E '^test result:' /tmp/xlatperf-test.log | awk '{p+=$4; f+=$6} END {print f+0}')
+echo "$passed passed, $failed failed"
