@@ -1,0 +1,495 @@
+//! Building and removing the lab.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::cmd::{ip_in, run, run_in, run_with_input, sysctl_get, sysctl_set};
+use crate::state::{self, LabState, SavedSysctl, TAYGA_CONF, TAYGA_PIDFILE};
+use crate::topology::*;
+use crate::{DownReport, LabError, LabInfo};
+
+/// Neighbour table limits of the initial namespace (the tables are host-wide: the kernel does
+/// not expose them in other namespaces). Raised so that 65k tester addresses per side fit.
+const GC_THRESH: [(&str, u64); 6] = [
+    ("net.ipv4.neigh.default.gc_thresh1", 131_072),
+    ("net.ipv4.neigh.default.gc_thresh2", 196_608),
+    ("net.ipv4.neigh.default.gc_thresh3", 262_144),
+    ("net.ipv6.neigh.default.gc_thresh1", 131_072),
+    ("net.ipv6.neigh.default.gc_thresh2", 196_608),
+    ("net.ipv6.neigh.default.gc_thresh3", 262_144),
+];
+
+const TXQUEUELEN: &str = "10000";
+
+/// nftables ruleset of the tester namespace: drop everything at ingress of both tester ports,
+/// so the namespace's IP stack spends nothing on test frames (packet sockets see them first).
+fn tester_ruleset() -> String {
+    format!(
+        "table netdev xlat {{\n\
+         \tchain ingress_left {{ type filter hook ingress device \"{LEFT_PORT}\" priority 0; policy drop; }}\n\
+         \tchain ingress_right {{ type filter hook ingress device \"{RIGHT_PORT}\" priority 0; policy drop; }}\n\
+         }}\n"
+    )
+}
+
+/// nftables ruleset of the DUT for nat44 and nat64: masquerade everything leaving on the right.
+fn nat_ruleset() -> String {
+    format!(
+        "table ip xlat {{\n\
+         \tchain postrouting {{ type nat hook postrouting priority srcnat; policy accept; oifname \"{DUT_RIGHT}\" masquerade; }}\n\
+         }}\n"
+    )
+}
+
+/// TAYGA's configuration for siit or nat64.
+fn tayga_conf(t: Topology) -> String {
+    let mut s = format!("# written by `xlatperf lab up {t}`\ntun-device {TAYGA_TUN}\nipv4-addr {TAYGA_IPV4}\nprefix {NAT64_PREFIX}\n");
+    match t {
+        Topology::Siit => s.push_str(&format!("map {SIIT_MAP_IPV4} {SIIT_MAP_IPV6}\n")),
+        _ => s.push_str(&format!("dynamic-pool {NAT64_POOL}\n")),
+    }
+    s
+}
+
+/// Names of the namespaces known to `ip netns`.
+pub(crate) fn list_netns() -> Result<Vec<String>, LabError> {
+    let out = run("ip", &["netns", "list"])?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect())
+}
+
+/// Interface names in the namespace of this process.
+pub(crate) fn root_links() -> Result<Vec<String>, LabError> {
+    let out = run("ip", &["-j", "link", "show"])?;
+    let v: serde_json::Value = serde_json::from_str(out.trim()).map_err(|e| LabError::Output {
+        command: "ip -j link show".into(),
+        detail: e.to_string(),
+    })?;
+    Ok(v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|l| l.get("ifname").and_then(|n| n.as_str()).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// What of a lab exists already, if anything.
+pub(crate) fn existing() -> Result<Option<String>, LabError> {
+    let mut found = Vec::new();
+    match state::read() {
+        Ok(Some(st)) => found.push(format!("state file {} for {}", state::STATE_FILE, st.topology)),
+        Ok(None) => {}
+        Err(_) => found.push(format!("state file {}", state::STATE_FILE)),
+    }
+    let ns = list_netns()?;
+    found.extend(
+        NAMESPACES
+            .iter()
+            .filter(|n| ns.iter().any(|x| x == *n))
+            .map(|n| format!("namespace {n}")),
+    );
+    let links = root_links()?;
+    found.extend(
+        LINK_NAMES
+            .iter()
+            .filter(|n| links.iter().any(|x| x == *n))
+            .map(|n| format!("link {n}")),
+    );
+    Ok(if found.is_empty() { None } else { Some(found.join(", ")) })
+}
+
+/// `up`, after the checks: build everything, recording it in `st` as it goes.
+pub(crate) fn build(t: Topology, st: &mut LabState) -> Result<LabInfo, LabError> {
+    for ns in NAMESPACES {
+        run("ip", &["netns", "add", ns])?;
+        ip_in(ns, &["link", "set", "dev", "lo", "up"])?;
+    }
+    // Defaults before the links exist, so the new interfaces inherit them.
+    for key in ["net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"] {
+        sysctl_set(Some(TESTER_NS), key, "1")?;
+    }
+    for key in [
+        "net.ipv6.conf.all.accept_dad",
+        "net.ipv6.conf.default.accept_dad",
+        "net.ipv6.conf.default.accept_ra",
+    ] {
+        sysctl_set(Some(DUT_NS), key, "0")?;
+    }
+    for key in ["net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"] {
+        sysctl_set(Some(DUT_NS), key, "0")?;
+    }
+
+    for (tester, dut) in [(LEFT_PORT, DUT_LEFT), (RIGHT_PORT, DUT_RIGHT)] {
+        run(
+            "ip",
+            &[
+                "link", "add", tester, "netns", TESTER_NS, "type", "veth", "peer", "name", dut, "netns", DUT_NS,
+            ],
+        )?;
+    }
+
+    for port in [LEFT_PORT, RIGHT_PORT] {
+        sysctl_set(Some(TESTER_NS), &format!("net.ipv6.conf.{port}.disable_ipv6"), "1")?;
+        ip_in(
+            TESTER_NS,
+            &["link", "set", "dev", port, "txqueuelen", TXQUEUELEN, "promisc", "on", "up"],
+        )?;
+    }
+    run_with_input("ip", &["netns", "exec", TESTER_NS, "nft", "-f", "-"], Some(&tester_ruleset()))?;
+
+    for (dev, v4, v6) in [
+        (DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6),
+        (DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6),
+    ] {
+        sysctl_set(Some(DUT_NS), &format!("net.ipv6.conf.{dev}.accept_dad"), "0")?;
+        ip_in(DUT_NS, &["address", "add", v4, "dev", dev])?;
+        ip_in(DUT_NS, &["-6", "address", "add", v6, "dev", dev, "nodad"])?;
+        ip_in(DUT_NS, &["link", "set", "dev", dev, "txqueuelen", TXQUEUELEN, "up"])?;
+    }
+
+    raise_gc_thresh(st)?;
+
+    let (v4, v6) = t.forwarding();
+    sysctl_set(Some(DUT_NS), "net.ipv4.ip_forward", if v4 { "1" } else { "0" })?;
+    sysctl_set(Some(DUT_NS), "net.ipv6.conf.all.forwarding", if v6 { "1" } else { "0" })?;
+
+    if t.uses_tayga() {
+        start_tayga(t, st)?;
+    }
+    if t.uses_nat() {
+        run_with_input("ip", &["netns", "exec", DUT_NS, "nft", "-f", "-"], Some(&nat_ruleset()))?;
+    }
+
+    wait_links_up()?;
+
+    let path = state::config_path(t);
+    st.files.push(path.clone());
+    state::write(st)?;
+    std::fs::write(&path, config_toml(t)).map_err(|e| LabError::io(&path, e))?;
+    st.config_path = Some(path.clone());
+    st.complete = true;
+    state::write(st)?;
+
+    Ok(LabInfo {
+        topology: t,
+        config_path: path,
+        tester_ns: TESTER_NS.to_string(),
+        dut_ns: DUT_NS.to_string(),
+        left_port: LEFT_PORT.to_string(),
+        right_port: RIGHT_PORT.to_string(),
+    })
+}
+
+/// Wait until the four veth ends report operational state UP (the kernel sets it a moment after
+/// both ends are up), so that the lab is ready to carry frames when `up` returns.
+fn wait_links_up() -> Result<(), LabError> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut down = Vec::new();
+        for (ns, dev) in [
+            (TESTER_NS, LEFT_PORT),
+            (TESTER_NS, RIGHT_PORT),
+            (DUT_NS, DUT_LEFT),
+            (DUT_NS, DUT_RIGHT),
+        ] {
+            let out = ip_in(ns, &["-j", "link", "show", "dev", dev])?;
+            if !out.contains("\"operstate\":\"UP\"") {
+                down.push(dev);
+            }
+        }
+        if down.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(LabError::Output {
+                command: "ip -j link show".into(),
+                detail: format!("{} not up after 5 s", down.join(", ")),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Raise the host-wide neighbour table limits, remembering the old values for `down`.
+fn raise_gc_thresh(st: &mut LabState) -> Result<(), LabError> {
+    for (key, want) in GC_THRESH {
+        let current = sysctl_get(None, key)?;
+        let lower = current.parse::<u64>().map(|v| v < want).unwrap_or(true);
+        if lower {
+            st.saved_sysctls.push(SavedSysctl {
+                key: key.to_string(),
+                original: current,
+                set: want.to_string(),
+            });
+            state::write(st)?;
+            sysctl_set(None, key, &want.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Create TAYGA's TUN device, route to it, and start the daemon in the DUT namespace.
+fn start_tayga(t: Topology, st: &mut LabState) -> Result<(), LabError> {
+    for f in [TAYGA_CONF, TAYGA_PIDFILE] {
+        st.files.push(PathBuf::from(f));
+    }
+    state::write(st)?;
+    std::fs::write(TAYGA_CONF, tayga_conf(t)).map_err(|e| LabError::io(TAYGA_CONF, e))?;
+    remove_file_if_exists(Path::new(TAYGA_PIDFILE))?;
+
+    run_in(DUT_NS, "tayga", &["--config", TAYGA_CONF, "--mktun"])?;
+    ip_in(DUT_NS, &["link", "set", "dev", TAYGA_TUN, "txqueuelen", TXQUEUELEN, "up"])?;
+    ip_in(DUT_NS, &["route", "add", TAYGA_IPV4_ROUTE, "dev", TAYGA_TUN])?;
+    let pool = if t == Topology::Siit { SIIT_MAP_IPV4 } else { NAT64_POOL };
+    ip_in(DUT_NS, &["route", "add", pool, "dev", TAYGA_TUN])?;
+    ip_in(DUT_NS, &["-6", "route", "add", NAT64_PREFIX, "dev", TAYGA_TUN])?;
+
+    // TAYGA detaches (stdio to /dev/null) and writes its pid file from the daemon process.
+    run_in(DUT_NS, "tayga", &["--config", TAYGA_CONF, "--pidfile", TAYGA_PIDFILE])?;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let pid = loop {
+        let text = std::fs::read_to_string(TAYGA_PIDFILE).unwrap_or_default();
+        if let Ok(pid) = text.trim().parse::<u32>() {
+            break pid;
+        }
+        if Instant::now() > deadline {
+            return Err(LabError::Output {
+                command: "tayga".into(),
+                detail: format!("no pid in {TAYGA_PIDFILE} after 3 s"),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    st.tayga_pid = Some(pid);
+    state::write(st)?;
+    // Give a failing daemon (bad configuration, no TUN) a moment to exit, then check it runs.
+    std::thread::sleep(Duration::from_millis(100));
+    if !process_is(pid, "tayga") {
+        return Err(LabError::Output {
+            command: "tayga".into(),
+            detail: format!("daemon (pid {pid}) exited at once; see the system log"),
+        });
+    }
+    Ok(())
+}
+
+/// Is `pid` a live (not zombie) process?
+pub(crate) fn alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state is the first field after the command name in parentheses.
+    match stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()) {
+        Some(state) => state != "Z" && state != "X",
+        None => false,
+    }
+}
+
+/// Is `pid` a live process named `comm`?
+pub(crate) fn process_is(pid: u32, comm: &str) -> bool {
+    alive(pid)
+        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim() == comm)
+            .unwrap_or(false)
+}
+
+fn wait_gone(pid: u32, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// Stop the TAYGA daemon `pid` (only if it is one): SIGTERM, then SIGKILL. `Ok(true)` if stopped.
+fn stop_tayga(pid: u32, report: &mut DownReport) -> Result<bool, LabError> {
+    if !alive(pid) {
+        return Ok(false);
+    }
+    if !process_is(pid, "tayga") {
+        report.notes.push(format!("pid {pid} is no longer tayga; left alone"));
+        return Ok(false);
+    }
+    let p = pid.to_string();
+    run("kill", &["-TERM", &p])?;
+    if wait_gone(pid, Duration::from_secs(5)) {
+        return Ok(true);
+    }
+    run("kill", &["-KILL", &p])?;
+    if wait_gone(pid, Duration::from_secs(2)) {
+        Ok(true)
+    } else {
+        Err(LabError::Teardown(vec![format!("tayga (pid {pid}) does not exit")]))
+    }
+}
+
+fn remove_file_if_exists(path: &Path) -> Result<bool, LabError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(LabError::io(path, e)),
+    }
+}
+
+/// `down`: remove everything the lab may have made, with or without a state file.
+pub(crate) fn teardown() -> Result<DownReport, LabError> {
+    let mut report = DownReport::default();
+    let mut failures: Vec<String> = Vec::new();
+    let st = match state::read() {
+        Ok(st) => st,
+        Err(e) => {
+            report.notes.push(format!("ignoring unreadable state: {e}"));
+            None
+        }
+    };
+    report.had_state = st.is_some();
+    report.topology = st.as_ref().map(|s| s.topology);
+
+    let namespaces = match list_netns() {
+        Ok(n) => n,
+        Err(e) => {
+            failures.push(e.to_string());
+            Vec::new()
+        }
+    };
+    let dut_exists = namespaces.iter().any(|n| n == DUT_NS);
+
+    // 1. TAYGA: the recorded pid, and (after a crash before it was recorded) any tayga in xlat-dut.
+    let mut pids: Vec<u32> = st.as_ref().and_then(|s| s.tayga_pid).into_iter().collect();
+    if dut_exists {
+        match run("ip", &["netns", "pids", DUT_NS]) {
+            Ok(out) => {
+                for pid in out.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
+                    if pids.contains(&pid) {
+                        continue;
+                    }
+                    if process_is(pid, "tayga") {
+                        pids.push(pid);
+                    } else {
+                        report.notes.push(format!("process {pid} still runs in {DUT_NS}; left alone"));
+                    }
+                }
+            }
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    for pid in pids {
+        match stop_tayga(pid, &mut report) {
+            Ok(true) => report.killed.push(pid),
+            Ok(false) => {}
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+
+    // 2. Namespaces (their links, nftables tables and routes go with them).
+    for ns in [DUT_NS, TESTER_NS] {
+        if namespaces.iter().any(|n| n == ns) {
+            match run("ip", &["netns", "delete", ns]) {
+                Ok(_) => report.namespaces_removed.push(ns.to_string()),
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+    }
+
+    // 3. Links with the lab's names left in this namespace (never created here, but be sure).
+    match root_links() {
+        Ok(links) => {
+            for name in LINK_NAMES {
+                if links.iter().any(|l| l == name) {
+                    match run("ip", &["link", "delete", "dev", name]) {
+                        Ok(_) => report.links_removed.push(name.to_string()),
+                        // Deleting one veth end deletes its peer: that is not a failure.
+                        Err(e) => {
+                            if root_links().map(|l| l.iter().any(|x| x == name)).unwrap_or(true) {
+                                failures.push(e.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Err(e) => failures.push(e.to_string()),
+    }
+
+    // 4. Host-wide sysctls, if nobody changed them since.
+    if let Some(st) = &st {
+        for s in &st.saved_sysctls {
+            match sysctl_get(None, &s.key) {
+                Ok(v) if v == s.set => match sysctl_set(None, &s.key, &s.original) {
+                    Ok(()) => report.sysctls_restored.push(format!("{}={}", s.key, s.original)),
+                    Err(e) => failures.push(e.to_string()),
+                },
+                Ok(v) => report.notes.push(format!("{} is {v}, not the lab's {}; left alone", s.key, s.set)),
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+    }
+
+    // 5. Files; the state file last, and only when everything else is gone.
+    let mut files: Vec<PathBuf> = Topology::ALL.iter().map(|t| state::config_path(*t)).collect();
+    files.push(PathBuf::from(TAYGA_CONF));
+    files.push(PathBuf::from(TAYGA_PIDFILE));
+    if let Some(st) = &st {
+        files.extend(st.files.iter().filter(|f| f.starts_with(state::RUN_DIR)).cloned());
+        files.extend(st.config_path.iter().filter(|f| f.starts_with(state::RUN_DIR)).cloned());
+    }
+    files.sort();
+    files.dedup();
+    for f in files {
+        match remove_file_if_exists(&f) {
+            Ok(true) => report.files_removed.push(f),
+            Ok(false) => {}
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    if failures.is_empty() {
+        let path = Path::new(state::STATE_FILE);
+        match remove_file_if_exists(path) {
+            Ok(true) => report.files_removed.push(path.to_path_buf()),
+            Ok(false) => {}
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    if failures.is_empty() {
+        Ok(report)
+    } else {
+        Err(LabError::Teardown(failures))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rulesets_name_the_lab_interfaces() {
+        let t = tester_ruleset();
+        assert!(t.contains("table netdev xlat") && t.contains("\"xlat-tl\"") && t.contains("\"xlat-tr\""));
+        assert_eq!(t.matches("policy drop").count(), 2);
+        assert!(nat_ruleset().contains("oifname \"xlat-dr\" masquerade"));
+    }
+
+    #[test]
+    fn tayga_configurations() {
+        let s = tayga_conf(Topology::Siit);
+        assert!(s.contains("tun-device xlat-nat64\n") && s.contains("prefix 2001:2:0:6464::/96\n"));
+        assert!(s.contains("map 198.18.1.0/24 2001:2::/120\n") && !s.contains("dynamic-pool"));
+        let n = tayga_conf(Topology::Nat64);
+        assert!(n.contains("dynamic-pool 198.18.128.0/18\n") && !n.contains("map "));
+    }
+
+    #[test]
+    fn process_checks() {
+        let me = std::process::id();
+        assert!(alive(me));
+        assert!(!process_is(me, "tayga"));
+        assert!(!alive(u32::MAX));
+    }
+}

@@ -1,0 +1,246 @@
+//! End-to-end: frames sent on a tester port go through the DUT of each topology and come out on
+//! the other port, with the DUT resolving the tester's addresses by ARP/NDP (answered here, as
+//! xlatperf does). Needs root; serialised; the lab is torn down also when a test fails.
+
+mod common;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::time::Duration;
+
+use common::packet::{expect_udp, mac_of, udp4, udp6, PacketSocket};
+use common::{cleanup_guard, serial};
+use xlat_lab::*;
+
+const WAIT: Duration = Duration::from_secs(3);
+
+macro_rules! need_root {
+    () => {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+    };
+}
+
+fn v4(s: &str) -> Ipv4Addr {
+    s.split('/').next().unwrap().parse().unwrap()
+}
+
+fn v6(s: &str) -> Ipv6Addr {
+    s.split('/').next().unwrap().parse().unwrap()
+}
+
+struct Ports {
+    left: PacketSocket,
+    right: PacketSocket,
+    dut_left: [u8; 6],
+    dut_right: [u8; 6],
+}
+
+fn ports() -> Ports {
+    let p = Ports {
+        left: PacketSocket::open(TESTER_NS, LEFT_PORT),
+        right: PacketSocket::open(TESTER_NS, RIGHT_PORT),
+        dut_left: mac_of(DUT_NS, DUT_LEFT),
+        dut_right: mac_of(DUT_NS, DUT_RIGHT),
+    };
+    p.left.drain();
+    p.right.drain();
+    p
+}
+
+fn has_neighbour(iface: &str, ip: IpAddr, mac: [u8; 6]) -> bool {
+    let mac = mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
+    let list = dut_neighbours(iface).unwrap();
+    list.iter()
+        .any(|(a, m, state)| *a == ip && *m == mac && !state.contains("PERMANENT"))
+}
+
+#[test]
+fn router4_forwards_until_forwarding_is_off() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    up(Topology::Router4, &UpOptions::default()).unwrap();
+    let p = ports();
+    let (src, dst) = (v4(TESTER_LEFT_IPV4), v4(TESTER_RIGHT_IPV4));
+
+    p.left.send(&udp4(p.dut_left, p.left.mac, src, dst, 1000, 2000, 1));
+    let u = expect_udp(&p.right, Some(dst), None, WAIT).expect("router4 did not forward");
+    assert_eq!(
+        (u.src, u.dst, u.sport, u.dport, u.seq, u.ttl),
+        (src.into(), dst.into(), 1000, 2000, 1, 63)
+    );
+    assert_eq!(u.dst_mac, p.right.mac);
+    assert!(has_neighbour(DUT_RIGHT, dst.into(), p.right.mac), "{:?}", dut_neighbours(DUT_RIGHT));
+    assert!(status().unwrap().link(DUT_RIGHT).unwrap().neighbours.unwrap() >= 1);
+
+    // Reverse direction too.
+    p.right.send(&udp4(p.dut_right, p.right.mac, dst, src, 3000, 4000, 2));
+    let u = expect_udp(&p.left, Some(src), None, WAIT).expect("router4 did not forward right to left");
+    assert_eq!((u.dst, u.seq), (src.into(), 2));
+
+    set_forwarding(false).unwrap();
+    p.left.send(&udp4(p.dut_left, p.left.mac, src, dst, 1000, 2000, 3));
+    assert_eq!(
+        expect_udp(&p.right, Some(dst), None, Duration::from_millis(500)),
+        None,
+        "forwarded while off"
+    );
+    set_forwarding(true).unwrap();
+    p.left.send(&udp4(p.dut_left, p.left.mac, src, dst, 1000, 2000, 4));
+    assert_eq!(expect_udp(&p.right, Some(dst), None, WAIT).map(|u| u.seq), Some(4));
+}
+
+#[test]
+fn router6_forwards() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    up(Topology::Router6, &UpOptions::default()).unwrap();
+    let p = ports();
+    let (src, dst) = (v6(TESTER_LEFT_IPV6), v6(TESTER_RIGHT_IPV6));
+
+    p.left.send(&udp6(p.dut_left, p.left.mac, src, dst, 1000, 2000, 1));
+    let u = expect_udp(&p.right, None, Some(dst), WAIT).expect("router6 did not forward");
+    assert_eq!(
+        (u.src, u.dst, u.sport, u.dport, u.seq, u.ttl),
+        (src.into(), dst.into(), 1000, 2000, 1, 63)
+    );
+    assert!(has_neighbour(DUT_RIGHT, dst.into(), p.right.mac), "{:?}", dut_neighbours(DUT_RIGHT));
+
+    p.right.send(&udp6(p.dut_right, p.right.mac, dst, src, 3000, 4000, 2));
+    assert_eq!(expect_udp(&p.left, None, Some(src), WAIT).map(|u| u.seq), Some(2));
+
+    set_forwarding(false).unwrap();
+    p.left.send(&udp6(p.dut_left, p.left.mac, src, dst, 1000, 2000, 3));
+    assert_eq!(
+        expect_udp(&p.right, None, Some(dst), Duration::from_millis(500)),
+        None,
+        "forwarded while off"
+    );
+}
+
+#[test]
+fn siit_translates_both_ways() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    let info = up(Topology::Siit, &UpOptions::default()).unwrap();
+    let st = status().unwrap();
+    let (pid, alive) = st.tayga.expect("tayga pid recorded");
+    assert!(alive, "{st}");
+    assert!(st.to_string().contains(&format!("tayga: pid {pid} running")));
+    let cfg = std::fs::read_to_string(&info.config_path).unwrap();
+    assert!(
+        cfg.contains("ipv4_virt = \"198.18.1.2\"") && cfg.contains("ipv6_virt = \"2001:2:0:6464::198.19.0.2\""),
+        "{cfg}"
+    );
+
+    let p = ports();
+    let left6 = v6(TESTER_LEFT_IPV6);
+    let left4_virt = v4(SIIT_LEFT_IPV4_VIRT);
+    let right4 = v4(TESTER_RIGHT_IPV4);
+    let right6_virt = v6(RIGHT_IPV6_VIRT);
+
+    // Forward: IPv6 in on the left, IPv4 out on the right.
+    p.left.send(&udp6(p.dut_left, p.left.mac, left6, right6_virt, 1000, 2000, 1));
+    let u = expect_udp(&p.right, Some(right4), None, WAIT).expect("siit did not translate 6 -> 4");
+    assert_eq!(
+        (u.src, u.dst, u.sport, u.dport, u.seq),
+        (left4_virt.into(), right4.into(), 1000, 2000, 1)
+    );
+
+    // Reverse: IPv4 in on the right, IPv6 out on the left.
+    p.right.send(&udp4(p.dut_right, p.right.mac, right4, left4_virt, 2000, 1000, 2));
+    let u = expect_udp(&p.left, None, Some(left6), WAIT).expect("siit did not translate 4 -> 6");
+    assert_eq!(
+        (u.src, u.dst, u.sport, u.dport, u.seq),
+        (right6_virt.into(), left6.into(), 2000, 1000, 2)
+    );
+
+    drop(p);
+    let report = down().unwrap();
+    assert_eq!(report.killed, vec![pid]);
+    assert!(!running(pid), "tayga {pid} still runs");
+}
+
+/// Is `pid` a live process (not gone, not a zombie waiting for its new parent to reap it)?
+fn running(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .map(|(_, rest)| rest.trim_start())
+        .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+}
+
+#[test]
+fn siit_down_finds_tayga_without_state_file() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    up(Topology::Siit, &UpOptions::default()).unwrap();
+    let state: LabState = serde_json::from_str(&std::fs::read_to_string(STATE_FILE).unwrap()).unwrap();
+    let pid = state.tayga_pid.unwrap();
+    std::fs::remove_file(STATE_FILE).unwrap();
+    let report = down().unwrap();
+    assert_eq!(report.killed, vec![pid]);
+    assert!(!running(pid), "tayga {pid} still runs");
+    assert!(!std::path::Path::new("/run/xlatperf/tayga.conf").exists());
+    for s in state.saved_sysctls {
+        let out = std::process::Command::new("sysctl")
+            .args(["-q", "-w", &format!("{}={}", s.key, s.original)])
+            .status()
+            .unwrap();
+        assert!(out.success());
+    }
+}
+
+#[test]
+fn nat44_masquerades_and_answers_return_traffic() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    let info = up(Topology::Nat44, &UpOptions::default()).unwrap();
+    assert!(status().unwrap().dut_nat_table);
+    assert!(std::fs::read_to_string(&info.config_path).unwrap().contains("reverse = false"));
+    let p = ports();
+    let (left, right, dut_right) = (v4(TESTER_LEFT_IPV4), v4(TESTER_RIGHT_IPV4), v4(DUT_RIGHT_IPV4));
+
+    p.left.send(&udp4(p.dut_left, p.left.mac, left, right, 1000, 2000, 1));
+    let u = expect_udp(&p.right, Some(right), None, WAIT).expect("nat44 did not forward");
+    assert_eq!((u.src, u.dst, u.dport, u.seq), (dut_right.into(), right.into(), 2000, 1));
+
+    // The answer to the masqueraded address goes back to the left tester.
+    p.right.send(&udp4(p.dut_right, p.right.mac, right, dut_right, 2000, u.sport, 2));
+    let back = expect_udp(&p.left, Some(left), None, WAIT).expect("nat44 did not return the answer");
+    assert_eq!(
+        (back.src, back.dst, back.sport, back.dport, back.seq),
+        (right.into(), left.into(), 2000, 1000, 2)
+    );
+}
+
+#[test]
+fn nat64_translates_masquerades_and_returns() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    up(Topology::Nat64, &UpOptions::default()).unwrap();
+    let st = status().unwrap();
+    assert!(st.dut_nat_table && st.tayga.is_some_and(|(_, alive)| alive), "{st}");
+    let p = ports();
+    let left6 = v6(TESTER_LEFT_IPV6);
+    let right4 = v4(TESTER_RIGHT_IPV4);
+    let right6_virt = v6(RIGHT_IPV6_VIRT);
+    let dut_right = v4(DUT_RIGHT_IPV4);
+
+    p.left.send(&udp6(p.dut_left, p.left.mac, left6, right6_virt, 1000, 2000, 1));
+    let u = expect_udp(&p.right, Some(right4), None, WAIT).expect("nat64 did not translate");
+    assert_eq!((u.src, u.dst, u.dport, u.seq), (dut_right.into(), right4.into(), 2000, 1));
+
+    p.right.send(&udp4(p.dut_right, p.right.mac, right4, dut_right, 2000, u.sport, 2));
+    let back = expect_udp(&p.left, None, Some(left6), WAIT).expect("nat64 did not return the answer");
+    assert_eq!(
+        (back.src, back.dst, back.sport, back.dport, back.seq),
+        (right6_virt.into(), left6.into(), 2000, 1000, 2)
+    );
+}
