@@ -1,0 +1,179 @@
+//! Print a configuration as the equivalent commented TOML (`xlatperf convert siitperf.conf`).
+
+use crate::keys::{self, ENUMERATE_NAMES, STATEFUL_NAMES, VARIATION_NAMES};
+use crate::{Backend, SourceKind, TestConfig};
+use std::fmt::Write as _;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use xlat_traffic::{PortField, Side, SideId, Stateful, Variation};
+
+const COLUMN: usize = 44;
+
+fn s(v: &str) -> String {
+    toml::Value::String(v.to_string()).to_string()
+}
+
+fn variation(v: Variation) -> String {
+    s(VARIATION_NAMES[usize::from(v.code()).min(3)])
+}
+
+fn order(v: Variation) -> String {
+    s(ENUMERATE_NAMES[usize::from(v.code()).min(3)])
+}
+
+struct Out(String);
+
+impl Out {
+    fn comment_for(path: &str) -> String {
+        match keys::by_path(path) {
+            Some(k) => match k.conf.first() {
+                Some(c) => format!("{} (siitperf: {c})", k.doc),
+                None => k.doc.clone(),
+            },
+            None => String::new(),
+        }
+    }
+
+    /// `key = value  # doc (siitperf: Key)`
+    fn key(&mut self, path: &str, value: String) {
+        let name = path.rsplit('.').next().unwrap_or(path);
+        let kv = format!("{name} = {value}");
+        let _ = writeln!(self.0, "{kv:<COLUMN$} # {}", Self::comment_for(path));
+    }
+
+    fn opt(&mut self, path: &str, value: Option<String>) {
+        match value {
+            Some(v) => self.key(path, v),
+            None => {
+                let name = path.rsplit('.').next().unwrap_or(path);
+                let kv = format!("# {name} (not set)");
+                let _ = writeln!(self.0, "{kv:<COLUMN$} # {}", Self::comment_for(path));
+            }
+        }
+    }
+
+    fn header(&mut self, h: &str) {
+        let _ = writeln!(self.0, "\n[{h}]");
+    }
+}
+
+/// The configuration as TOML that [`crate::parse_toml`] reads back into an equal
+/// configuration; every key written out, each with its meaning and its siitperf.conf name.
+pub fn to_toml(cfg: &TestConfig) -> String {
+    let mut o = Out(String::new());
+    let from = match cfg.source.kind {
+        SourceKind::SiitperfConf => "a siitperf.conf",
+        SourceKind::Toml => "TOML",
+    };
+    let _ = writeln!(
+        o.0,
+        "# xlatperf test description, written from {from} file: {}",
+        cfg.source.file.replace('\n', " ")
+    );
+    let _ = writeln!(
+        o.0,
+        "# Every key is described in docs/config.md; \"siitperf: Key\" names the siitperf.conf key."
+    );
+
+    let t = &cfg.tester;
+    o.header("tester");
+    let backend = match t.backend {
+        Backend::Mem => "mem",
+        Backend::AfPacket => "afpacket",
+        Backend::Dpdk => "dpdk",
+    };
+    o.key("tester.backend", s(backend));
+    o.key("tester.left_port", s(&t.left_port));
+    o.key("tester.right_port", s(&t.right_port));
+    o.opt("tester.netns", t.netns.as_deref().map(s));
+    o.key(
+        "tester.eal_args",
+        toml::Value::Array(t.eal_args.iter().map(|a| toml::Value::String(a.clone())).collect()).to_string(),
+    );
+    o.key("tester.promisc", t.promisc.to_string());
+    o.opt("tester.mem_channels", t.mem_channels.map(|m| m.to_string()));
+    o.header("tester.cpus");
+    o.opt("tester.cpus.left_send", t.cpus.left_send.map(|c| c.to_string()));
+    o.opt("tester.cpus.right_recv", t.cpus.right_recv.map(|c| c.to_string()));
+    o.opt("tester.cpus.right_send", t.cpus.right_send.map(|c| c.to_string()));
+    o.opt("tester.cpus.left_recv", t.cpus.left_recv.map(|c| c.to_string()));
+
+    let st = &cfg.setup;
+    for id in [SideId::Left, SideId::Right] {
+        side(&mut o, id.name(), st.side(id));
+    }
+
+    o.header("traffic");
+    o.key("traffic.forward", st.forward.to_string());
+    o.key("traffic.reverse", st.reverse.to_string());
+    let kv = format!("foreground = {{ n = {}, m = {} }}", st.fg_n, st.fg_m);
+    let _ = writeln!(
+        o.0,
+        "{kv:<COLUMN$} # frame i is foreground when i % n < m (siitperf: <n> <m> on the command line)"
+    );
+    // TOML integers are signed 64-bit: a larger seed (never read from a file) cannot be written.
+    o.opt("traffic.seed", st.seed.filter(|v| i64::try_from(*v).is_ok()).map(|v| v.to_string()));
+    o.key("traffic.allow_foreign_addresses", st.allow_foreign_addresses.to_string());
+    for (dir, d, ports) in [("forward", "Fwd", &st.forward_ports), ("reverse", "Rev", &st.reverse_ports)] {
+        o.header(&format!("traffic.{dir}_ports"));
+        for (name, p, f) in [("sport", "s", &ports.sport), ("dport", "d", &ports.dport)] {
+            let kv = format!("{name} = {}", port_field(f));
+            let _ = writeln!(o.0, "{kv:<COLUMN$} # (siitperf: {d}-var-{p}port, {d}-{p}port-min, {d}-{p}port-max)");
+        }
+    }
+
+    let sf = &st.stateful;
+    o.header("stateful");
+    let mode = match sf.mode {
+        Stateful::Off => STATEFUL_NAMES[0],
+        Stateful::InitiatorLeft => STATEFUL_NAMES[1],
+        Stateful::InitiatorRight => STATEFUL_NAMES[2],
+    };
+    o.key("stateful.mode", s(mode));
+    o.key("stateful.enumerate_ports", order(sf.enumerate_ports));
+    o.key("stateful.enumerate_ips", order(sf.enumerate_ips));
+    o.key("stateful.responder_tuples", variation(sf.responder_tuples));
+
+    let tr = &cfg.trial;
+    o.header("trial");
+    o.key("trial.frame_size", tr.frame_size.to_string());
+    o.opt("trial.rate", tr.rate.map(|r| r.to_string()));
+    o.key("trial.duration", toml::Value::Float(tr.duration_s).to_string());
+    o.key("trial.timeout_ms", tr.timeout_ms.to_string());
+    o.0
+}
+
+/// An IPv6 address as text; in the NAT64 well-known prefix 64:ff9b::/96 with its embedded
+/// IPv4 address written as one (RFC 6052), e.g. `64:ff9b::198.19.0.2`.
+fn ipv6_text(a: Ipv6Addr) -> String {
+    let o = a.octets();
+    if a.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return format!("64:ff9b::{}", Ipv4Addr::new(o[12], o[13], o[14], o[15]));
+    }
+    a.to_string()
+}
+
+fn port_field(f: &PortField) -> String {
+    format!("{{ variation = {}, min = {}, max = {} }}", variation(f.variation), f.min, f.max)
+}
+
+fn side(o: &mut Out, id: &str, sd: &Side) {
+    let p = |k: &str| format!("{id}.{k}");
+    o.header(id);
+    o.key(&p("ip_version"), sd.ip_version.number().to_string());
+    o.opt(&p("ipv4_real"), sd.ipv4_real.map(|a| s(&a.to_string())));
+    o.opt(&p("ipv4_virt"), sd.ipv4_virt.map(|a| s(&a.to_string())));
+    o.opt(&p("ipv6_real"), sd.ipv6_real.map(|a| s(&ipv6_text(a))));
+    o.opt(&p("ipv6_virt"), sd.ipv6_virt.map(|a| s(&ipv6_text(a))));
+    o.opt(&p("tester_mac"), sd.tester_mac.map(|a| s(&a.to_string())));
+    o.opt(&p("dut_mac"), sd.dut_mac.map(|a| s(&a.to_string())));
+    o.opt(&p("dut_ipv4"), sd.dut_ipv4.map(|a| s(&a.to_string())));
+    o.opt(&p("dut_ipv6"), sd.dut_ipv6.map(|a| s(&a.to_string())));
+    o.key(&p("num_nets"), sd.num_nets.to_string());
+    o.header(&p("ip_variation"));
+    let v = &sd.ip_var;
+    o.key(&p("ip_variation.variation"), variation(v.variation));
+    o.key(&p("ip_variation.min"), v.min.to_string());
+    o.key(&p("ip_variation.max"), v.max.to_string());
+    o.key(&p("ip_variation.ipv4_offset"), v.ipv4_offset.to_string());
+    o.key(&p("ip_variation.ipv6_offset"), v.ipv6_offset.to_string());
+}
