@@ -5,8 +5,11 @@
 //!
 //! This crate knows nothing of threads, clocks or backends.
 
+pub mod pcap;
+pub mod rng;
 pub mod setup;
 pub mod stream;
+pub mod vary;
 
 pub use setup::*;
 pub use stream::{DirectionStream, StreamError};

@@ -1,6 +1,7 @@
 //! The typed test setup. The config crate reads files into it; it holds only valid values once
 //! [`Setup::validate`] has passed.
 
+use crate::vary::{AddrSet, BitRange};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -143,8 +144,16 @@ pub struct PortSpec {
 impl Default for PortSpec {
     fn default() -> Self {
         PortSpec {
-            sport: PortField { variation: Variation::Fixed, min: RFC4814_SPORT.0, max: RFC4814_SPORT.1 },
-            dport: PortField { variation: Variation::Fixed, min: RFC4814_DPORT.0, max: RFC4814_DPORT.1 },
+            sport: PortField {
+                variation: Variation::Fixed,
+                min: RFC4814_SPORT.0,
+                max: RFC4814_SPORT.1,
+            },
+            dport: PortField {
+                variation: Variation::Fixed,
+                min: RFC4814_DPORT.0,
+                max: RFC4814_DPORT.1,
+            },
         }
     }
 }
@@ -164,7 +173,13 @@ pub struct IpVarSpec {
 
 impl Default for IpVarSpec {
     fn default() -> Self {
-        IpVarSpec { variation: Variation::Fixed, min: 0, max: 0xffff, ipv4_offset: 2, ipv6_offset: 14 }
+        IpVarSpec {
+            variation: Variation::Fixed,
+            min: 0,
+            max: 0xffff,
+            ipv4_offset: 2,
+            ipv6_offset: 14,
+        }
     }
 }
 
@@ -309,8 +324,16 @@ impl Setup {
     /// receiver's.
     pub fn background_addresses(&self, d: Direction) -> Result<AddrPair, MissingAddress> {
         let (s, r) = (d.sender(), d.receiver());
-        let a = self.side(s).ipv6_real.ok_or(MissingAddress { side: s, version: 6, kind: "Real" })?;
-        let b = self.side(r).ipv6_real.ok_or(MissingAddress { side: r, version: 6, kind: "Real" })?;
+        let a = self.side(s).ipv6_real.ok_or(MissingAddress {
+            side: s,
+            version: 6,
+            kind: "Real",
+        })?;
+        let b = self.side(r).ipv6_real.ok_or(MissingAddress {
+            side: r,
+            version: 6,
+            kind: "Real",
+        })?;
         Ok(AddrPair::V6(a, b))
     }
 }
@@ -345,6 +368,111 @@ pub fn is_benchmarking_v6(a: Ipv6Addr) -> bool {
         || (s[0] == 0x0064 && s[1] == 0xff9b && s[2] == 1)
 }
 
+impl Setup {
+    /// The seed that pseudorandom fields use: [`Setup::seed`], or when it is `None`, a random
+    /// seed drawn once per process (so that one printed number reproduces the whole run).
+    pub fn effective_seed(&self) -> u64 {
+        self.seed.unwrap_or_else(crate::rng::process_seed)
+    }
+}
+
+/// The union of the destination and source sets, `configured` first when it is in it.
+fn all_addresses((dst, src): (AddrSet, AddrSet), configured: u128) -> Vec<u128> {
+    let mut v = Vec::with_capacity(dst.len().min(1 << 20) as usize + 1);
+    if dst.contains(configured) || src.contains(configured) {
+        v.push(configured);
+    }
+    v.extend(dst.iter().filter(|a| *a != configured));
+    v.extend(src.iter().filter(|a| *a != configured && !dst.contains(*a)));
+    v
+}
+
+impl Side {
+    /// The field of this side's addresses that `IP-{L,R}-var` varies, for an address of
+    /// `bytes` bytes (4 or 16); `None` when it is fixed.
+    fn var_range(&self, bytes: u32) -> Option<BitRange> {
+        let v = &self.ip_var;
+        if v.variation.is_fixed() {
+            return None;
+        }
+        let off = if bytes == 4 { v.ipv4_offset } else { v.ipv6_offset };
+        (u32::from(off) + 2 <= bytes).then(|| BitRange::word_at(bytes, off, v.min, v.max))
+    }
+
+    /// The destination network byte of frames sent to this side; `None` for one network.
+    fn net_range(&self, bytes: u32) -> Option<BitRange> {
+        let octet = if bytes == 4 {
+            crate::stream::NET_OCTET_V4
+        } else {
+            crate::stream::NET_OCTET_V6
+        };
+        (self.num_nets > 1).then(|| BitRange::byte_at(bytes, octet, 0, self.num_nets.min(256) - 1))
+    }
+
+    /// The addresses `a` (an address of this side) takes as a destination of frames sent to this
+    /// side, and as a source of frames sent from it.
+    fn addr_sets(&self, a: u128, bytes: u32) -> (AddrSet, AddrSet) {
+        let var = self.var_range(bytes);
+        (AddrSet::new(a, var, self.net_range(bytes)), AddrSet::new(a, var, None))
+    }
+}
+
+impl Setup {
+    /// The tester's IPv4 addresses on side `id` as address sets (destination, source): its
+    /// real IPv4 address when the side's foreground traffic is IPv4.
+    fn tester_sets_v4(&self, id: SideId) -> Option<(AddrSet, AddrSet)> {
+        let s = self.side(id);
+        let a = s.ipv4_real.filter(|_| s.ip_version == IpVersion::V4 && self.has_foreground())?;
+        Some(s.addr_sets(u128::from(u32::from(a)), 4))
+    }
+
+    /// The same for IPv6: the real IPv6 address when the side's foreground traffic is IPv6 or
+    /// there is background traffic.
+    fn tester_sets_v6(&self, id: SideId) -> Option<(AddrSet, AddrSet)> {
+        let s = self.side(id);
+        let a = s
+            .ipv6_real
+            .filter(|_| (s.ip_version == IpVersion::V6 && self.has_foreground()) || self.has_background())?;
+        Some(s.addr_sets(u128::from(a), 16))
+    }
+
+    /// All IPv4 addresses the tester uses on side `id` (as sources of its frames and as
+    /// destinations of frames to it, with the varying part over its range and every destination
+    /// network), for announcing them to the DUT. Up to 65,536 entries (256 with networks). The
+    /// configured address comes first when it is one of them (the engine solicits from the first).
+    pub fn tester_addresses_v4(&self, id: SideId) -> Vec<Ipv4Addr> {
+        let (Some(sets), Some(a)) = (self.tester_sets_v4(id), self.side(id).ipv4_real) else {
+            return Vec::new();
+        };
+        all_addresses(sets, u128::from(u32::from(a)))
+            .into_iter()
+            .map(|a| Ipv4Addr::from(a as u32))
+            .collect()
+    }
+
+    /// All IPv6 addresses the tester uses on side `id` (foreground and background), in the
+    /// same order.
+    pub fn tester_addresses_v6(&self, id: SideId) -> Vec<Ipv6Addr> {
+        let (Some(sets), Some(a)) = (self.tester_sets_v6(id), self.side(id).ipv6_real) else {
+            return Vec::new();
+        };
+        all_addresses(sets, u128::from(a)).into_iter().map(Ipv6Addr::from).collect()
+    }
+
+    /// True when the tester answers ARP for `a` on side `id`. O(1) and allocation-free: it runs
+    /// on the receive path for every ARP request (a mask compare and a range check).
+    pub fn tester_owns_v4(&self, id: SideId, a: Ipv4Addr) -> bool {
+        let a = u128::from(u32::from(a));
+        self.tester_sets_v4(id).is_some_and(|(dst, src)| dst.contains(a) || src.contains(a))
+    }
+
+    /// True when the tester answers neighbour solicitations for `a` on side `id`; O(1).
+    pub fn tester_owns_v6(&self, id: SideId, a: Ipv6Addr) -> bool {
+        let a = u128::from(a);
+        self.tester_sets_v6(id).is_some_and(|(dst, src)| dst.contains(a) || src.contains(a))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,39 +488,5 @@ mod tests {
         assert!(!is_benchmarking_v6("2001:2:1::1".parse().unwrap()));
         assert!(is_benchmarking_v6("64:ff9b::c612:2".parse().unwrap()));
         assert!(!is_benchmarking_v6("2001:db8::1".parse().unwrap()));
-    }
-}
-
-impl Setup {
-    /// The IPv4 addresses the tester uses on side `id` (as source of its frames or as
-    /// destination of frames to it), for answering ARP and announcing them to the DUT.
-    pub fn tester_addresses_v4(&self, id: SideId) -> Vec<Ipv4Addr> {
-        let s = self.side(id);
-        let mut v = Vec::new();
-        if s.ip_version == IpVersion::V4 && self.has_foreground() {
-            v.extend(s.ipv4_real);
-        }
-        v
-    }
-
-    /// The IPv6 addresses the tester uses on side `id` (foreground and background).
-    pub fn tester_addresses_v6(&self, id: SideId) -> Vec<Ipv6Addr> {
-        let s = self.side(id);
-        let mut v = Vec::new();
-        if (s.ip_version == IpVersion::V6 && self.has_foreground()) || self.has_background() {
-            v.extend(s.ipv6_real);
-        }
-        v
-    }
-
-    /// True when the tester answers ARP for `a` on side `id`. Must stay cheap: it runs on the
-    /// receive path for every ARP request.
-    pub fn tester_owns_v4(&self, id: SideId, a: Ipv4Addr) -> bool {
-        self.tester_addresses_v4(id).contains(&a)
-    }
-
-    /// True when the tester answers neighbour solicitations for `a` on side `id`.
-    pub fn tester_owns_v6(&self, id: SideId, a: Ipv6Addr) -> bool {
-        self.tester_addresses_v6(id).contains(&a)
     }
 }

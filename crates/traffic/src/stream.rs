@@ -1,9 +1,33 @@
 //! The frames of one direction: templates built once, and a per-frame patcher that writes only
-//! what changes (the 64-bit sequence field, later the varying ports and addresses) and updates
-//! the checksums incrementally (RFC 1624).
+//! what changes and updates the checksums incrementally (RFC 1624).
+//!
+//! What varies per frame (SIITPERF-COMPAT.md, seeds/003, seeds/000):
+//! - the 64-bit payload field (sequence number, latency tag);
+//! - the UDP source and destination ports of the direction (`Fwd-var-sport` ...), fixed ones
+//!   being RFC 2544's 0xC020 and 7;
+//! - the 16-bit varying part of the source address (the sender side's `IP-{L,R}-var`) and of the
+//!   destination address (the receiver side's), real and virtual addresses alike;
+//! - the destination network byte (IPv4 octet 2, IPv6 octet 7) when the receiver side has more
+//!   than one destination network (`Num-{L,R}-Nets`).
+//!
+//! Background frames vary exactly like foreground frames (ports, both addresses at the sides'
+//! IPv6 offsets, destination networks). siitperf does the same: its senders set working pointers
+//! into whichever frame (foreground or background) goes next and modify it at one point
+//! (seeds/003 section III.B; seeds/000 section 4.3 skips only the IPv4 header checksum for
+//! background frames). Otherwise the native IPv6 share of an RFC 8219 test would be a single
+//! flow that one DUT core handles.
+//!
+//! Every value is a pure function of the frame's sequence number and the seed, so `write_frame`
+//! takes `&self`, a frame written twice is identical, and a seed reproduces a run exactly.
+//!
+//! The template holds zero in every varying field (as siitperf masks them), so a frame's
+//! checksums are the template's one's complement sums plus the new field values: one addition per
+//! field and a single fold at the end, with no per-frame subtraction of old values.
 
-use crate::setup::{AddrPair, Direction, MissingAddress, Setup};
-use xlat_wire::checksum;
+use crate::rng::{FastMod, Lemire, Stream};
+use crate::setup::{AddrPair, Direction, IpVarSpec, MissingAddress, PortField, Setup, SideId, Variation};
+use crate::vary::FieldGen;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout};
 use xlat_wire::MacAddr;
 
@@ -14,23 +38,330 @@ pub enum StreamError {
     Missing(#[from] MissingAddress),
     #[error("{0}")]
     Frame(String),
+    /// A variation setting that cannot be applied (range, offset, network count).
+    #[error("{0}")]
+    Invalid(String),
 }
 
-/// A pre-built frame and where its fields are.
+/// The pseudorandom stream numbers of the fields of one direction (with the direction, they key
+/// the field's stream under the seed).
+pub mod field_id {
+    pub const SPORT: u64 = 0;
+    pub const DPORT: u64 = 1;
+    pub const SRC_ADDR: u64 = 2;
+    pub const DST_ADDR: u64 = 3;
+    pub const DST_NET: u64 = 4;
+}
+
+/// Where a varying 16-bit word is: `base | value << shift` is written at `off`.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    off: usize,
+    /// The template's word there (zero in the varying bits).
+    base: u16,
+    /// 8 when a network byte is the high byte of its word, else 0.
+    shift: u32,
+    /// All ones when the word is in the IPv4 header (its checksum covers it), else zero.
+    ip_mask: u32,
+}
+
+impl Slot {
+    /// Write `v` into the slot; return the checksum accumulators with it added.
+    #[inline(always)]
+    fn put(&self, out: &mut [u8], v: u16, udp: u64, ip: u32) -> (u64, u32) {
+        let v = u32::from(v) << self.shift;
+        out[self.off..self.off + 2].copy_from_slice(&((u32::from(self.base) | v) as u16).to_be_bytes());
+        (udp + u64::from(v), ip + (v & self.ip_mask))
+    }
+}
+
+/// A pseudorandom word: `min + lemire(stream(seq))`.
+#[derive(Debug, Clone, Copy)]
+struct RandomPatch {
+    slot: Slot,
+    min: u16,
+    lemire: Lemire,
+    stream: Stream,
+}
+
+/// An increasing or decreasing word: `start ± seq mod span`.
+#[derive(Debug, Clone, Copy)]
+struct CountPatch {
+    slot: Slot,
+    start: u16,
+    /// 0 for increasing, 0xffff for decreasing: `(r ^ flip) - flip` is `r` or `-r`.
+    flip: u16,
+    modulo: FastMod,
+}
+
+/// A pre-built frame, where its fields are, and what varies in it.
 #[derive(Debug, Clone)]
 struct Template {
     bytes: Vec<u8>,
     layout: TestFrameLayout,
-    /// The UDP checksum with the 64-bit field zero.
-    udp_csum: u16,
+    /// The complement of the template's UDP checksum: its one's complement sum.
+    udp_sum: u64,
+    /// The complement of the IPv4 header checksum; 0 for IPv6.
+    ip_sum: u32,
+    /// Offset of the IPv4 header checksum when some patch is in the IPv4 header, else 0.
+    ip_csum_off: usize,
+    random: Vec<RandomPatch>,
+    counted: Vec<CountPatch>,
 }
 
+/// Fold a 64-bit one's complement accumulator to 16 bits. Sums of 16- and 32-bit pieces fold
+/// to the same value, because 2^16 and 2^32 are 1 modulo 0xffff.
+#[inline(always)]
+fn fold64(a: u64) -> u16 {
+    let a = (a & 0xffff_ffff) + (a >> 32);
+    let a = (a & 0xffff) + (a >> 16);
+    let a = (a & 0xffff) + (a >> 16);
+    ((a & 0xffff) + (a >> 16)) as u16
+}
+
+/// The ranges and settings of one direction's varying fields, checked.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    sport: Option<FieldGen>,
+    dport: Option<FieldGen>,
+    src: Option<(FieldGen, IpVarSpec)>,
+    dst: Option<(FieldGen, IpVarSpec)>,
+    net: Option<FieldGen>,
+}
+
+fn side_key(id: SideId) -> &'static str {
+    match id {
+        SideId::Left => "L",
+        SideId::Right => "R",
+    }
+}
+
+impl Plan {
+    fn new(setup: &Setup, d: Direction, seed: u64) -> Result<Plan, StreamError> {
+        let fam = d as u64;
+        let dir = if d == Direction::Forward { "Fwd" } else { "Rev" };
+        let port = |f: &PortField, name: &str, id: u64| -> Result<Option<FieldGen>, StreamError> {
+            if f.variation.is_fixed() {
+                return Ok(None);
+            }
+            if f.min > f.max {
+                return Err(StreamError::Invalid(format!(
+                    "{dir}-{name}-min {} is above {dir}-{name}-max {}",
+                    f.min, f.max
+                )));
+            }
+            Ok(Some(FieldGen::new(f.variation, f.min, f.max, Stream::derive(seed, fam, id))))
+        };
+        let ports = setup.ports(d);
+        let sport = port(&ports.sport, "sport", field_id::SPORT)?;
+        let dport = port(&ports.dport, "dport", field_id::DPORT)?;
+        let addr = |id: SideId, field: u64| -> Result<Option<(FieldGen, IpVarSpec)>, StreamError> {
+            let v = setup.side(id).ip_var;
+            if v.variation.is_fixed() {
+                return Ok(None);
+            }
+            let k = side_key(id);
+            if v.min > v.max {
+                return Err(StreamError::Invalid(format!("IP-{k}-min {} is above IP-{k}-max {}", v.min, v.max)));
+            }
+            if v.ipv4_offset != 2 {
+                return Err(StreamError::Invalid(format!(
+                    "IPv4-{k}-offset {} is not supported: only 2 (the last 16 bits)",
+                    v.ipv4_offset
+                )));
+            }
+            if !(6..=14).contains(&v.ipv6_offset) || v.ipv6_offset & 1 != 0 {
+                return Err(StreamError::Invalid(format!(
+                    "IPv6-{k}-offset {} must be even and within 6-14",
+                    v.ipv6_offset
+                )));
+            }
+            Ok(Some((
+                FieldGen::new(v.variation, v.min, v.max, Stream::derive(seed, fam, field)),
+                v,
+            )))
+        };
+        let src = addr(d.sender(), field_id::SRC_ADDR)?;
+        let dst = addr(d.receiver(), field_id::DST_ADDR)?;
+        let rcv = setup.side(d.receiver());
+        let k = side_key(d.receiver());
+        if rcv.num_nets == 0 || rcv.num_nets > 256 {
+            return Err(StreamError::Invalid(format!("Num-{k}-Nets {} is outside 1-256", rcv.num_nets)));
+        }
+        let net = if rcv.num_nets > 1 {
+            if dst.is_some() {
+                return Err(StreamError::Invalid(format!(
+                    "IP-{k}-var and Num-{k}-Nets above 1 cannot be combined"
+                )));
+            }
+            Some(FieldGen::new(
+                Variation::Pseudorandom,
+                0,
+                rcv.num_nets - 1,
+                Stream::derive(seed, fam, field_id::DST_NET),
+            ))
+        } else {
+            None
+        };
+        Ok(Plan {
+            sport,
+            dport,
+            src,
+            dst,
+            net,
+        })
+    }
+}
+
+/// Octet of the destination network byte: IPv4 bits 16-23, IPv6 bits 56-63.
+pub const NET_OCTET_V4: u8 = 2;
+pub const NET_OCTET_V6: u8 = 7;
+
 impl Template {
-    fn build(frame: TestFrame) -> Result<Template, StreamError> {
+    fn build(plan: &Plan, pair: AddrPair, ipv6_frame_size: usize, src_mac: MacAddr, dst_mac: MacAddr) -> Result<Template, StreamError> {
+        let v6 = matches!(pair, AddrPair::V6(..));
+        let (bytes_per_addr, net_octet) = if v6 { (16usize, NET_OCTET_V6) } else { (4, NET_OCTET_V4) };
+        let var_off = |v: &IpVarSpec| usize::from(if v6 { v.ipv6_offset } else { v.ipv4_offset });
+        // Zero every varying part of the addresses.
+        let zero = |a: &mut [u8], off: usize, n: usize| a[off..off + n].fill(0);
+        let (mut src, mut dst) = match pair {
+            AddrPair::V4(s, d) => (s.octets().to_vec(), d.octets().to_vec()),
+            AddrPair::V6(s, d) => (s.octets().to_vec(), d.octets().to_vec()),
+        };
+        debug_assert_eq!(src.len(), bytes_per_addr);
+        if let Some((_, v)) = &plan.src {
+            zero(&mut src, var_off(v), 2);
+        }
+        if let Some((_, v)) = &plan.dst {
+            zero(&mut dst, var_off(v), 2);
+        }
+        if plan.net.is_some() {
+            zero(&mut dst, usize::from(net_octet), 1);
+        }
+        let ip = if v6 {
+            let a = |b: &[u8]| Ipv6Addr::from(<[u8; 16]>::try_from(b).unwrap_or([0; 16]));
+            IpPair::V6 {
+                src: a(&src),
+                dst: a(&dst),
+            }
+        } else {
+            let a = |b: &[u8]| Ipv4Addr::from(<[u8; 4]>::try_from(b).unwrap_or([0; 4]));
+            IpPair::V4 {
+                src: a(&src),
+                dst: a(&dst),
+            }
+        };
+        let sport = if plan.sport.is_some() { 0 } else { crate::RFC2544_SPORT };
+        let dport = if plan.dport.is_some() { 0 } else { crate::RFC2544_DPORT };
+        let frame_size = if v6 { ipv6_frame_size } else { ipv6_frame_size.saturating_sub(20) };
+        let frame = TestFrame {
+            eth_dst: dst_mac,
+            eth_src: src_mac,
+            ip,
+            sport,
+            dport,
+            frame_size,
+            field: 0,
+        };
         let mut bytes = vec![0u8; frame.len()];
         let layout = frame.write(&mut bytes).map_err(|e| StreamError::Frame(e.to_string()))?;
-        let udp_csum = u16::from_be_bytes([bytes[layout.udp_checksum], bytes[layout.udp_checksum + 1]]);
-        Ok(Template { bytes, layout, udp_csum })
+        let word = |o: usize| u16::from_be_bytes([bytes[o], bytes[o + 1]]);
+        let ip_mask = if v6 { 0 } else { u32::MAX };
+        let mut random = Vec::new();
+        let mut counted = Vec::new();
+        let mut push = |off: usize, shift: u32, ip_mask: u32, g: FieldGen| {
+            let slot = Slot {
+                off,
+                base: word(off),
+                shift,
+                ip_mask,
+            };
+            match g.variation {
+                Variation::Fixed => {}
+                Variation::Pseudorandom => random.push(RandomPatch {
+                    slot,
+                    min: g.min,
+                    lemire: g.lemire,
+                    stream: g.stream,
+                }),
+                Variation::Increasing => counted.push(CountPatch {
+                    slot,
+                    start: g.min,
+                    flip: 0,
+                    modulo: g.modulo,
+                }),
+                Variation::Decreasing => counted.push(CountPatch {
+                    slot,
+                    start: g.max,
+                    flip: 0xffff,
+                    modulo: g.modulo,
+                }),
+            }
+        };
+        if let Some(g) = plan.sport {
+            push(layout.sport, 0, 0, g);
+        }
+        if let Some(g) = plan.dport {
+            push(layout.dport, 0, 0, g);
+        }
+        if let Some((g, v)) = &plan.src {
+            push(layout.ip_src + var_off(v), 0, ip_mask, *g);
+        }
+        if let Some((g, v)) = &plan.dst {
+            push(layout.ip_dst + var_off(v), 0, ip_mask, *g);
+        }
+        if let Some(g) = plan.net {
+            let o = usize::from(net_octet);
+            push(layout.ip_dst + (o & !1), if o % 2 == 0 { 8 } else { 0 }, ip_mask, g);
+        }
+        let in_ip = random
+            .iter()
+            .map(|p| p.slot)
+            .chain(counted.iter().map(|p| p.slot))
+            .any(|s| s.ip_mask != 0);
+        let ip_csum_off = match layout.ip_checksum {
+            Some(o) if in_ip => o,
+            _ => 0,
+        };
+        let ip_sum = layout.ip_checksum.map_or(0, |o| u32::from(!word(o)));
+        let udp_sum = u64::from(!word(layout.udp_checksum));
+        Ok(Template {
+            bytes,
+            layout,
+            udp_sum,
+            ip_sum,
+            ip_csum_off,
+            random,
+            counted,
+        })
+    }
+
+    /// Copy the template into `out` (exactly its length) and patch frame `seq`.
+    #[inline(always)]
+    fn write(&self, seq: u64, out: &mut [u8]) {
+        out.copy_from_slice(&self.bytes);
+        let mut udp = self.udp_sum + (seq >> 32) + (seq & 0xffff_ffff);
+        let mut ip = self.ip_sum;
+        // Each loop is homogeneous and branch-free but for the (never taken in practice)
+        // rejection of Lemire's method.
+        for p in &self.random {
+            let v = p.min + p.lemire.reduce(p.stream.at(seq), crate::rng::mix64) as u16;
+            (udp, ip) = p.slot.put(out, v, udp, ip);
+        }
+        for p in &self.counted {
+            let r = p.modulo.rem(seq) as u16;
+            let v = p.start.wrapping_add((r ^ p.flip).wrapping_sub(p.flip));
+            (udp, ip) = p.slot.put(out, v, udp, ip);
+        }
+        let f = self.layout.field;
+        out[f..f + 8].copy_from_slice(&seq.to_be_bytes());
+        if self.ip_csum_off != 0 {
+            let o = self.ip_csum_off;
+            out[o..o + 2].copy_from_slice(&(!fold64(u64::from(ip))).to_be_bytes());
+        }
+        let c = xlat_wire::checksum::udp_nonzero(!fold64(udp));
+        let o = self.layout.udp_checksum;
+        out[o..o + 2].copy_from_slice(&c.to_be_bytes());
     }
 }
 
@@ -40,58 +371,89 @@ pub struct DirectionStream {
     pub direction: Direction,
     foreground: Option<Template>,
     background: Option<Template>,
-    n: u64,
+    n: crate::rng::FastMod,
     m: u64,
-}
-
-fn ip_pair(a: AddrPair) -> IpPair {
-    match a {
-        AddrPair::V4(src, dst) => IpPair::V4 { src, dst },
-        AddrPair::V6(src, dst) => IpPair::V6 { src, dst },
-    }
+    /// 0: mixed (compute `seq % n`), 1: all foreground, 2: all background.
+    mix: u8,
+    seed: u64,
 }
 
 impl DirectionStream {
     /// Build the templates of direction `d`. `ipv6_frame_size` is siitperf's size parameter:
-    /// IPv6 frames have it, IPv4 frames are 20 bytes shorter (both counting the FCS).
+    /// IPv6 frames have it, IPv4 frames are 20 bytes shorter (both counting the FCS). The
+    /// pseudorandom fields use `setup.seed`, or the process's random seed when it is `None`
+    /// (see [`DirectionStream::seed`]).
     pub fn new(setup: &Setup, d: Direction, ipv6_frame_size: usize, src_mac: MacAddr, dst_mac: MacAddr) -> Result<Self, StreamError> {
-        let ports = setup.ports(d);
-        let sport = if ports.sport.variation.is_fixed() { crate::RFC2544_SPORT } else { ports.sport.min };
-        let dport = if ports.dport.variation.is_fixed() { crate::RFC2544_DPORT } else { ports.dport.min };
-        let make = |pair: AddrPair| {
-            let ip = ip_pair(pair);
-            let frame_size = if ip.is_v6() { ipv6_frame_size } else { ipv6_frame_size.saturating_sub(20) };
-            Template::build(TestFrame { eth_dst: dst_mac, eth_src: src_mac, ip, sport, dport, frame_size, field: 0 })
+        let seed = setup.effective_seed();
+        let plan = Plan::new(setup, d, seed)?;
+        let make = |pair: AddrPair| Template::build(&plan, pair, ipv6_frame_size, src_mac, dst_mac);
+        let foreground = if setup.has_foreground() {
+            Some(make(setup.foreground_addresses(d)?)?)
+        } else {
+            None
         };
-        let foreground = if setup.has_foreground() { Some(make(setup.foreground_addresses(d)?)?) } else { None };
-        let background = if setup.has_background() { Some(make(setup.background_addresses(d)?)?) } else { None };
-        Ok(DirectionStream { direction: d, foreground, background, n: u64::from(setup.fg_n.max(1)), m: u64::from(setup.fg_m) })
+        let background = if setup.has_background() {
+            Some(make(setup.background_addresses(d)?)?)
+        } else {
+            None
+        };
+        let n = u64::from(setup.fg_n.max(1));
+        let m = u64::from(setup.fg_m);
+        let mix = if m >= n {
+            1
+        } else if m == 0 {
+            2
+        } else {
+            0
+        };
+        Ok(DirectionStream {
+            direction: d,
+            foreground,
+            background,
+            n: crate::rng::FastMod::new(n),
+            m,
+            mix,
+            seed,
+        })
+    }
+
+    /// The seed the pseudorandom fields of this stream derive from: `Setup::seed`, or the
+    /// process's random seed. Setting `Setup::seed` to it reproduces every frame.
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     /// True when frame `seq` is a foreground frame (`seq % n < m`).
     #[inline]
     pub fn is_foreground(&self, seq: u64) -> bool {
-        seq % self.n < self.m
+        match self.mix {
+            1 => true,
+            2 => false,
+            _ => self.n.rem(seq) < self.m,
+        }
     }
 
     /// The longest frame this stream writes.
     pub fn max_len(&self) -> usize {
-        [&self.foreground, &self.background].iter().filter_map(|t| t.as_ref().map(|t| t.bytes.len())).max().unwrap_or(0)
+        [&self.foreground, &self.background]
+            .iter()
+            .filter_map(|t| t.as_ref().map(|t| t.bytes.len()))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Write frame `seq` into `buf` and return its length (0 when `buf` is too short).
     #[inline]
     pub fn write_frame(&self, seq: u64, buf: &mut [u8]) -> usize {
-        let t = if self.is_foreground(seq) { self.foreground.as_ref() } else { self.background.as_ref() };
+        let t = if self.is_foreground(seq) {
+            self.foreground.as_ref()
+        } else {
+            self.background.as_ref()
+        };
         let Some(t) = t else { return 0 };
         let len = t.bytes.len();
         let Some(out) = buf.get_mut(..len) else { return 0 };
-        out.copy_from_slice(&t.bytes);
-        let f = t.layout.field;
-        out[f..f + 8].copy_from_slice(&seq.to_be_bytes());
-        let c = checksum::udp_nonzero(checksum::update64(t.udp_csum, 0, seq));
-        let c_off = t.layout.udp_checksum;
-        out[c_off..c_off + 2].copy_from_slice(&c.to_be_bytes());
+        t.write(seq, out);
         len
     }
 }
@@ -100,6 +462,7 @@ impl DirectionStream {
 mod tests {
     use super::*;
     use crate::setup::*;
+    use xlat_wire::checksum;
     use xlat_wire::{classify, Rx};
 
     pub(crate) fn router_setup(v: IpVersion) -> Setup {
@@ -136,7 +499,10 @@ mod tests {
             let f = TestFrame {
                 eth_dst: MacAddr([2, 0, 0, 0, 0, 2]),
                 eth_src: MacAddr([2, 0, 0, 0, 0, 1]),
-                ip: IpPair::V4 { src: "198.18.0.2".parse().unwrap(), dst: "198.19.0.2".parse().unwrap() },
+                ip: IpPair::V4 {
+                    src: "198.18.0.2".parse().unwrap(),
+                    dst: "198.19.0.2".parse().unwrap(),
+                },
                 sport: RFC2544_SPORT,
                 dport: RFC2544_DPORT,
                 frame_size: 64,
@@ -159,8 +525,8 @@ mod tests {
             .map(|i| {
                 let n = st.write_frame(i, &mut buf);
                 match classify(&buf[..n]) {
-                Rx::Test { v6, .. } => v6,
-                other => panic!("{other:?}"),
+                    Rx::Test { v6, .. } => v6,
+                    other => panic!("{other:?}"),
                 }
             })
             .collect();
@@ -169,6 +535,34 @@ mod tests {
         // 84-byte IPv6 background frames next to 64-byte IPv4 foreground frames.
         assert_eq!(st.write_frame(9, &mut buf), 80);
         assert_eq!(st.write_frame(0, &mut buf), 60);
+    }
+
+    #[test]
+    fn fold64_matches_16_bit_folding() {
+        let mut g = crate::rng::SplitMix64::new(5);
+        for _ in 0..100_000 {
+            let words: Vec<u16> = (0..12).map(|_| g.next() as u16).collect();
+            let want = checksum::fold(words.iter().fold(0, |a, w| checksum::add16(a, *w)));
+            // The same words summed as a mix of 16- and 32-bit pieces into 64 bits.
+            let mut acc = 0u64;
+            for p in words.chunks(2) {
+                acc += if g.next() & 1 == 0 {
+                    (u64::from(p[0]) << 16) | u64::from(p[1])
+                } else {
+                    u64::from(p[0]) + u64::from(p[1])
+                };
+            }
+            let got = fold64(acc);
+            assert!(
+                got == want || (got == 0xffff && want == 0) || (got == 0 && want == 0xffff),
+                "{got:#x} {want:#x}"
+            );
+        }
+        assert_eq!(fold64(0), 0);
+        assert_eq!(fold64(1 << 32), 1);
+        assert_eq!(fold64(1 << 48), 1);
+        assert_eq!(fold64(0xffff_ffff), 0xffff);
+        assert_eq!(fold64(u64::MAX), 0xffff);
     }
 
     #[test]

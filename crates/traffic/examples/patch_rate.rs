@@ -1,0 +1,103 @@
+//! Frames per second of `DirectionStream::write_frame` into a ring of 32 frame buffers (a burst
+//! of backend buffers), per variation mode, for the smallest IPv4 and IPv6 frames. A figure for
+//! the sender's per-frame cost, not a test:
+//!
+//! ```text
+//! cargo run --release -p xlat-traffic --example patch_rate [seconds per mode, default 0.5]
+//! ```
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use xlat_traffic::{Direction, DirectionStream, IpVersion, PortField, PortSpec, Setup, Side, StatefulSpec, Variation};
+use xlat_wire::MacAddr;
+
+fn setup(v: IpVersion, ports: bool, ips: bool, nets: bool) -> Setup {
+    let mut left = Side::new(v);
+    let mut right = Side::new(v);
+    left.ipv4_real = Some("198.18.0.2".parse().unwrap());
+    right.ipv4_real = Some("198.19.0.2".parse().unwrap());
+    left.ipv6_real = Some("2001:2::2".parse().unwrap());
+    right.ipv6_real = Some("2001:2:0:8000::2".parse().unwrap());
+    let mut p = PortSpec::default();
+    if ports {
+        p.sport = PortField {
+            variation: Variation::Pseudorandom,
+            min: 1024,
+            max: 65535,
+        };
+        p.dport = PortField {
+            variation: Variation::Pseudorandom,
+            min: 1,
+            max: 49151,
+        };
+    }
+    for s in [&mut left, &mut right] {
+        if ips {
+            s.ip_var.variation = Variation::Pseudorandom;
+            s.ip_var.min = 2;
+            s.ip_var.max = 65534;
+            s.ip_var.ipv6_offset = 12;
+        }
+        if nets {
+            s.num_nets = 256;
+        }
+    }
+    Setup {
+        left,
+        right,
+        forward: true,
+        reverse: true,
+        forward_ports: p,
+        reverse_ports: p,
+        fg_n: 2,
+        fg_m: 2,
+        stateful: StatefulSpec::default(),
+        seed: Some(1),
+        allow_foreign_addresses: false,
+    }
+}
+
+const RING: usize = 32;
+
+fn rate(st: &DirectionStream, secs: f64) -> f64 {
+    let mut ring = vec![[0u8; 2048]; RING];
+    let mut seq = 0u64;
+    // Warm up, then measure in chunks of 32 * 1024 frames between clock reads.
+    let run = |seq: &mut u64, ring: &mut Vec<[u8; 2048]>, chunks: u64| {
+        for _ in 0..chunks * 1024 {
+            for b in ring.iter_mut() {
+                black_box(st.write_frame(*seq, black_box(&mut b[..])));
+                *seq += 1;
+            }
+        }
+    };
+    run(&mut seq, &mut ring, 4);
+    let start = Instant::now();
+    let mut frames = 0u64;
+    let end = Duration::from_secs_f64(secs);
+    while start.elapsed() < end {
+        run(&mut seq, &mut ring, 1);
+        frames += (RING * 1024) as u64;
+    }
+    frames as f64 / start.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let secs: f64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(0.5);
+    let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+    println!("{:<34} {:>10} {:>10} {:>9}", "mode", "frame", "Mframes/s", "ns/frame");
+    for (v, name) in [(IpVersion::V4, "IPv4 64 B"), (IpVersion::V6, "IPv6 84 B")] {
+        for (mode, ports, ips, nets) in [
+            ("fixed", false, false, false),
+            ("ports (RFC 4814 pseudorandom)", true, false, false),
+            ("ips (pseudorandom src+dst)", false, true, false),
+            ("both", true, true, false),
+            ("256 destination networks", false, false, true),
+        ] {
+            let s = setup(v, ports, ips, nets);
+            let st = DirectionStream::new(&s, Direction::Forward, 84, mac, mac).expect("stream");
+            let r = rate(&st, secs);
+            println!("{:<34} {:>10} {:>10.1} {:>9.2}", mode, name, r / 1e6, 1e9 / r);
+        }
+    }
+}
