@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Set everything up and run a real measurement: a lab DUT (the Linux kernel forwarding IPv4 in
-# a network namespace) and a throughput search against it, then take the lab down.
+# Set everything up and run a real measurement against a lab DUT (the Linux kernel forwarding
+# IPv4 in a network namespace), then take the lab down again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 X=target/release/xlatperf
+if $X demo --help >/dev/null 2>&1; then
+    exec $X demo
+fi
 trap '$X lab down >/dev/null 2>&1 || true' EXIT
-$X demo
+conf=$($X lab up router4 --replace | tail -n 1)
+echo "== one bidirectional trial through the router4 DUT: 20000 frames/s for 5 s"
+$X trial -c "$conf" --rate 20000 --duration 5 --timeout 500

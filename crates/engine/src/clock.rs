@@ -34,7 +34,11 @@ fn rdtsc() -> u64 {
 fn has_invariant_tsc() -> bool {
     cfg!(target_arch = "x86_64")
         && std::fs::read_to_string("/proc/cpuinfo")
-            .map(|s| s.lines().find(|l| l.starts_with("flags")).is_some_and(|l| l.contains(" constant_tsc") && l.contains(" nonstop_tsc")))
+            .map(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("flags"))
+                    .is_some_and(|l| l.contains(" constant_tsc") && l.contains(" nonstop_tsc"))
+            })
             .unwrap_or(false)
 }
 
@@ -43,7 +47,10 @@ impl Clock {
     /// 10 ms windows), or the raw clock when the CPU has no invariant TSC.
     pub fn calibrate() -> Clock {
         if !has_invariant_tsc() {
-            return Clock { hz: 1_000_000_000, tsc: false };
+            return Clock {
+                hz: 1_000_000_000,
+                tsc: false,
+            };
         }
         let mut est: Vec<u64> = (0..5)
             .map(|_| {
@@ -58,7 +65,10 @@ impl Clock {
             })
             .collect();
         est.sort_unstable();
-        Clock { hz: est[2].max(1), tsc: true }
+        Clock {
+            hz: est[2].max(1),
+            tsc: true,
+        }
     }
 
     /// The current tick count.

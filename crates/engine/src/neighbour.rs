@@ -20,7 +20,13 @@ pub struct Neighbour<'a> {
 
 impl<'a> Neighbour<'a> {
     pub fn new(setup: &'a Setup, side: SideId, mac: MacAddr) -> Self {
-        Neighbour { setup, side, mac, learnt_dut_mac: None, answered: 0 }
+        Neighbour {
+            setup,
+            side,
+            mac,
+            learnt_dut_mac: None,
+            answered: 0,
+        }
     }
 
     /// Handle a received ARP or ND packet: answer requests for our addresses (the answer is
@@ -31,7 +37,11 @@ impl<'a> Neighbour<'a> {
             Rx::Arp { arp: a, .. } => {
                 if a.op == arp::OP_REQUEST && self.setup.tester_owns_v4(self.side, a.target_ip) {
                     let reply = arp::reply_to(a, self.mac);
-                    if ctl.tx_burst(1, |_, buf| arp::write_frame(buf, a.sender_mac, &reply).unwrap_or(0)).unwrap_or(0) == 1 {
+                    if ctl
+                        .tx_burst(1, |_, buf| arp::write_frame(buf, a.sender_mac, &reply).unwrap_or(0))
+                        .unwrap_or(0)
+                        == 1
+                    {
                         self.answered += 1;
                     }
                 } else if a.op == arp::OP_REPLY && side.dut_ipv4 == Some(a.sender_ip) {
@@ -45,7 +55,11 @@ impl<'a> Neighbour<'a> {
             Rx::Nd { eth_src, nd } => {
                 if nd.icmp_type == ndp::TYPE_NS && self.setup.tester_owns_v6(self.side, nd.target) {
                     let (dst, na) = ndp::advertisement_for(nd, *eth_src, self.mac);
-                    if ctl.tx_burst(1, |_, buf| ndp::write_frame(buf, dst, self.mac, &na).unwrap_or(0)).unwrap_or(0) == 1 {
+                    if ctl
+                        .tx_burst(1, |_, buf| ndp::write_frame(buf, dst, self.mac, &na).unwrap_or(0))
+                        .unwrap_or(0)
+                        == 1
+                    {
                         self.answered += 1;
                     }
                 } else if nd.icmp_type == ndp::TYPE_NA && side.dut_ipv6 == Some(nd.target) {
@@ -62,14 +76,32 @@ impl<'a> Neighbour<'a> {
     pub fn solicit_dut<T: TxQueue>(&self, ctl: &mut T) -> bool {
         let side = self.setup.side(self.side);
         if let Some(dut) = side.dut_ipv4 {
-            let src = self.setup.tester_addresses_v4(self.side).first().copied().or(side.ipv4_real).unwrap_or(Ipv4Addr::UNSPECIFIED);
+            let src = self
+                .setup
+                .tester_addresses_v4(self.side)
+                .first()
+                .copied()
+                .or(side.ipv4_real)
+                .unwrap_or(Ipv4Addr::UNSPECIFIED);
             let req = arp::request(self.mac, src, dut);
-            return ctl.tx_burst(1, |_, b| arp::write_frame(b, MacAddr::BROADCAST, &req).unwrap_or(0)).unwrap_or(0) == 1;
+            return ctl
+                .tx_burst(1, |_, b| arp::write_frame(b, MacAddr::BROADCAST, &req).unwrap_or(0))
+                .unwrap_or(0)
+                == 1;
         }
         if let Some(dut) = side.dut_ipv6 {
-            let src = self.setup.tester_addresses_v6(self.side).first().copied().or(side.ipv6_real).unwrap_or(Ipv6Addr::UNSPECIFIED);
+            let src = self
+                .setup
+                .tester_addresses_v6(self.side)
+                .first()
+                .copied()
+                .or(side.ipv6_real)
+                .unwrap_or(Ipv6Addr::UNSPECIFIED);
             let (dst, ns) = ndp::solicitation(src, self.mac, dut);
-            return ctl.tx_burst(1, |_, b| ndp::write_frame(b, dst, self.mac, &ns).unwrap_or(0)).unwrap_or(0) == 1;
+            return ctl
+                .tx_burst(1, |_, b| ndp::write_frame(b, dst, self.mac, &ns).unwrap_or(0))
+                .unwrap_or(0)
+                == 1;
         }
         false
     }
@@ -99,7 +131,9 @@ impl<'a> Neighbour<'a> {
                     Some(dut) => {
                         let (mcast, ns) = ndp::solicitation(v6[i - v4.len()], self.mac, dut);
                         let dst = dut_mac.unwrap_or(mcast);
-                        ctl.tx_burst(1, |_, b| ndp::write_frame(b, dst, self.mac, &ns).unwrap_or(0)).unwrap_or(0) == 1
+                        ctl.tx_burst(1, |_, b| ndp::write_frame(b, dst, self.mac, &ns).unwrap_or(0))
+                            .unwrap_or(0)
+                            == 1
                     }
                     None => true,
                 }

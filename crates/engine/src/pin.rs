@@ -13,7 +13,10 @@ pub fn pin_current_thread(core: usize) -> Result<(), String> {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
     };
     if r != 0 {
-        return Err(format!("cannot pin to CPU core {core} (this process may use {n} cores): {}", std::io::Error::last_os_error()));
+        return Err(format!(
+            "cannot pin to CPU core {core} (this process may use {n} cores): {}",
+            std::io::Error::last_os_error()
+        ));
     }
     Ok(())
 }
@@ -27,5 +30,17 @@ pub fn allowed_cores() -> Vec<usize> {
             return vec![0];
         }
         (0..libc::CPU_SETSIZE as usize).filter(|c| libc::CPU_ISSET(*c, &set)).collect()
+    }
+}
+
+/// Raise the calling thread's scheduling weight to nice -20 where permitted (root), so that
+/// ordinary processes on a shared machine preempt a sender less often. Real-time scheduling is
+/// not used on purpose: in the lab the DUT's forwarding runs in softirq context on the same
+/// cores, and a spinning real-time thread would starve ksoftirqd. Returns whether it worked.
+pub fn raise_priority() -> bool {
+    // SAFETY: gettid and setpriority have no memory preconditions.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, -20) == 0
     }
 }

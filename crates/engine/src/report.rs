@@ -49,7 +49,9 @@ pub struct TrialReport {
 impl TrialReport {
     /// The reports of the active directions.
     pub fn directions(&self) -> impl Iterator<Item = (&'static str, &DirectionReport)> {
-        [("forward", self.forward.as_ref()), ("reverse", self.reverse.as_ref())].into_iter().filter_map(|(n, d)| d.map(|d| (n, d)))
+        [("forward", self.forward.as_ref()), ("reverse", self.reverse.as_ref())]
+            .into_iter()
+            .filter_map(|(n, d)| d.map(|d| (n, d)))
     }
 
     /// Frames lost over all active directions.

@@ -24,7 +24,13 @@ impl SaturationResult {
 
 /// Send `stream`'s frames on `tx` in bursts of `burst` as fast as the backend takes them, for
 /// `seconds`. Checks the clock once per burst.
-pub fn saturate<T: TxQueue>(tx: &mut T, stream: &mut DirectionStream, clock: &Clock, seconds: f64, burst: usize) -> Result<SaturationResult> {
+pub fn saturate<T: TxQueue>(
+    tx: &mut T,
+    stream: &mut DirectionStream,
+    clock: &Clock,
+    seconds: f64,
+    burst: usize,
+) -> Result<SaturationResult> {
     let start = clock.now();
     let end = start + clock.ticks(seconds);
     let mut seq = 0u64;
@@ -36,5 +42,8 @@ pub fn saturate<T: TxQueue>(tx: &mut T, stream: &mut DirectionStream, clock: &Cl
         now = clock.now();
     }
     tx.flush()?;
-    Ok(SaturationResult { frames: seq, seconds: clock.secs(now - start) })
+    Ok(SaturationResult {
+        frames: seq,
+        seconds: clock.secs(now - start),
+    })
 }

@@ -24,7 +24,15 @@ pub struct TrialSpec {
 
 impl TrialSpec {
     pub fn new(frame_size: usize, rate: u64, duration_s: f64, timeout_ms: u64) -> TrialSpec {
-        TrialSpec { frame_size, rate, duration_s, timeout_ms, burst: xlat_io::DEFAULT_BURST, latency: None, pdv: None }
+        TrialSpec {
+            frame_size,
+            rate,
+            duration_s,
+            timeout_ms,
+            burst: xlat_io::DEFAULT_BURST,
+            latency: None,
+            pdv: None,
+        }
     }
 
     /// Frames each active direction sends: rate x duration, rounded down.

@@ -75,7 +75,11 @@ impl TagPlan {
             return None;
         }
         let step = (rest / l.tags).max(1);
-        Some(TagPlan { first, step, count: l.tags.min(rest.div_ceil(step)) })
+        Some(TagPlan {
+            first,
+            step,
+            count: l.tags.min(rest.div_ceil(step)),
+        })
     }
 
     #[inline]
@@ -84,7 +88,7 @@ impl TagPlan {
             return None;
         }
         let d = seq - self.first;
-        (d % self.step == 0 && d / self.step < self.count).then_some((d / self.step) as usize)
+        (d.is_multiple_of(self.step) && d / self.step < self.count).then_some((d / self.step) as usize)
     }
 }
 
@@ -136,7 +140,9 @@ impl<T: TxQueue> SendState<'_, T> {
         self.max_lag = self.max_lag.max(now.saturating_sub(sched));
         let k = ((due - self.sent) as usize).min(self.burst);
         let (seq0, tag, stream) = (self.sent, self.tag, &self.stream);
-        let n = self.tx.tx_burst(k, |i, buf| stream.write_frame(tag | (seq0 + i as u64), buf))? as u64;
+        let n = self
+            .tx
+            .tx_burst(k, |i, buf| stream.write_frame_field(seq0 + i as u64, tag | (seq0 + i as u64), buf))? as u64;
         self.sent += n;
         if let Some(p) = self.tags {
             let after = clock.now();
@@ -157,7 +163,19 @@ impl<R: RxQueue, T: TxQueue> RecvState<'_, '_, R, T> {
     #[inline]
     fn poll(&mut self, clock: &Clock) -> Res<usize> {
         let now = clock.now();
-        let Self { rx, ctl, nb, dir, tag, total, seen, report, max_seen, tags, rx_ts } = self;
+        let Self {
+            rx,
+            ctl,
+            nb,
+            dir,
+            tag,
+            total,
+            seen,
+            report,
+            max_seen,
+            tags,
+            rx_ts,
+        } = self;
         let n = rx.rx_burst(64, |f| match classify(f) {
             Rx::Test { field, .. } if dir.is_some() => {
                 let seq = field & SEQ_MASK;
@@ -205,18 +223,35 @@ impl<P: Port> Tester<P> {
         for (p, side) in [(&left, "left"), (&right, "right")] {
             while !p.link_up() {
                 if Instant::now() > deadline {
-                    return Err(EngineError::Port { side, msg: format!("link of {} is down", p.name()) });
+                    return Err(EngineError::Port {
+                        side,
+                        msg: format!("link of {} is down", p.name()),
+                    });
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
         let mk = |p: &mut P, id: SideId, s: &Setup| -> Res<SidePort<P>> {
             let side = s.side(id);
-            Ok(SidePort { id, name: p.name(), mac: side.tester_mac.unwrap_or(p.mac()), dut_mac: side.dut_mac, q: p.queues()? })
+            Ok(SidePort {
+                id,
+                name: p.name(),
+                mac: side.tester_mac.unwrap_or(p.mac()),
+                dut_mac: side.dut_mac,
+                q: p.queues()?,
+            })
         };
         let l = mk(&mut left, SideId::Left, &setup)?;
         let r = mk(&mut right, SideId::Right, &setup)?;
-        Ok(Tester { setup, clock: Clock::calibrate(), cpus, trials: 0, left: l, right: r, _ports: (left, right) })
+        Ok(Tester {
+            setup,
+            clock: Clock::calibrate(),
+            cpus,
+            trials: 0,
+            left: l,
+            right: r,
+            _ports: (left, right),
+        })
     }
 
     pub fn setup(&self) -> &Setup {
@@ -252,9 +287,15 @@ impl<P: Port> Tester<P> {
                     let what = match (s.dut_ipv4, s.dut_ipv6) {
                         (Some(a), _) => format!("no ARP reply from the DUT's {a}"),
                         (None, Some(a)) => format!("no neighbour advertisement from the DUT's {a}"),
-                        (None, None) => "the DUT's MAC is not configured and neither is its address to resolve it (set dut_mac, or dut_ipv4 / dut_ipv6)".into(),
+                        (None, None) => {
+                            "the DUT's MAC is not configured and neither is its address to resolve it (set dut_mac, or dut_ipv4 / dut_ipv6)"
+                                .into()
+                        }
                     };
-                    return Err(EngineError::Port { side: sp.id.name(), msg: format!("{} on {}", what, sp.name) });
+                    return Err(EngineError::Port {
+                        side: sp.id.name(),
+                        msg: format!("{} on {}", what, sp.name),
+                    });
                 }
                 if now >= next_ask {
                     nb.solicit_dut(&mut sp.q.ctl);
@@ -283,7 +324,10 @@ impl<P: Port> Tester<P> {
             while !nb.announce(&mut sp.q.ctl, &mut cursor, 32, &v4, &v6) {
                 sp.q.rx.rx_burst(64, |f| nb.handle(&classify(f), &mut sp.q.ctl))?;
                 if start.elapsed() > Duration::from_secs(30) {
-                    return Err(EngineError::Port { side: sp.id.name(), msg: "announcing the tester's addresses takes too long".into() });
+                    return Err(EngineError::Port {
+                        side: sp.id.name(),
+                        msg: "announcing the tester's addresses takes too long".into(),
+                    });
                 }
             }
         }
@@ -299,15 +343,22 @@ impl<P: Port> Tester<P> {
 
     /// Run one trial.
     pub fn run_trial(&mut self, spec: &TrialSpec) -> Res<TrialReport> {
-        if spec.rate == 0 || !(spec.duration_s > 0.0) || spec.burst == 0 {
-            return Err(EngineError::Spec("a trial needs a rate above 0, a duration above 0 and a burst above 0".into()));
+        if spec.rate == 0 || spec.duration_s.is_nan() || spec.duration_s <= 0.0 || spec.burst == 0 {
+            return Err(EngineError::Spec(
+                "a trial needs a rate above 0, a duration above 0 and a burst above 0".into(),
+            ));
         }
         let total = spec.frames();
         if total == 0 {
-            return Err(EngineError::Spec(format!("{} frames/s for {} s is no frame at all", spec.rate, spec.duration_s)));
+            return Err(EngineError::Spec(format!(
+                "{} frames/s for {} s is no frame at all",
+                spec.rate, spec.duration_s
+            )));
         }
         if total > MAX_FRAMES {
-            return Err(EngineError::Spec(format!("{total} frames per direction is more than the {MAX_FRAMES} one trial can track")));
+            return Err(EngineError::Spec(format!(
+                "{total} frames per direction is more than the {MAX_FRAMES} one trial can track"
+            )));
         }
         if self.left.dut_mac.is_none() || self.right.dut_mac.is_none() {
             self.prepare(Duration::from_secs(3))?;
@@ -320,7 +371,10 @@ impl<P: Port> Tester<P> {
         let clock = self.clock;
         let tags = TagPlan::new(spec, total);
         let tag_count = tags.map_or(0, |p| p.count as usize);
-        let tx_ts: [Vec<AtomicU64>; 2] = [(0..tag_count).map(|_| AtomicU64::new(0)).collect(), (0..tag_count).map(|_| AtomicU64::new(0)).collect()];
+        let tx_ts: [Vec<AtomicU64>; 2] = [
+            (0..tag_count).map(|_| AtomicU64::new(0)).collect(),
+            (0..tag_count).map(|_| AtomicU64::new(0)).collect(),
+        ];
         let done: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
         let dir_index = |d: Direction| (d == Direction::Reverse) as usize;
         let active: Vec<Direction> = setup.active_directions().collect();
@@ -330,11 +384,22 @@ impl<P: Port> Tester<P> {
         let mut senders = Vec::new();
         let mut receivers = Vec::new();
         for sp in [&mut self.left, &mut self.right] {
-            let send_dir = if sp.id == SideId::Left { Direction::Forward } else { Direction::Reverse };
-            let recv_dir = if sp.id == SideId::Left { Direction::Reverse } else { Direction::Forward };
+            let send_dir = if sp.id == SideId::Left {
+                Direction::Forward
+            } else {
+                Direction::Reverse
+            };
+            let recv_dir = if sp.id == SideId::Left {
+                Direction::Reverse
+            } else {
+                Direction::Forward
+            };
             let q = &mut sp.q;
             if setup.is_active(send_dir) {
-                let dut = sp.dut_mac.ok_or(EngineError::Port { side: sp.id.name(), msg: "the DUT's MAC is unknown".into() })?;
+                let dut = sp.dut_mac.ok_or(EngineError::Port {
+                    side: sp.id.name(),
+                    msg: "the DUT's MAC is unknown".into(),
+                })?;
                 let stream = DirectionStream::new(setup, send_dir, spec.frame_size, sp.mac, dut)?;
                 senders.push(SendState {
                     dir: send_dir,
@@ -361,7 +426,11 @@ impl<P: Port> Tester<P> {
                 dir: counting.then_some(recv_dir),
                 tag,
                 total,
-                seen: if counting { vec![0u64; total.div_ceil(64) as usize] } else { Vec::new() },
+                seen: if counting {
+                    vec![0u64; total.div_ceil(64) as usize]
+                } else {
+                    Vec::new()
+                },
                 report: DirectionReport::default(),
                 max_seen: None,
                 tags: if counting { tags } else { None },
@@ -380,17 +449,35 @@ impl<P: Port> Tester<P> {
         for r in receivers {
             let left = r.nb.side == SideId::Left;
             let (send_core, recv_core) = if left {
-                (self.cpus.left_send.unwrap_or(core_a), self.cpus.left_recv.or(self.cpus.left_send).unwrap_or(core_a))
+                (
+                    self.cpus.left_send.unwrap_or(core_a),
+                    self.cpus.left_recv.or(self.cpus.left_send).unwrap_or(core_a),
+                )
             } else {
-                (self.cpus.right_send.unwrap_or(core_b), self.cpus.right_recv.or(self.cpus.right_send).unwrap_or(core_b))
+                (
+                    self.cpus.right_send.unwrap_or(core_b),
+                    self.cpus.right_recv.or(self.cpus.right_send).unwrap_or(core_b),
+                )
             };
             let own_dir = if left { Direction::Forward } else { Direction::Reverse };
             let s = senders.iter().position(|s| s.dir == own_dir).map(|i| senders.swap_remove(i));
             if send_core == recv_core || s.is_none() {
-                works.push(Work { core: if s.is_some() { send_core } else { recv_core }, send: s, recv: Some(r) });
+                works.push(Work {
+                    core: if s.is_some() { send_core } else { recv_core },
+                    send: s,
+                    recv: Some(r),
+                });
             } else {
-                works.push(Work { core: send_core, send: s, recv: None });
-                works.push(Work { core: recv_core, send: None, recv: Some(r) });
+                works.push(Work {
+                    core: send_core,
+                    send: s,
+                    recv: None,
+                });
+                works.push(Work {
+                    core: recv_core,
+                    send: None,
+                    recv: Some(r),
+                });
             }
         }
 
@@ -404,6 +491,7 @@ impl<P: Port> Tester<P> {
                     let done = &done;
                     sc.spawn(move || -> Res<Work<P::Tx, P::Rx>> {
                         pin_current_thread(w.core).map_err(EngineError::Cpu)?;
+                        crate::pin::raise_priority();
                         loop {
                             if let Some(s) = w.send.as_mut() {
                                 if s.end == 0 {
@@ -439,7 +527,13 @@ impl<P: Port> Tester<P> {
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(EngineError::Cpu("a worker thread panicked".into())))).collect()
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(EngineError::Cpu("a worker thread panicked".into())))
+                })
+                .collect()
         });
 
         let mut report = TrialReport {
@@ -467,12 +561,20 @@ impl<P: Port> Tester<P> {
         }
         let limit = spec.duration_s * TOLERANCE;
         for d in active {
-            let Some(&(_, sent, end, lag)) = sends.iter().find(|s| s.0 == d) else { continue };
-            let Some((_, mut dr, rx_ts)) = recvs.iter().find(|r| r.0 == d).cloned() else { continue };
+            let Some(&(_, sent, end, lag)) = sends.iter().find(|s| s.0 == d) else {
+                continue;
+            };
+            let Some((_, mut dr, rx_ts)) = recvs.iter().find(|r| r.0 == d).cloned() else {
+                continue;
+            };
             dr.sent = sent;
             dr.lost = sent.saturating_sub(dr.received);
             dr.send_duration_s = clock.secs(end.saturating_sub(t0));
-            dr.achieved_rate = if dr.send_duration_s > 0.0 { sent as f64 / dr.send_duration_s } else { 0.0 };
+            dr.achieved_rate = if dr.send_duration_s > 0.0 {
+                sent as f64 / dr.send_duration_s
+            } else {
+                0.0
+            };
             dr.max_lag_ns = clock.ns(lag);
             if dr.send_duration_s > limit {
                 report.valid = false;

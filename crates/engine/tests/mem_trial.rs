@@ -67,7 +67,10 @@ fn clean_bidirectional_trial_is_valid_and_lossless() {
     }
     assert!(r.valid, "{:?}", r.invalid_reasons);
     for (_, d) in r.directions() {
-        assert_eq!((d.sent, d.received, d.lost, d.duplicates, d.reordered, d.unexpected), (20_000, 20_000, 0, 0, 0, 0));
+        assert_eq!(
+            (d.sent, d.received, d.lost, d.duplicates, d.reordered, d.unexpected),
+            (20_000, 20_000, 0, 0, 0, 0)
+        );
         assert!(d.achieved_rate > 19_000.0 && d.achieved_rate < 21_000.0, "{}", d.achieved_rate);
     }
     assert_eq!(r.directions().count(), 2);
@@ -79,7 +82,12 @@ fn injected_losses_duplicates_and_reordering_are_counted_apart() {
     let drop: HashSet<u64> = [0u64, 17, 4_000, 9_999].iter().map(|s| first_trial_field(*s)).collect();
     let dup: HashSet<u64> = [5u64, 6, 4_000, 7_000].iter().map(|s| first_trial_field(*s)).collect();
     let delay: HashSet<u64> = [100u64, 200, 300].iter().map(|s| first_trial_field(*s)).collect();
-    let fwd = Impairment { drop, duplicate: dup, delay_one: delay, drop_all: false };
+    let fwd = Impairment {
+        drop,
+        duplicate: dup,
+        delay_one: delay,
+        drop_all: false,
+    };
     let mut t = tester(setup(IpVersion::V6, true, true), fwd, Impairment::default());
     let r = t.run_trial(&TrialSpec::new(84, 10_000, 1.0, 100)).unwrap();
     let f = r.forward.unwrap();
@@ -98,7 +106,15 @@ fn duplicates_do_not_hide_losses() {
     let _g = serial();
     let drop: HashSet<u64> = (0..50u64).map(first_trial_field).collect();
     let dup: HashSet<u64> = (100..150u64).map(first_trial_field).collect();
-    let mut t = tester(setup(IpVersion::V4, true, false), Impairment { drop, duplicate: dup, ..Default::default() }, Impairment::default());
+    let mut t = tester(
+        setup(IpVersion::V4, true, false),
+        Impairment {
+            drop,
+            duplicate: dup,
+            ..Default::default()
+        },
+        Impairment::default(),
+    );
     let r = t.run_trial(&TrialSpec::new(84, 5_000, 1.0, 50)).unwrap();
     let f = r.forward.unwrap();
     assert_eq!((f.received, f.lost, f.duplicates), (4_950, 50, 50));
@@ -108,7 +124,14 @@ fn duplicates_do_not_hide_losses() {
 #[test]
 fn a_dut_that_forwards_nothing_loses_everything_and_stragglers_do_not_leak_into_the_next_trial() {
     let _g = serial();
-    let mut t = tester(setup(IpVersion::V4, true, true), Impairment { drop_all: true, ..Default::default() }, Impairment::default());
+    let mut t = tester(
+        setup(IpVersion::V4, true, true),
+        Impairment {
+            drop_all: true,
+            ..Default::default()
+        },
+        Impairment::default(),
+    );
     let r = t.run_trial(&TrialSpec::new(84, 2_000, 0.5, 50)).unwrap();
     assert_eq!(r.forward.as_ref().unwrap().lost, 1_000);
     assert_eq!(r.reverse.as_ref().unwrap().lost, 0);
@@ -122,14 +145,24 @@ fn latency_tags_are_measured_and_a_lost_tag_is_the_largest() {
     let _g = serial();
     // Tag 0 is frame 1000 (delay 0.5 s at 2000 frames/s); drop it in the forward direction.
     let drop: HashSet<u64> = [first_trial_field(1000)].into();
-    let mut t = tester(setup(IpVersion::V4, true, true), Impairment { drop, ..Default::default() }, Impairment::default());
+    let mut t = tester(
+        setup(IpVersion::V4, true, true),
+        Impairment {
+            drop,
+            ..Default::default()
+        },
+        Impairment::default(),
+    );
     let mut spec = TrialSpec::new(84, 2_000, 1.0, 50);
     spec.latency = Some(LatencySpec { delay_s: 0.5, tags: 100 });
     let r = t.run_trial(&spec).unwrap();
     let f = r.forward.unwrap();
     assert_eq!(f.latency_ns.len(), 100);
     assert_eq!(f.latency_ns[0], u64::MAX);
-    assert!(f.latency_ns[1..].iter().all(|l| *l < 50_000_000), "in-process latency is far below 50 ms");
+    assert!(
+        f.latency_ns[1..].iter().all(|l| *l < 50_000_000),
+        "in-process latency is far below 50 ms"
+    );
     let b = r.reverse.unwrap();
     assert!(b.latency_ns.iter().all(|l| *l != u64::MAX));
 }

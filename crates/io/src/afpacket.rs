@@ -63,7 +63,12 @@ pub struct AfPacketOptions {
 
 impl Default for AfPacketOptions {
     fn default() -> Self {
-        AfPacketOptions { netns: None, rx_frames: 16384, tx_frames: 4096, promisc: false }
+        AfPacketOptions {
+            netns: None,
+            rx_frames: 16384,
+            tx_frames: 4096,
+            promisc: false,
+        }
     }
 }
 
@@ -102,7 +107,15 @@ impl Drop for Ring {
 
 fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, val: &T, what: &str) -> Result<()> {
     // SAFETY: val points to a live T of the given size.
-    let r = unsafe { libc::setsockopt(fd.as_raw_fd(), level, name, val as *const T as *const libc::c_void, std::mem::size_of::<T>() as u32) };
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            val as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as u32,
+        )
+    };
     if r != 0 {
         return Err(IoError::last_os(what));
     }
@@ -126,7 +139,13 @@ fn bind(fd: &OwnedFd, ifindex: i32, protocol: u16, iface: &str) -> Result<()> {
     sll.sll_protocol = protocol.to_be();
     sll.sll_ifindex = ifindex;
     // SAFETY: sll is a valid sockaddr_ll of the size given.
-    let r = unsafe { libc::bind(fd.as_raw_fd(), &sll as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32) };
+    let r = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            &sll as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
     if r != 0 {
         return Err(IoError::last_os(format!("bind to {iface}")));
     }
@@ -136,15 +155,35 @@ fn bind(fd: &OwnedFd, ifindex: i32, protocol: u16, iface: &str) -> Result<()> {
 fn ring(fd: &OwnedFd, opt: libc::c_int, frames: u32, frame_size: u32, what: &str) -> Result<Ring> {
     let frames_per_block = (1u32 << 16) / frame_size;
     let blocks = frames.div_ceil(frames_per_block).max(1);
-    let req = TpacketReq { tp_block_size: 1 << 16, tp_block_nr: blocks, tp_frame_size: frame_size, tp_frame_nr: blocks * frames_per_block };
+    let req = TpacketReq {
+        tp_block_size: 1 << 16,
+        tp_block_nr: blocks,
+        tp_frame_size: frame_size,
+        tp_frame_nr: blocks * frames_per_block,
+    };
     setsockopt(fd, SOL_PACKET, opt, &req, what)?;
     let size = (req.tp_block_size as usize) * (req.tp_block_nr as usize);
     // SAFETY: mapping the ring the kernel just allocated for this socket; checked below.
-    let base = unsafe { libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
     if base == libc::MAP_FAILED {
         return Err(IoError::last_os(format!("mmap {what}")));
     }
-    Ok(Ring { base: base as *mut u8, size, frame_size: frame_size as usize, frames: req.tp_frame_nr as usize, next: 0 })
+    Ok(Ring {
+        base: base as *mut u8,
+        size,
+        frame_size: frame_size as usize,
+        frames: req.tp_frame_nr as usize,
+        next: 0,
+    })
 }
 
 /// ioctl(SIOCGIFHWADDR / SIOCGIFFLAGS) on a packet socket, in the socket's namespace.
@@ -172,7 +211,10 @@ fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> 
     std::thread::scope(|s| {
         s.spawn(|| {
             let path = format!("/run/netns/{ns}");
-            let file = std::fs::File::open(&path).map_err(|e| IoError::Os { what: format!("open network namespace {path}"), source: e })?;
+            let file = std::fs::File::open(&path).map_err(|e| IoError::Os {
+                what: format!("open network namespace {path}"),
+                source: e,
+            })?;
             // SAFETY: setns on this helper thread only; the fd is a namespace file.
             if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
                 return Err(IoError::last_os(format!("setns into {ns}")));
@@ -222,7 +264,15 @@ impl AfPacketPort {
         // Ring slots hold the V2 header and a whole frame: 2048 for standard MTUs.
         let need = TX_DATA_OFFSET + 14 + usize::try_from(mtu).unwrap_or(1500).max(1500) + 64;
         let frame_size = need.next_power_of_two().clamp(2048, 16384) as u32;
-        Ok(AfPacketPort { iface: iface.to_string(), opts, ifindex, mac, ctl, frame_size, opened: false })
+        Ok(AfPacketPort {
+            iface: iface.to_string(),
+            opts,
+            ifindex,
+            mac,
+            ctl,
+            frame_size,
+            opened: false,
+        })
     }
 
     fn open_tx(&self) -> Result<AfPacketTx> {
@@ -289,7 +339,11 @@ impl Port for AfPacketPort {
         if self.opened {
             return Err(IoError::Backend(format!("{}: queues already opened", self.name())));
         }
-        let q = Queues { tx: self.open_tx()?, rx: self.open_rx()?, ctl: self.open_tx()? };
+        let q = Queues {
+            tx: self.open_tx()?,
+            rx: self.open_rx()?,
+            ctl: self.open_tx()?,
+        };
         self.opened = true;
         Ok(q)
     }
@@ -310,7 +364,12 @@ impl AfPacketTx {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
                 Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EINTR) => {}
-                _ => return Err(IoError::Os { what: "send on the TX ring".into(), source: e }),
+                _ => {
+                    return Err(IoError::Os {
+                        what: "send on the TX ring".into(),
+                        source: e,
+                    })
+                }
             }
         }
         self.pending = 0;
@@ -372,7 +431,15 @@ impl AfPacketRx {
         let mut st = TpacketStats::default();
         let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
         // SAFETY: st and len are valid for getsockopt(PACKET_STATISTICS).
-        let r = unsafe { libc::getsockopt(self.fd.as_raw_fd(), SOL_PACKET, PACKET_STATISTICS, &mut st as *mut _ as *mut libc::c_void, &mut len) };
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                SOL_PACKET,
+                PACKET_STATISTICS,
+                &mut st as *mut _ as *mut libc::c_void,
+                &mut len,
+            )
+        };
         if r == 0 {
             u64::from(st.tp_drops)
         } else {
@@ -393,7 +460,12 @@ impl RxQueue for AfPacketRx {
             let slot = self.ring.slot(i);
             // SAFETY: the kernel handed this slot to us (TP_STATUS_USER); tp_snaplen is the u32
             // at byte 8 and tp_mac the u16 at byte 12 of tpacket2_hdr.
-            let (snaplen, mac_off) = unsafe { ((slot.add(8) as *const u32).read_volatile() as usize, (slot.add(12) as *const u16).read_volatile() as usize) };
+            let (snaplen, mac_off) = unsafe {
+                (
+                    (slot.add(8) as *const u32).read_volatile() as usize,
+                    (slot.add(12) as *const u16).read_volatile() as usize,
+                )
+            };
             if mac_off + snaplen <= self.ring.frame_size {
                 // SAFETY: bounds checked just above against the slot size.
                 let frame = unsafe { std::slice::from_raw_parts(slot.add(mac_off), snaplen) };

@@ -49,8 +49,17 @@ pub struct Wire {
 
 impl Wire {
     fn new(capacity: usize) -> Wire {
-        let st = WireState { queue: VecDeque::with_capacity(capacity), free: Vec::new(), held: None, imp: Impairment::default(), counters: WireCounters::default() };
-        Wire { state: Arc::new(Mutex::new(st)), capacity }
+        let st = WireState {
+            queue: VecDeque::with_capacity(capacity),
+            free: Vec::new(),
+            held: None,
+            imp: Impairment::default(),
+            counters: WireCounters::default(),
+        };
+        Wire {
+            state: Arc::new(Mutex::new(st)),
+            capacity,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, WireState> {
@@ -186,8 +195,20 @@ impl MemPort {
 pub fn pair(capacity: usize) -> (MemPort, MemPort) {
     let l2r = Wire::new(capacity);
     let r2l = Wire::new(capacity);
-    let left = MemPort { name: "mem:left".into(), mac: MacAddr([0x02, 0x78, 0x6c, 0, 0, 1]), tx: l2r.clone(), rx: r2l.clone(), opened: false };
-    let right = MemPort { name: "mem:right".into(), mac: MacAddr([0x02, 0x78, 0x6c, 0, 0, 2]), tx: r2l, rx: l2r, opened: false };
+    let left = MemPort {
+        name: "mem:left".into(),
+        mac: MacAddr([0x02, 0x78, 0x6c, 0, 0, 1]),
+        tx: l2r.clone(),
+        rx: r2l.clone(),
+        opened: false,
+    };
+    let right = MemPort {
+        name: "mem:right".into(),
+        mac: MacAddr([0x02, 0x78, 0x6c, 0, 0, 2]),
+        tx: r2l,
+        rx: l2r,
+        opened: false,
+    };
     (left, right)
 }
 
@@ -214,7 +235,10 @@ impl Port for MemPort {
         self.opened = true;
         Ok(Queues {
             tx: MemTx { wire: self.tx.clone() },
-            rx: MemRx { wire: self.rx.clone(), batch: Vec::with_capacity(crate::DEFAULT_BURST) },
+            rx: MemRx {
+                wire: self.rx.clone(),
+                batch: Vec::with_capacity(crate::DEFAULT_BURST),
+            },
             ctl: MemTx { wire: self.tx.clone() },
         })
     }
@@ -229,7 +253,10 @@ mod tests {
         TestFrame {
             eth_dst: MacAddr::BROADCAST,
             eth_src: MacAddr::ZERO,
-            ip: IpPair::V4 { src: "198.18.0.2".parse().unwrap(), dst: "198.19.0.2".parse().unwrap() },
+            ip: IpPair::V4 {
+                src: "198.18.0.2".parse().unwrap(),
+                dst: "198.19.0.2".parse().unwrap(),
+            },
             sport: 1,
             dport: 2,
             frame_size: 64,
@@ -242,12 +269,13 @@ mod tests {
 
     fn recv_all(rx: &mut MemRx) -> Vec<u64> {
         let mut got = Vec::new();
-        while rx.rx_burst(32, |f| {
-            if let Rx::Test { field, .. } = classify(f) {
-                got.push(field)
-            }
-        })
-        .unwrap()
+        while rx
+            .rx_burst(32, |f| {
+                if let Rx::Test { field, .. } = classify(f) {
+                    got.push(field)
+                }
+            })
+            .unwrap()
             > 0
         {}
         got
@@ -256,7 +284,12 @@ mod tests {
     #[test]
     fn carries_drops_duplicates_and_reorders() {
         let (mut l, mut r) = pair(1024);
-        let imp = Impairment { drop: [3].into(), duplicate: [5].into(), delay_one: [7].into(), drop_all: false };
+        let imp = Impairment {
+            drop: [3].into(),
+            duplicate: [5].into(),
+            delay_one: [7].into(),
+            drop_all: false,
+        };
         l.tx_wire().set_impairment(imp);
         let mut lq = l.queues().unwrap();
         let mut rq = r.queues().unwrap();

@@ -20,7 +20,9 @@ impl Netns {
         ip(&["netns", "del", NS]);
         assert!(ip(&["netns", "add", NS]), "ip netns add");
         let g = Netns;
-        assert!(ip(&["-n", NS, "link", "add", "xlat-ioa", "type", "veth", "peer", "name", "xlat-iob"]));
+        assert!(ip(&[
+            "-n", NS, "link", "add", "xlat-ioa", "type", "veth", "peer", "name", "xlat-iob"
+        ]));
         for l in ["xlat-ioa", "xlat-iob", "lo"] {
             assert!(ip(&["-n", NS, "link", "set", l, "up"]));
         }
@@ -46,10 +48,20 @@ fn frames_cross_a_veth_pair_intact_and_in_order() {
         return;
     }
     let _ns = Netns::create();
-    let opts = AfPacketOptions { netns: Some(NS.into()), ..Default::default() };
+    let opts = AfPacketOptions {
+        netns: Some(NS.into()),
+        ..Default::default()
+    };
     let mut a = AfPacketPort::open("xlat-ioa", opts.clone()).unwrap();
     let mut b = AfPacketPort::open("xlat-iob", opts).unwrap();
-    assert!(AfPacketPort::open("xlat-nonexistent", AfPacketOptions { netns: Some(NS.into()), ..Default::default() }).is_err());
+    assert!(AfPacketPort::open(
+        "xlat-nonexistent",
+        AfPacketOptions {
+            netns: Some(NS.into()),
+            ..Default::default()
+        }
+    )
+    .is_err());
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(a.link_up() && b.link_up());
     let mut qa = a.queues().unwrap();
@@ -67,7 +79,10 @@ fn frames_cross_a_veth_pair_intact_and_in_order() {
                     TestFrame {
                         eth_dst: bmac,
                         eth_src: amac,
-                        ip: IpPair::V4 { src: "198.18.0.2".parse().unwrap(), dst: "198.19.0.2".parse().unwrap() },
+                        ip: IpPair::V4 {
+                            src: "198.18.0.2".parse().unwrap(),
+                            dst: "198.19.0.2".parse().unwrap(),
+                        },
                         sport: 0xc020,
                         dport: 7,
                         frame_size: 64 + (i % 3) * 100,
@@ -95,7 +110,9 @@ fn frames_cross_a_veth_pair_intact_and_in_order() {
     assert!(got.windows(2).all(|w| w[1] == w[0] + 1), "in order");
     // Nothing comes back to the sender (PACKET_IGNORE_OUTGOING, and the peer sends nothing).
     let mut echoed = 0;
-    qa.rx.rx_burst(64, |f| echoed += matches!(classify(f), Rx::Test { .. }) as usize).unwrap();
+    qa.rx
+        .rx_burst(64, |f| echoed += matches!(classify(f), Rx::Test { .. }) as usize)
+        .unwrap();
     assert_eq!(echoed, 0);
     let _ = MacAddr::ZERO;
 }

@@ -336,11 +336,12 @@ impl Template {
         })
     }
 
-    /// Copy the template into `out` (exactly its length) and patch frame `seq`.
+    /// Copy the template into `out` (exactly its length) and patch frame `seq`, whose 64-bit
+    /// payload field is `field`.
     #[inline(always)]
-    fn write(&self, seq: u64, out: &mut [u8]) {
+    fn write(&self, seq: u64, field: u64, out: &mut [u8]) {
         out.copy_from_slice(&self.bytes);
-        let mut udp = self.udp_sum + (seq >> 32) + (seq & 0xffff_ffff);
+        let mut udp = self.udp_sum + (field >> 32) + (field & 0xffff_ffff);
         let mut ip = self.ip_sum;
         // Each loop is homogeneous and branch-free but for the (never taken in practice)
         // rejection of Lemire's method.
@@ -354,7 +355,7 @@ impl Template {
             (udp, ip) = p.slot.put(out, v, udp, ip);
         }
         let f = self.layout.field;
-        out[f..f + 8].copy_from_slice(&seq.to_be_bytes());
+        out[f..f + 8].copy_from_slice(&field.to_be_bytes());
         if self.ip_csum_off != 0 {
             let o = self.ip_csum_off;
             out[o..o + 2].copy_from_slice(&(!fold64(u64::from(ip))).to_be_bytes());
@@ -445,6 +446,13 @@ impl DirectionStream {
     /// Write frame `seq` into `buf` and return its length (0 when `buf` is too short).
     #[inline]
     pub fn write_frame(&self, seq: u64, buf: &mut [u8]) -> usize {
+        self.write_frame_field(seq, seq, buf)
+    }
+
+    /// Write frame `seq` (its variation and foreground/background choice follow `seq`) with
+    /// `field` in its 64-bit payload field, e.g. the sequence number with a trial tag.
+    #[inline]
+    pub fn write_frame_field(&self, seq: u64, field: u64, buf: &mut [u8]) -> usize {
         let t = if self.is_foreground(seq) {
             self.foreground.as_ref()
         } else {
@@ -453,7 +461,7 @@ impl DirectionStream {
         let Some(t) = t else { return 0 };
         let len = t.bytes.len();
         let Some(out) = buf.get_mut(..len) else { return 0 };
-        t.write(seq, out);
+        t.write(seq, field, out);
         len
     }
 }

@@ -60,10 +60,22 @@ pub fn parse(p: &[u8]) -> Option<Arp> {
 
 /// A broadcast request: who has `target_ip`? tell `sender_ip` at `sender_mac`.
 pub fn request(sender_mac: MacAddr, sender_ip: Ipv4Addr, target_ip: Ipv4Addr) -> Arp {
-    Arp { op: OP_REQUEST, sender_mac, sender_ip, target_mac: MacAddr::ZERO, target_ip }
+    Arp {
+        op: OP_REQUEST,
+        sender_mac,
+        sender_ip,
+        target_mac: MacAddr::ZERO,
+        target_ip,
+    }
 }
 
 /// The reply to request `req` from the owner of `req.target_ip`, whose MAC is `mac`.
 pub fn reply_to(req: &Arp, mac: MacAddr) -> Arp {
-    Arp { op: OP_REPLY, sender_mac: mac, sender_ip: req.target_ip, target_mac: req.sender_mac, target_ip: req.sender_ip }
+    Arp {
+        op: OP_REPLY,
+        sender_mac: mac,
+        sender_ip: req.target_ip,
+        target_mac: req.sender_mac,
+        target_ip: req.sender_ip,
+    }
 }

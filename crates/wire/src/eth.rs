@@ -95,33 +95,11 @@ pub fn parse(b: &[u8]) -> Option<Header> {
     let mut src = [0u8; 6];
     dst.copy_from_slice(&h[0..6]);
     src.copy_from_slice(&h[6..12]);
-    Some(Header { dst: MacAddr(dst), src: MacAddr(src), ethertype: u16::from_be_bytes([h[12], h[13]]) })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mac_text_round_trip() {
-        let m: MacAddr = "02:0a:FF:00:01:9c".parse().unwrap();
-        assert_eq!(m.0, [2, 10, 255, 0, 1, 0x9c]);
-        assert_eq!(m.to_string(), "02:0a:ff:00:01:9c");
-        assert_eq!("02-0a-ff-00-01-9c".parse::<MacAddr>().unwrap(), m);
-        for bad in ["", "02:0a:ff:00:01", "02:0a:ff:00:01:9c:00", "02:0a:ff:00:01:zz", "020:a:ff:00:01:9c", "::::::"] {
-            assert!(bad.parse::<MacAddr>().is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn parse_short_is_none() {
-        assert!(parse(&[0; 13]).is_none());
-        let mut b = [0u8; 14];
-        write(&mut b, MacAddr::BROADCAST, MacAddr([2, 0, 0, 0, 0, 1]), ETHERTYPE_ARP).unwrap();
-        let h = parse(&b).unwrap();
-        assert_eq!(h.ethertype, ETHERTYPE_ARP);
-        assert_eq!(h.dst, MacAddr::BROADCAST);
-    }
+    Some(Header {
+        dst: MacAddr(dst),
+        src: MacAddr(src),
+        ethertype: u16::from_be_bytes([h[12], h[13]]),
+    })
 }
 
 #[cfg(feature = "serde")]
@@ -136,5 +114,38 @@ impl<'de> serde::Deserialize<'de> for MacAddr {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mac_text_round_trip() {
+        let m: MacAddr = "02:0a:FF:00:01:9c".parse().unwrap();
+        assert_eq!(m.0, [2, 10, 255, 0, 1, 0x9c]);
+        assert_eq!(m.to_string(), "02:0a:ff:00:01:9c");
+        assert_eq!("02-0a-ff-00-01-9c".parse::<MacAddr>().unwrap(), m);
+        for bad in [
+            "",
+            "02:0a:ff:00:01",
+            "02:0a:ff:00:01:9c:00",
+            "02:0a:ff:00:01:zz",
+            "020:a:ff:00:01:9c",
+            "::::::",
+        ] {
+            assert!(bad.parse::<MacAddr>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn parse_short_is_none() {
+        assert!(parse(&[0; 13]).is_none());
+        let mut b = [0u8; 14];
+        write(&mut b, MacAddr::BROADCAST, MacAddr([2, 0, 0, 0, 0, 1]), ETHERTYPE_ARP).unwrap();
+        let h = parse(&b).unwrap();
+        assert_eq!(h.ethertype, ETHERTYPE_ARP);
+        assert_eq!(h.dst, MacAddr::BROADCAST);
     }
 }

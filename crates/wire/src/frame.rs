@@ -61,7 +61,10 @@ impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FrameError::TooSmall { frame_size, min } => {
-                write!(f, "frame size {frame_size} is too small for this IP version: at least {min} bytes (with FCS)")
+                write!(
+                    f,
+                    "frame size {frame_size} is too small for this IP version: at least {min} bytes (with FCS)"
+                )
             }
             FrameError::TooLarge { frame_size, max } => write!(f, "frame size {frame_size} exceeds {max} bytes"),
             FrameError::BufferTooSmall { need, have } => write!(f, "buffer of {have} bytes cannot hold a {need}-byte frame"),
@@ -102,14 +105,24 @@ impl TestFrame {
     pub fn layout(&self) -> Result<TestFrameLayout, FrameError> {
         let min = self.ip.min_frame_len().max(60) + FCS_LEN;
         if self.frame_size < min {
-            return Err(FrameError::TooSmall { frame_size: self.frame_size, min });
+            return Err(FrameError::TooSmall {
+                frame_size: self.frame_size,
+                min,
+            });
         }
         if self.frame_size > MAX_FRAME_SIZE {
-            return Err(FrameError::TooLarge { frame_size: self.frame_size, max: MAX_FRAME_SIZE });
+            return Err(FrameError::TooLarge {
+                frame_size: self.frame_size,
+                max: MAX_FRAME_SIZE,
+            });
         }
         let ip = eth::HDR_LEN;
         let l4 = ip + self.ip.ip_hdr_len();
-        let (ip_src, ip_dst, ip_checksum) = if self.ip.is_v6() { (ip + 8, ip + 24, None) } else { (ip + 12, ip + 16, Some(ip + 10)) };
+        let (ip_src, ip_dst, ip_checksum) = if self.ip.is_v6() {
+            (ip + 8, ip + 24, None)
+        } else {
+            (ip + 12, ip + 16, Some(ip + 10))
+        };
         Ok(TestFrameLayout {
             len: self.len(),
             is_v6: self.ip.is_v6(),
@@ -161,7 +174,10 @@ mod tests {
         TestFrame {
             eth_dst: MacAddr([2, 0, 0, 0, 0, 1]),
             eth_src: MacAddr([2, 0, 0, 0, 0, 2]),
-            ip: IpPair::V4 { src: Ipv4Addr::new(198, 18, 0, 2), dst: Ipv4Addr::new(198, 19, 0, 2) },
+            ip: IpPair::V4 {
+                src: Ipv4Addr::new(198, 18, 0, 2),
+                dst: Ipv4Addr::new(198, 19, 0, 2),
+            },
             sport: 0xc020,
             dport: 0x0007,
             frame_size: size,
@@ -176,7 +192,10 @@ mod tests {
         assert_eq!(lay.len, 60);
         assert!(v4(63).write(&mut b).is_err());
         let mut f6 = v4(84);
-        f6.ip = IpPair::V6 { src: "2001:2::2".parse().unwrap(), dst: "2001:2:0:8000::2".parse().unwrap() };
+        f6.ip = IpPair::V6 {
+            src: "2001:2::2".parse().unwrap(),
+            dst: "2001:2:0:8000::2".parse().unwrap(),
+        };
         assert_eq!(f6.write(&mut b).unwrap().len, 80);
         f6.frame_size = 81;
         assert!(matches!(f6.write(&mut b), Err(FrameError::TooSmall { min: 82, .. })));
@@ -190,7 +209,12 @@ mod tests {
             let f = v4(size);
             let lay = f.write(&mut b).unwrap();
             assert!(ipv4::checksum_ok(&b[14..lay.len]));
-            let acc = ipv4::pseudo_header_sum(Ipv4Addr::new(198, 18, 0, 2), Ipv4Addr::new(198, 19, 0, 2), 17, (lay.len - 34) as u16);
+            let acc = ipv4::pseudo_header_sum(
+                Ipv4Addr::new(198, 18, 0, 2),
+                Ipv4Addr::new(198, 19, 0, 2),
+                17,
+                (lay.len - 34) as u16,
+            );
             assert_eq!(checksum::fold(checksum::add_bytes(acc, &b[34..lay.len])), 0xffff);
         }
     }

@@ -51,7 +51,14 @@ pub fn parse(b: &[u8]) -> Option<Header> {
         return None;
     }
     let a = |o: usize| Ipv4Addr::new(b[o], b[o + 1], b[o + 2], b[o + 3]);
-    Some(Header { header_len, total_len, ttl: b[8], proto: b[9], src: a(12), dst: a(16) })
+    Some(Header {
+        header_len,
+        total_len,
+        ttl: b[8],
+        proto: b[9],
+        src: a(12),
+        dst: a(16),
+    })
 }
 
 /// True when the header checksum of the IPv4 header at the start of `b` verifies.

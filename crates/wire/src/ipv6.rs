@@ -46,7 +46,13 @@ pub fn parse(b: &[u8]) -> Option<Header> {
         x.copy_from_slice(&h[o..o + 16]);
         Ipv6Addr::from(x)
     };
-    Some(Header { payload_len, next_header: h[6], hop_limit: h[7], src: a(8), dst: a(24) })
+    Some(Header {
+        payload_len,
+        next_header: h[6],
+        hop_limit: h[7],
+        src: a(8),
+        dst: a(24),
+    })
 }
 
 /// The one's complement sum of the IPv6 pseudo-header (RFC 8200 section 8.1).

@@ -10,9 +10,18 @@ use crate::{ipv4, ipv6, payload, udp};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rx {
     /// A test frame: UDP over IPv4 or IPv6 whose payload starts with `IDENTIFY`.
-    Test { v6: bool, field: u64 },
-    Arp { eth_src: MacAddr, arp: Arp },
-    Nd { eth_src: MacAddr, nd: Nd },
+    Test {
+        v6: bool,
+        field: u64,
+    },
+    Arp {
+        eth_src: MacAddr,
+        arp: Arp,
+    },
+    Nd {
+        eth_src: MacAddr,
+        nd: Nd,
+    },
     Other,
 }
 
@@ -102,18 +111,36 @@ mod tests {
         let mut f = TestFrame {
             eth_dst: MacAddr([2, 0, 0, 0, 0, 1]),
             eth_src: MacAddr([2, 0, 0, 0, 0, 2]),
-            ip: IpPair::V4 { src: Ipv4Addr::new(198, 18, 0, 2), dst: Ipv4Addr::new(198, 19, 0, 2) },
+            ip: IpPair::V4 {
+                src: Ipv4Addr::new(198, 18, 0, 2),
+                dst: Ipv4Addr::new(198, 19, 0, 2),
+            },
             sport: 1,
             dport: 2,
             frame_size: 64,
             field: 0xdead_beef_0102_0304,
         };
         let lay = f.write(&mut b).unwrap();
-        assert_eq!(classify(&b[..lay.len]), Rx::Test { v6: false, field: 0xdead_beef_0102_0304 });
-        f.ip = IpPair::V6 { src: "2001:2::2".parse().unwrap(), dst: "2001:2:0:8000::2".parse().unwrap() };
+        assert_eq!(
+            classify(&b[..lay.len]),
+            Rx::Test {
+                v6: false,
+                field: 0xdead_beef_0102_0304
+            }
+        );
+        f.ip = IpPair::V6 {
+            src: "2001:2::2".parse().unwrap(),
+            dst: "2001:2:0:8000::2".parse().unwrap(),
+        };
         f.frame_size = 84;
         let lay = f.write(&mut b).unwrap();
-        assert_eq!(classify(&b[..lay.len]), Rx::Test { v6: true, field: 0xdead_beef_0102_0304 });
+        assert_eq!(
+            classify(&b[..lay.len]),
+            Rx::Test {
+                v6: true,
+                field: 0xdead_beef_0102_0304
+            }
+        );
         // A corrupted signature is not a test frame.
         b[62] ^= 1;
         assert_eq!(classify(&b[..lay.len]), Rx::Other);
@@ -139,6 +166,12 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // An NS from the unspecified address has no link-layer option and still parses.
+        let dad = Nd { src: Ipv6Addr::UNSPECIFIED, lladdr: None, ..ns };
+        let n2 = ndp::write_frame(&mut b, dst_mac, me, &dad).unwrap();
+        assert_eq!(n2, ndp::FRAME_LEN - 8);
+        assert_eq!(classify(&b[..n2]), Rx::Nd { eth_src: me, nd: dad });
+        let n = ndp::write_frame(&mut b, na_mac, MacAddr([2, 0, 0, 0, 0, 1]), &na).unwrap();
         // A bad ICMPv6 checksum is rejected.
         b[14 + 40 + 2] ^= 0xff;
         assert_eq!(classify(&b[..n]), Rx::Other);

@@ -44,5 +44,10 @@ pub fn parse(b: &[u8]) -> Option<Header> {
     if len < HDR_LEN || len > b.len() {
         return None;
     }
-    Some(Header { sport: crate::be16(b, 0)?, dport: crate::be16(b, 2)?, len, checksum: crate::be16(b, 6)? })
+    Some(Header {
+        sport: crate::be16(b, 0)?,
+        dport: crate::be16(b, 2)?,
+        len,
+        checksum: crate::be16(b, 6)?,
+    })
 }

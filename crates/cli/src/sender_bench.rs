@@ -1,0 +1,64 @@
+//! `xlatperf bench-sender`: the sender's hot path flat out on one port and one core, printing
+//! frames/s. For benchmarks only (bench/sender.sh); a trial never runs unpaced.
+
+use anyhow::{Context, Result};
+use xlat_config::{Backend, TestConfig};
+use xlat_engine::saturate::saturate;
+use xlat_engine::Clock;
+use xlat_io::{Port, TxQueue};
+use xlat_traffic::{Direction, DirectionStream};
+use xlat_wire::MacAddr;
+
+pub struct SenderBench {
+    pub seconds: f64,
+    pub frame_size: usize,
+    pub burst: usize,
+    pub core: Option<usize>,
+}
+
+fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64> {
+    let side = &cfg.setup.left;
+    let src = side.tester_mac.unwrap_or(port.mac());
+    // No DUT is needed: frames go to the configured DUT MAC or a locally administered one.
+    let dst = side.dut_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 0x02]));
+    let mut stream = DirectionStream::new(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?;
+    let mut q = port.queues()?;
+    if let Some(c) = b.core {
+        xlat_engine::pin::pin_current_thread(c).map_err(anyhow::Error::msg)?;
+    }
+    let clock = Clock::calibrate();
+    let r = saturate(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?;
+    q.tx.flush()?;
+    Ok(r.rate())
+}
+
+/// Run the benchmark on the left port of `cfg`; returns frames/s.
+pub fn run(cfg: &TestConfig, b: &SenderBench) -> Result<f64> {
+    let t = &cfg.tester;
+    match t.backend {
+        Backend::Mem => {
+            let (l, _r) = xlat_io::mem::pair(1 << 20);
+            run_on(cfg, l, b)
+        }
+        Backend::AfPacket => {
+            let opts = xlat_io::afpacket::AfPacketOptions {
+                netns: t.netns.clone(),
+                ..Default::default()
+            };
+            let l = xlat_io::afpacket::AfPacketPort::open(&t.left_port, opts).with_context(|| format!("opening {}", t.left_port))?;
+            run_on(cfg, l, b)
+        }
+        Backend::Dpdk => dpdk(cfg, b),
+    }
+}
+
+#[cfg(feature = "dpdk")]
+fn dpdk(cfg: &TestConfig, b: &SenderBench) -> Result<f64> {
+    let l = crate::dpdk_glue::open_one(cfg, &cfg.tester.left_port)?;
+    run_on(cfg, l, b)
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn dpdk(_cfg: &TestConfig, _b: &SenderBench) -> Result<f64> {
+    anyhow::bail!("{}", xlat_io::IoError::Absent("dpdk"))
+}

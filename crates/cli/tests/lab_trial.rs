@@ -1,0 +1,173 @@
+//! Lab tests: real trials through a Linux DUT in a network namespace, driven through the
+//! xlatperf binary as a user would. They need root (CI runs as root); without it they say so
+//! and pass nothing off as tested.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+static LAB: Mutex<()> = Mutex::new(());
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn xlatperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xlatperf"))
+        .args(args)
+        .output()
+        .expect("run xlatperf")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = xlatperf(args);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "xlatperf {args:?} failed:\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+/// A lab for one test: up on creation, down on drop (also when the test fails).
+struct Lab {
+    config: String,
+    _g: MutexGuard<'static, ()>,
+}
+
+impl Lab {
+    fn up(topology: &str) -> Lab {
+        let g = LAB.lock().unwrap_or_else(|e| e.into_inner());
+        let out = ok(&["lab", "up", topology, "--replace"]);
+        let config = out.lines().last().expect("lab up prints the config path last").trim().to_string();
+        assert!(std::path::Path::new(&config).exists(), "{config}");
+        Lab { config, _g: g }
+    }
+
+    fn dut(&self, args: &[&str]) -> String {
+        let o = Command::new("ip")
+            .args(["netns", "exec", "xlat-dut"])
+            .args(args)
+            .output()
+            .expect("ip netns exec");
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    }
+
+    fn trial(&self, rate: u64, secs: u64, extra: &[&str]) -> Value {
+        let (r, s) = (rate.to_string(), secs.to_string());
+        let mut args = vec![
+            "trial",
+            "-c",
+            &self.config,
+            "--rate",
+            &r,
+            "--duration",
+            &s,
+            "--timeout",
+            "500",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = ok(&args);
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = xlatperf(&["lab", "down"]);
+    }
+}
+
+fn counts(v: &Value, dir: &str) -> (u64, u64, u64, u64) {
+    let d = &v[dir];
+    let g = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("{dir}.{k} missing in {v}"));
+    (g("sent"), g("received"), g("lost"), g("duplicates"))
+}
+
+/// Run a trial; a trial made invalid by this shared machine's other load is reported as such
+/// (correctly) and is tried again, up to three times.
+fn valid_trial(lab: &Lab, rate: u64, secs: u64, extra: &[&str]) -> Value {
+    let mut v = lab.trial(rate, secs, extra);
+    for _ in 0..2 {
+        if v["valid"] == Value::Bool(true) {
+            break;
+        }
+        eprintln!("invalid trial, again: {}", v["invalid_reasons"]);
+        v = lab.trial(rate, secs, extra);
+    }
+    assert_eq!(v["valid"], Value::Bool(true), "{v}");
+    v
+}
+
+fn lossless_bidirectional(topology: &str) {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let lab = Lab::up(topology);
+    let v = valid_trial(&lab, 20_000, 5, &[]);
+    for dir in ["forward", "reverse"] {
+        let (sent, received, lost, dups) = counts(&v, dir);
+        assert_eq!(sent, 100_000, "{dir}: {v}");
+        assert_eq!((received, lost, dups), (sent, 0, 0), "{dir}: {v}");
+        assert!(v[dir]["reordered"].as_u64().is_some() && v[dir]["achieved_rate"].as_f64().unwrap() > 19_000.0);
+        assert!(v[dir]["max_lag_ns"].as_u64().is_some());
+    }
+    // The DUT learnt the tester's addresses dynamically: no static (PERMANENT) entries.
+    let neigh = lab.dut(&["ip", "neigh", "show"]);
+    assert!(!neigh.contains("PERMANENT"), "{neigh}");
+    let expect = if topology == "router4" { "198.19.0.2" } else { "2001:2:0:8000::2" };
+    assert!(neigh.contains(expect), "the DUT resolved the tester: {neigh}");
+
+    // With forwarding off, every frame is lost, and the trial is still a valid measurement.
+    let key = if topology == "router4" {
+        "net.ipv4.ip_forward=0"
+    } else {
+        "net.ipv6.conf.all.forwarding=0"
+    };
+    lab.dut(&["sysctl", "-qw", key]);
+    let v = valid_trial(&lab, 20_000, 2, &[]);
+    for dir in ["forward", "reverse"] {
+        let (sent, received, lost, _) = counts(&v, dir);
+        assert_eq!((sent, received, lost), (40_000, 0, 40_000), "{dir}: {v}");
+    }
+}
+
+#[test]
+fn router4_bidirectional_lossless_then_forwarding_off_loses_all() {
+    lossless_bidirectional("router4");
+}
+
+#[test]
+fn router6_bidirectional_lossless_then_forwarding_off_loses_all() {
+    lossless_bidirectional("router6");
+}
+
+#[test]
+fn siitperf_lines_and_unidirectional_trial() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let lab = Lab::up("router4");
+    let out = ok(&[
+        "trial",
+        "-c",
+        &lab.config,
+        "--rate",
+        "10000",
+        "--duration",
+        "2",
+        "--timeout",
+        "500",
+        "--set",
+        "traffic.reverse=false",
+    ]);
+    assert!(out.contains("Forward frames sent: 20000"), "{out}");
+    assert!(out.contains("Forward frames received: 20000") || out.contains("INVALID"), "{out}");
+    assert!(!out.contains("Reverse frames"), "{out}");
+}
