@@ -1,0 +1,210 @@
+//! A simulated DUT that implements [`TrialRunner`], for testing the procedures without hardware.
+//!
+//! Model, per active direction and trial: the DUT forwards at `capacity_fps` (times a per-trial
+//! factor uniform in [1 - noise, 1 + noise] from a seeded RNG) and holds up to `buffer_frames`
+//! in a FIFO buffer, so of N = rate x duration frames it forwards
+//! min(N, floor(capacity x duration) + buffer). A trial at a rate above `invalid_above` is
+//! invalid (the tester could not keep up), as are the next `invalid_next` trials. Tagged frames
+//! have latency `latency_ns` plus a uniform jitter in [0, `latency_jitter_ns`]; a tag is lost
+//! with the trial's loss probability, and the first `lost_tags` tags are always lost. For
+//! system recovery, an overloaded DUT keeps losing every frame for `recovery_time_s` after the
+//! rate reduction.
+
+use xlat_engine::{DirectionReport, TrialReport, TrialSpec};
+
+use crate::error::BenchError;
+use crate::runner::{RecoveryDirection, RecoveryReport, RecoverySpec, TrialRunner};
+
+/// SplitMix64: small, seeded, good enough for test noise.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The simulated device under test.
+#[derive(Debug, Clone)]
+pub struct SimDut {
+    pub capacity_fps: f64,
+    pub buffer_frames: u64,
+    pub noise: f64,
+    pub invalid_above: Option<u64>,
+    pub invalid_next: u32,
+    pub latency_ns: u64,
+    pub latency_jitter_ns: u64,
+    pub lost_tags: u64,
+    pub bidirectional: bool,
+    pub recovery_time_s: f64,
+    /// Every spec run, in order.
+    pub log: Vec<TrialSpec>,
+    rng: SplitMix64,
+}
+
+impl SimDut {
+    /// A bidirectional DUT of `capacity_fps` per direction, no buffer, no noise, 10 us latency.
+    pub fn new(capacity_fps: f64, seed: u64) -> SimDut {
+        SimDut {
+            capacity_fps,
+            buffer_frames: 0,
+            noise: 0.0,
+            invalid_above: None,
+            invalid_next: 0,
+            latency_ns: 10_000,
+            latency_jitter_ns: 0,
+            lost_tags: 0,
+            bidirectional: true,
+            recovery_time_s: 0.0,
+            log: Vec::new(),
+            rng: SplitMix64::new(seed),
+        }
+    }
+
+    pub fn buffer(mut self, frames: u64) -> SimDut {
+        self.buffer_frames = frames;
+        self
+    }
+
+    pub fn noise(mut self, relative: f64) -> SimDut {
+        self.noise = relative;
+        self
+    }
+
+    pub fn invalid_above(mut self, rate: u64) -> SimDut {
+        self.invalid_above = Some(rate);
+        self
+    }
+
+    pub fn latency(mut self, ns: u64, jitter_ns: u64) -> SimDut {
+        self.latency_ns = ns;
+        self.latency_jitter_ns = jitter_ns;
+        self
+    }
+
+    pub fn unidirectional(mut self) -> SimDut {
+        self.bidirectional = false;
+        self
+    }
+
+    /// This trial's capacity.
+    fn capacity(&mut self) -> f64 {
+        let u = self.rng.next_f64() * 2.0 - 1.0;
+        (self.capacity_fps * (1.0 + self.noise * u)).max(0.0)
+    }
+
+    fn direction(&mut self, spec: &TrialSpec, capacity: f64) -> DirectionReport {
+        let sent = spec.frames();
+        let can = (capacity * spec.duration_s).floor().max(0.0) as u64;
+        let received = sent.min(can.saturating_add(self.buffer_frames));
+        let lost = sent - received;
+        let mut latency_ns = Vec::new();
+        if let Some(l) = spec.latency {
+            let p_loss = if sent == 0 { 0.0 } else { lost as f64 / sent as f64 };
+            for i in 0..l.tags {
+                let lost_tag = i < self.lost_tags || self.rng.next_f64() < p_loss;
+                latency_ns.push(if lost_tag {
+                    u64::MAX
+                } else {
+                    let j = (self.rng.next_f64() * (self.latency_jitter_ns as f64 + 1.0)).floor() as u64;
+                    self.latency_ns.saturating_add(j.min(self.latency_jitter_ns))
+                });
+            }
+        }
+        DirectionReport {
+            sent,
+            received,
+            lost,
+            send_duration_s: spec.duration_s,
+            achieved_rate: spec.rate as f64,
+            latency_ns,
+            ..DirectionReport::default()
+        }
+    }
+
+    fn invalid_reason(&mut self, rate: u64) -> Option<String> {
+        if self.invalid_next > 0 {
+            self.invalid_next -= 1;
+            return Some("simulated: the sender fell behind its schedule".into());
+        }
+        match self.invalid_above {
+            Some(x) if rate > x => Some(format!("simulated: the tester cannot send more than {x} frames/s")),
+            _ => None,
+        }
+    }
+}
+
+impl TrialRunner for SimDut {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        self.log.push(spec.clone());
+        let capacity = self.capacity();
+        let forward = self.direction(spec, capacity);
+        let reverse = self.bidirectional.then(|| self.direction(spec, capacity));
+        let reason = self.invalid_reason(spec.rate);
+        Ok(TrialReport {
+            valid: reason.is_none(),
+            invalid_reasons: reason.into_iter().collect(),
+            frame_size: spec.frame_size,
+            rate: spec.rate,
+            duration_s: spec.duration_s,
+            timeout_ms: spec.timeout_ms,
+            forward: Some(forward),
+            reverse,
+        })
+    }
+
+    fn run_recovery(&mut self, spec: &RecoverySpec) -> Result<RecoveryReport, BenchError> {
+        let capacity = self.capacity();
+        let reason = self.invalid_reason(spec.overload_rate);
+        let n1 = spec.overload_frames();
+        let n2 = spec.recovery_frames();
+        let dir = |s: &SimDut| {
+            let can = (capacity * spec.overload_s).floor() as u64;
+            let lost1 = n1.saturating_sub(can.saturating_add(s.buffer_frames));
+            let mut lost = lost1;
+            let mut last = (lost1 > 0).then(|| n1 - 1);
+            if lost1 > 0 && s.recovery_time_s > 0.0 {
+                let k = ((s.recovery_time_s * spec.recovery_rate as f64).ceil() as u64).min(n2);
+                if k > 0 {
+                    lost += k;
+                    last = Some(n1 + k - 1);
+                }
+            }
+            if spec.recovery_rate as f64 > capacity && n2 > 0 {
+                let k = n2 - ((capacity * spec.recovery_s).floor() as u64).min(n2);
+                if k > 0 {
+                    lost = lost.max(lost1 + k);
+                    last = Some(n1 + n2 - 1);
+                }
+            }
+            let sent = n1 + n2;
+            let lost = lost.min(sent);
+            RecoveryDirection {
+                sent,
+                received: sent - lost,
+                lost,
+                last_lost_seq: last,
+            }
+        };
+        Ok(RecoveryReport {
+            valid: reason.is_none(),
+            invalid_reasons: reason.into_iter().collect(),
+            forward: Some(dir(self)),
+            reverse: self.bidirectional.then(|| dir(self)),
+        })
+    }
+}
