@@ -21,7 +21,7 @@
 //! [`BenchError::TesterLimit`].
 
 pub mod b2b;
-pub mod delay;
+pub use xlat_engine::delay;
 pub mod error;
 pub mod frame_loss;
 pub mod latency;

@@ -8,6 +8,7 @@
 //! and receiver on different cores splits them into two threads.
 
 pub mod clock;
+pub mod delay;
 pub mod neighbour;
 pub mod pin;
 pub mod report;
@@ -17,5 +18,6 @@ pub mod trial;
 
 pub use clock::Clock;
 pub use report::{DirectionReport, TrialReport};
-pub use spec::{CpuPlan, LatencySpec, PdvSpec, TrialSpec};
+pub use report::PdvReport;
+pub use spec::{CpuPlan, LatencySpec, PdvSpec, RateChange, TrialSpec};
 pub use trial::{EngineError, Tester, TOLERANCE};

@@ -28,6 +28,32 @@ pub struct DirectionReport {
     /// Latency samples of the tagged frames, nanoseconds; a lost tag is `u64::MAX`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_ns: Vec<u64>,
+    /// Per-frame delay statistics, when the trial asked for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdv: Option<PdvReport>,
+    /// Seconds from the start to the scheduled send time of the last lost frame (system
+    /// recovery); `None` when nothing was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_lost_s: Option<f64>,
+}
+
+/// The one-way delay of every frame of a direction (RFC 8219 s.7.3).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PdvReport {
+    /// PDV = 99.9th percentile - minimum of the one-way delays (RFC 8219 s.7.3.1).
+    pub pdv: Option<crate::delay::PdvStats>,
+    /// IPDV = D(i) - D(i-1) over received frames in arrival order (RFC 8219 s.7.3.2).
+    pub ipdv: Option<crate::delay::IpdvStats>,
+    /// Frames whose delay was measured.
+    pub timed: u64,
+    /// Frames later than the frame timeout: counted as lost.
+    pub late: u64,
+    /// The bound on the relative error of the percentiles (0 in exact mode).
+    pub relative_error: f64,
+    pub exact: bool,
+    /// Points (delay ns, cumulative fraction) of the delay distribution, for plots.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cdf: Vec<(u64, f64)>,
 }
 
 /// The result of one trial.

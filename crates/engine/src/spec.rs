@@ -20,6 +20,9 @@ pub struct TrialSpec {
     pub latency: Option<LatencySpec>,
     /// Per-frame one-way delay (PDV, IPDV); `None` for none.
     pub pdv: Option<PdvSpec>,
+    /// System recovery (RFC 2544 s.26.5): after `at_s` seconds, continue at another rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_change: Option<RateChange>,
 }
 
 impl TrialSpec {
@@ -32,12 +35,20 @@ impl TrialSpec {
             burst: xlat_io::DEFAULT_BURST,
             latency: None,
             pdv: None,
+            rate_change: None,
         }
     }
 
-    /// Frames each active direction sends: rate x duration, rounded down.
+    /// Frames each active direction sends: rate x duration, rounded down (with a rate change:
+    /// the frames before it at `rate` plus the rest at the new rate).
     pub fn frames(&self) -> u64 {
-        (self.rate as f64 * self.duration_s).floor() as u64
+        match self.rate_change {
+            Some(c) if c.at_s < self.duration_s => {
+                let first = (self.rate as f64 * c.at_s.max(0.0)).floor() as u64;
+                first + (c.rate as f64 * (self.duration_s - c.at_s.max(0.0))).floor() as u64
+            }
+            _ => (self.rate as f64 * self.duration_s).floor() as u64,
+        }
     }
 }
 
@@ -53,6 +64,19 @@ pub struct LatencySpec {
 pub struct PdvSpec {
     /// A frame later than this counts as lost (siitperf-pdv's frame timeout); 0: none.
     pub frame_timeout_ms: u64,
+    /// Keep every delay (exact percentiles, memory grows with the frames) instead of a
+    /// histogram with bounded memory and a stated relative error.
+    #[serde(default)]
+    pub exact: bool,
+}
+
+/// A change of the sending rate during a trial.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RateChange {
+    /// Seconds after the start.
+    pub at_s: f64,
+    /// The rate from then on, frames/s.
+    pub rate: u64,
 }
 
 /// Which CPU core runs which role. `None`: let the engine choose.
