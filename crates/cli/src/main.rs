@@ -2,6 +2,7 @@
 
 mod output;
 mod runner;
+mod selftest;
 mod sender_bench;
 
 use anyhow::{bail, Context, Result};
@@ -62,6 +63,13 @@ enum Cmd {
     Lab {
         #[command(subcommand)]
         cmd: LabCmd,
+    },
+    /// The tester's self-test: ports looped back, no DUT; the highest rate the tester sustains.
+    Selftest {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        #[command(flatten)]
+        args: selftest::SelftestArgs,
     },
     /// Benchmark: the sender's hot path flat out on the left port, one core; prints frames/s.
     #[command(name = "bench-sender")]
@@ -252,6 +260,7 @@ fn main() -> Result<()> {
         }
         Cmd::Lab { cmd } => lab(cmd),
         Cmd::SiitperfTp { args } => siitperf_tp(args),
+        Cmd::Selftest { cfg, args } => selftest::run(&load(cfg)?, args).map(|_| ()),
         Cmd::BenchSender {
             cfg,
             seconds,

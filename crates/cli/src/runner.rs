@@ -37,8 +37,23 @@ fn cpu_plan(cfg: &TestConfig) -> CpuPlan {
     }
 }
 
+/// The adapter that lets the bench procedures drive a [`Runner`].
+pub struct BenchRunner(pub Box<dyn Runner>);
+
+impl xlat_bench::TrialRunner for BenchRunner {
+    fn run(&mut self, spec: &TrialSpec) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
+        self.0.run_trial(spec).map_err(|e| xlat_bench::BenchError::Trial(format!("{e:#}")))
+    }
+}
+
 fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<dyn Runner>> {
-    let mut t = Tester::new(cfg.setup.clone(), left, right, cpu_plan(cfg))?;
+    let mut setup = cfg.setup.clone();
+    if cfg.tester.loopback || cfg.tester.backend == Backend::Mem {
+        // The ports are cabled to each other (self-test): each side's "DUT" is the other port.
+        setup.left.dut_mac = setup.left.dut_mac.or(Some(right.mac()));
+        setup.right.dut_mac = setup.right.dut_mac.or(Some(left.mac()));
+    }
+    let mut t = Tester::new(setup, left, right, cpu_plan(cfg))?;
     t.prepare(Duration::from_secs(3)).context("resolving the DUT's MAC addresses")?;
     Ok(Box::new(t))
 }

@@ -40,6 +40,7 @@ pub(crate) struct RawTester {
     pub netns: Option<String>,
     pub eal_args: Option<Vec<String>>,
     pub promisc: Option<bool>,
+    pub loopback: Option<bool>,
     pub mem_channels: Option<i64>,
     pub cpus: RawCpus,
 }
@@ -166,6 +167,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         netns: t.netns.clone(),
         eal_args: t.eal_args.clone().unwrap_or_default(),
         promisc: t.promisc.unwrap_or(false),
+        loopback: t.loopback.unwrap_or(false),
         cpus: Cpus {
             left_send: c.opt_int("tester.cpus.left_send", t.cpus.left_send)?,
             right_recv: c.opt_int("tester.cpus.right_recv", t.cpus.right_recv)?,

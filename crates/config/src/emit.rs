@@ -90,6 +90,7 @@ pub fn to_toml(cfg: &TestConfig) -> String {
         toml::Value::Array(t.eal_args.iter().map(|a| toml::Value::String(a.clone())).collect()).to_string(),
     );
     o.key("tester.promisc", t.promisc.to_string());
+    o.key("tester.loopback", t.loopback.to_string());
     o.opt("tester.mem_channels", t.mem_channels.map(|m| m.to_string()));
     o.header("tester.cpus");
     o.opt("tester.cpus.left_send", t.cpus.left_send.map(|c| c.to_string()));

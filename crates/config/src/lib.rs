@@ -78,6 +78,10 @@ pub struct TesterConfig {
     /// DPDK EAL arguments (dpdk).
     pub eal_args: Vec<String>,
     pub promisc: bool,
+    /// The two ports are cabled to each other with no DUT (the tester's self-test): each
+    /// side's DUT MAC is the other port's MAC.
+    #[serde(default)]
+    pub loopback: bool,
     pub cpus: Cpus,
     /// DPDK memory channels (siitperf's MEM-Channels).
     pub mem_channels: Option<u32>,

@@ -480,7 +480,7 @@ fn v6_variants(a: Ipv6Addr, rcv: &Side) -> Vec<Ipv6Addr> {
 
 /// A sending port needs the DUT's MAC, or an address to resolve it from (not with `mem`).
 fn dut_macs(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
-    if cfg.tester.backend == Backend::Mem {
+    if cfg.tester.backend == Backend::Mem || cfg.tester.loopback {
         return Ok(());
     }
     for d in cfg.setup.active_directions() {

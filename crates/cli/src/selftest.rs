@@ -1,0 +1,93 @@
+//! `xlatperf selftest`: the tester's self-test (seeds/000 section 5). The two ports are looped
+//! back with no DUT (a net_ring pair, a veth pair, a cable); a throughput search finds the
+//! highest rate the tester itself sustains, per direction and bidirectionally, for the given
+//! frame size and traffic options. A DUT result near these figures measured the tester, not the
+//! DUT.
+
+use crate::runner::{self, BenchRunner};
+use anyhow::Result;
+use serde::Serialize;
+use xlat_bench::{throughput, NoProgress, SearchMethod, ThroughputConfig};
+use xlat_config::TestConfig;
+use xlat_engine::TrialSpec;
+
+/// Options of the self-test.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SelftestArgs {
+    /// siitperf's frame size (IPv6; IPv4 frames 20 bytes shorter).
+    #[arg(long = "frame-size")]
+    pub frame_size: Option<usize>,
+    /// Seconds of each full-length trial.
+    #[arg(long, default_value_t = 10.0)]
+    pub duration: f64,
+    /// The highest rate to try, frames/s per direction.
+    #[arg(long = "max-rate", default_value_t = 2_000_000)]
+    pub max_rate: u64,
+    /// Stop the search when high - low <= this (frames/s); default: 1 % of --max-rate.
+    #[arg(long)]
+    pub error: Option<u64>,
+    /// Milliseconds to keep receiving after sending ended.
+    #[arg(long, default_value_t = 100)]
+    pub timeout: u64,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The self-test's findings.
+#[derive(Debug, Serialize)]
+pub struct SelftestResult {
+    pub frame_size: usize,
+    pub max_rate: u64,
+    pub error: u64,
+    pub forward: u64,
+    pub reverse: u64,
+    pub bidirectional: u64,
+    /// A last bidirectional trial at the bidirectional rate, as a check.
+    pub check: xlat_engine::TrialReport,
+}
+
+fn search(cfg: &TestConfig, fwd: bool, rev: bool, a: &SelftestArgs, frame_size: usize, error: u64) -> Result<(u64, Option<xlat_engine::TrialReport>)> {
+    let mut c = cfg.clone();
+    c.setup.forward = fwd;
+    c.setup.reverse = rev;
+    let mut r = BenchRunner(runner::open(&c)?);
+    let mut tc = ThroughputConfig::new(frame_size, a.max_rate, error);
+    tc.trial = TrialSpec::new(frame_size, a.max_rate, a.duration, a.timeout);
+    tc.method = SearchMethod::Accelerated { initial_s: (a.duration / 10.0).max(0.5), phases: 3 };
+    let name = match (fwd, rev) {
+        (true, true) => "bidirectional",
+        (true, false) => "forward",
+        _ => "reverse",
+    };
+    eprintln!("selftest {name}: searching up to {} frames/s ...", a.max_rate);
+    let res = throughput(&mut r, &tc, &mut NoProgress)?;
+    eprintln!("selftest {name}: {} frames/s ({} trials, {:.0} trial-seconds)", res.throughput, res.trials.len(), res.trial_seconds);
+    let check = if fwd && rev && res.throughput > 0 { Some(r.0.run_trial(&TrialSpec::new(frame_size, res.throughput, a.duration, a.timeout))?) } else { None };
+    Ok((res.throughput, check))
+}
+
+/// Run the self-test on the (looped-back) ports of `cfg`.
+pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
+    let mut cfg = cfg.clone();
+    cfg.tester.loopback = true;
+    let frame_size = a.frame_size.unwrap_or(cfg.trial.frame_size);
+    let error = a.error.unwrap_or((a.max_rate / 100).max(1));
+    let (forward, _) = search(&cfg, true, false, a, frame_size, error)?;
+    let (reverse, _) = search(&cfg, false, true, a, frame_size, error)?;
+    let (bidirectional, check) = search(&cfg, true, true, a, frame_size, error)?;
+    let res = SelftestResult { frame_size, max_rate: a.max_rate, error, forward, reverse, bidirectional, check: check.unwrap_or_default() };
+    if a.json {
+        println!("{}", serde_json::to_string(&res)?);
+    } else {
+        println!("Tester self-test, frame size {frame_size} (IPv4 frames {}), search error {error} frames/s:", frame_size.saturating_sub(20));
+        println!("  forward only:  {forward} frames/s");
+        println!("  reverse only:  {reverse} frames/s");
+        println!("  bidirectional: {bidirectional} frames/s per direction");
+        if bidirectional >= a.max_rate.saturating_sub(error) {
+            println!("  (the tester kept up with --max-rate: its limit is higher)");
+        }
+        println!("A DUT measured at or near these rates was limited by the tester, not by the DUT.");
+    }
+    Ok(res)
+}
