@@ -71,6 +71,12 @@ impl Clock {
         }
     }
 
+    /// A clock of `hz` ticks per second that reads CLOCK_MONOTONIC_RAW, for tests of tick
+    /// arithmetic (use `hz` = 1e9 for real readings).
+    pub fn fixed_hz(hz: u64) -> Clock {
+        Clock { hz: hz.max(1), tsc: false }
+    }
+
     /// The current tick count.
     #[inline]
     pub fn now(&self) -> u64 {

@@ -17,7 +17,7 @@ pub mod spec;
 pub mod trial;
 
 pub use clock::Clock;
-pub use report::{DirectionReport, TrialReport};
 pub use report::PdvReport;
+pub use report::{DirectionReport, TrialReport};
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, RateChange, TrialSpec};
 pub use trial::{EngineError, Tester, TOLERANCE};

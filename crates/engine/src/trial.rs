@@ -58,6 +58,88 @@ pub struct Tester<P: Port> {
     _ports: (P, P),
 }
 
+/// When each frame is due: at `rate`, or with a rate change at `at` ticks, at `rate2` after.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    hz: u128,
+    r1: u128,
+    r2: u128,
+    /// Ticks from the start to the rate change (`u64::MAX`: none).
+    at: u64,
+    /// Frames due before the change.
+    n1: u64,
+}
+
+impl Schedule {
+    fn new(spec: &TrialSpec, clock: &Clock) -> Schedule {
+        let hz = u128::from(clock.hz);
+        let r1 = u128::from(spec.rate.max(1));
+        match spec.rate_change {
+            Some(c) if c.at_s < spec.duration_s && c.rate > 0 => {
+                let at = clock.ticks(c.at_s.max(0.0));
+                let n1 = (u128::from(at) * r1).div_ceil(hz) as u64;
+                Schedule {
+                    hz,
+                    r1,
+                    r2: u128::from(c.rate),
+                    at,
+                    n1,
+                }
+            }
+            _ => Schedule {
+                hz,
+                r1,
+                r2: r1,
+                at: u64::MAX,
+                n1: u64::MAX,
+            },
+        }
+    }
+
+    /// Ticks from the start to frame `i`'s scheduled time.
+    #[inline]
+    fn time_of(&self, i: u64) -> u64 {
+        if i < self.n1 {
+            (u128::from(i) * self.hz / self.r1) as u64
+        } else {
+            self.at + (u128::from(i - self.n1) * self.hz / self.r2) as u64
+        }
+    }
+
+    /// How many frames are due `elapsed` ticks after the start.
+    #[inline]
+    fn due(&self, elapsed: u64) -> u64 {
+        if elapsed < self.at {
+            (u128::from(elapsed) * self.r1 / self.hz) as u64 + 1
+        } else {
+            self.n1 + (u128::from(elapsed - self.at) * self.r2 / self.hz) as u64 + 1
+        }
+    }
+}
+
+/// Transmit timestamps of the last `TS_RING` frames of a direction, for per-frame delays: entry
+/// `seq % TS_RING` holds `tsc << 8 | (seq / TS_RING) % 256`, so a receiver can tell a stale
+/// entry from the frame's own.
+const TS_RING: usize = 1 << 22;
+const TS_SHIFT: u32 = 22;
+
+#[inline]
+fn ts_entry(seq: u64, tsc: u64) -> u64 {
+    (tsc << 8) | ((seq >> TS_SHIFT) & 0xff)
+}
+
+/// Per-frame delay state of a receiver.
+struct PdvState {
+    frame_timeout_ns: u64,
+    delays: crate::delay::DelayRecorder,
+    ipdv: crate::delay::IpdvRecorder,
+    prev_seq: Option<u64>,
+    timed: u64,
+    late: u64,
+    /// ns = ticks * mul >> 32
+    mul: u128,
+}
+
 /// Latency tags: frames `first`, `first + step`, ... (`count` of them).
 #[derive(Debug, Clone, Copy)]
 struct TagPlan {
@@ -105,6 +187,9 @@ struct SendState<'s, T: TxQueue> {
     tags: Option<TagPlan>,
     next_tag: u64,
     tx_ts: &'s [AtomicU64],
+    schedule: Schedule,
+    /// Per-frame transmit timestamps (PDV), empty when not measured.
+    frame_ts: &'s [AtomicU64],
 }
 
 struct RecvState<'s, 'n, R: RxQueue, T: TxQueue> {
@@ -120,26 +205,34 @@ struct RecvState<'s, 'n, R: RxQueue, T: TxQueue> {
     max_seen: Option<u64>,
     tags: Option<TagPlan>,
     rx_ts: Vec<u64>,
+    pdv: Option<PdvState>,
+    frame_ts: &'s [AtomicU64],
 }
 
 impl<T: TxQueue> SendState<'_, T> {
     /// Send the frames that are due at `now` (at most one burst). Prompt catch-up: when late,
     /// the next call sends the next burst at once.
     #[inline]
-    fn step(&mut self, clock: &Clock, t0: u64, rate: u64) -> Res<()> {
+    fn step(&mut self, clock: &Clock, t0: u64) -> Res<()> {
         let now = clock.now();
         if now < t0 {
             return Ok(());
         }
-        let elapsed = now - t0;
-        let due = ((elapsed as u128 * rate as u128 / clock.hz as u128) as u64 + 1).min(self.total);
+        let due = self.schedule.due(now - t0).min(self.total);
         if due <= self.sent {
             return Ok(());
         }
-        let sched = t0 + (self.sent as u128 * clock.hz as u128 / rate as u128) as u64;
+        let sched = t0 + self.schedule.time_of(self.sent);
         self.max_lag = self.max_lag.max(now.saturating_sub(sched));
         let k = ((due - self.sent) as usize).min(self.burst);
         let (seq0, tag, stream) = (self.sent, self.tag, &self.stream);
+        if !self.frame_ts.is_empty() {
+            // Stamped before the burst leaves: a receiver may see a frame before this call
+            // returns. A frame the backend does not take is stamped again when it is sent.
+            for q in seq0..seq0 + k as u64 {
+                self.frame_ts[q as usize % TS_RING].store(ts_entry(q, now), Ordering::Release);
+            }
+        }
         let n = self
             .tx
             .tx_burst(k, |i, buf| stream.write_frame_field(seq0 + i as u64, tag | (seq0 + i as u64), buf))? as u64;
@@ -175,6 +268,8 @@ impl<R: RxQueue, T: TxQueue> RecvState<'_, '_, R, T> {
             max_seen,
             tags,
             rx_ts,
+            pdv,
+            frame_ts,
         } = self;
         let n = rx.rx_burst(64, |f| match classify(f) {
             Rx::Test { field, .. } if dir.is_some() => {
@@ -189,6 +284,25 @@ impl<R: RxQueue, T: TxQueue> RecvState<'_, '_, R, T> {
                     return;
                 }
                 seen[w] |= b;
+                if let Some(p) = pdv {
+                    let e = frame_ts[seq as usize % TS_RING].load(Ordering::Acquire);
+                    if e != 0 && e & 0xff == (seq >> TS_SHIFT) & 0xff {
+                        let ns = ((u128::from(now.saturating_sub(e >> 8)) * p.mul) >> 32) as u64;
+                        if p.frame_timeout_ns > 0 && ns > p.frame_timeout_ns {
+                            // Later than the frame timeout: lost (siitperf-pdv).
+                            p.late += 1;
+                            p.prev_seq = None;
+                            return;
+                        }
+                        p.timed += 1;
+                        p.delays.record(ns);
+                        if p.prev_seq.is_none_or(|q| q + 1 != seq) {
+                            p.ipdv.record(u64::MAX);
+                        }
+                        p.ipdv.record(ns);
+                        p.prev_seq = Some(seq);
+                    }
+                }
                 report.received += 1;
                 match max_seen {
                     Some(m) if seq < *m => report.reordered += 1,
@@ -376,6 +490,12 @@ impl<P: Port> Tester<P> {
             (0..tag_count).map(|_| AtomicU64::new(0)).collect(),
         ];
         let done: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+        let ring_len = if spec.pdv.is_some() { TS_RING } else { 0 };
+        let frame_ts: [Vec<AtomicU64>; 2] = [
+            (0..ring_len).map(|_| AtomicU64::new(0)).collect(),
+            (0..ring_len).map(|_| AtomicU64::new(0)).collect(),
+        ];
+        let schedule = Schedule::new(spec, &clock);
         let dir_index = |d: Direction| (d == Direction::Reverse) as usize;
         let active: Vec<Direction> = setup.active_directions().collect();
         let timeout = clock.ticks_ms(spec.timeout_ms);
@@ -414,6 +534,8 @@ impl<P: Port> Tester<P> {
                     tags,
                     next_tag: 0,
                     tx_ts: &tx_ts[dir_index(send_dir)],
+                    schedule,
+                    frame_ts: &frame_ts[dir_index(send_dir)],
                 });
             }
             let counting = setup.is_active(recv_dir);
@@ -435,6 +557,27 @@ impl<P: Port> Tester<P> {
                 max_seen: None,
                 tags: if counting { tags } else { None },
                 rx_ts: if counting { vec![0; tag_count] } else { Vec::new() },
+                pdv: match spec.pdv {
+                    Some(p) if counting => Some(PdvState {
+                        frame_timeout_ns: p.frame_timeout_ms.saturating_mul(1_000_000),
+                        delays: if p.exact {
+                            crate::delay::DelayRecorder::exact()
+                        } else {
+                            crate::delay::DelayRecorder::histogram()
+                        },
+                        ipdv: if p.exact {
+                            crate::delay::IpdvRecorder::exact()
+                        } else {
+                            crate::delay::IpdvRecorder::histogram()
+                        },
+                        prev_seq: None,
+                        timed: 0,
+                        late: 0,
+                        mul: (1_000_000_000u128 << 32) / u128::from(clock.hz),
+                    }),
+                    _ => None,
+                },
+                frame_ts: &frame_ts[dir_index(recv_dir)],
             });
         }
 
@@ -482,7 +625,6 @@ impl<P: Port> Tester<P> {
         }
 
         let t0 = clock.now() + clock.ticks(0.05);
-        let rate = spec.rate;
         let n_active = active.len();
         let results: Vec<Res<Work<P::Tx, P::Rx>>> = std::thread::scope(|sc| {
             let handles: Vec<_> = works
@@ -495,7 +637,7 @@ impl<P: Port> Tester<P> {
                         loop {
                             if let Some(s) = w.send.as_mut() {
                                 if s.end == 0 {
-                                    s.step(&clock, t0, rate)?;
+                                    s.step(&clock, t0)?;
                                     if s.end != 0 {
                                         done[dir_index(s.dir)].store(s.end, Ordering::Release);
                                     }
@@ -547,7 +689,7 @@ impl<P: Port> Tester<P> {
             reverse: None,
         };
         let mut sends: Vec<(Direction, u64, u64, u64)> = Vec::new();
-        let mut recvs: Vec<(Direction, DirectionReport, Vec<u64>)> = Vec::new();
+        let mut recvs: Vec<(Direction, DirectionReport, Vec<u64>, Option<PdvState>, Vec<u64>)> = Vec::new();
         for w in results {
             let w = w?;
             if let Some(s) = w.send {
@@ -555,7 +697,7 @@ impl<P: Port> Tester<P> {
             }
             if let Some(r) = w.recv {
                 if let Some(d) = r.dir {
-                    recvs.push((d, r.report, r.rx_ts));
+                    recvs.push((d, r.report, r.rx_ts, r.pdv, r.seen));
                 }
             }
         }
@@ -564,9 +706,8 @@ impl<P: Port> Tester<P> {
             let Some(&(_, sent, end, lag)) = sends.iter().find(|s| s.0 == d) else {
                 continue;
             };
-            let Some((_, mut dr, rx_ts)) = recvs.iter().find(|r| r.0 == d).cloned() else {
-                continue;
-            };
+            let Some(i) = recvs.iter().position(|r| r.0 == d) else { continue };
+            let (_, mut dr, rx_ts, pdv, seen) = recvs.swap_remove(i);
             dr.sent = sent;
             dr.lost = sent.saturating_sub(dr.received);
             dr.send_duration_s = clock.secs(end.saturating_sub(t0));
@@ -576,6 +717,21 @@ impl<P: Port> Tester<P> {
                 0.0
             };
             dr.max_lag_ns = clock.ns(lag);
+            if dr.lost > 0 {
+                dr.last_lost_s = last_missing(&seen, sent).map(|q| clock.secs(schedule.time_of(q)));
+            }
+            if let Some(p) = pdv {
+                let exact = p.delays.is_exact();
+                dr.pdv = Some(crate::report::PdvReport {
+                    pdv: crate::delay::PdvStats::of(&p.delays),
+                    ipdv: p.ipdv.stats(),
+                    timed: p.timed,
+                    late: p.late,
+                    relative_error: p.delays.relative_error(),
+                    exact,
+                    cdf: p.delays.cdf_points(200),
+                });
+            }
             if dr.send_duration_s > limit {
                 report.valid = false;
                 report.invalid_reasons.push(format!(
@@ -607,9 +763,57 @@ impl<P: Port> Tester<P> {
     }
 }
 
+/// The highest sequence number below `sent` whose bit is clear.
+fn last_missing(seen: &[u64], sent: u64) -> Option<u64> {
+    let words = sent.div_ceil(64) as usize;
+    for w in (0..words.min(seen.len())).rev() {
+        let valid = if w as u64 == sent / 64 {
+            (1u64 << (sent % 64)) - 1
+        } else {
+            u64::MAX
+        };
+        let missing = !seen[w] & valid;
+        if missing != 0 {
+            return Some(w as u64 * 64 + 63 - u64::from(missing.leading_zeros()));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn last_missing_finds_the_highest_hole() {
+        let mut seen = vec![u64::MAX; 4];
+        assert_eq!(last_missing(&seen, 256), None);
+        seen[1] &= !(1 << 5);
+        assert_eq!(last_missing(&seen, 256), Some(69));
+        // Bits at or above `sent` do not count.
+        let seen2 = vec![u64::MAX, 0b0111];
+        assert_eq!(last_missing(&seen2, 67), None);
+        assert_eq!(last_missing(&seen2, 68), Some(67));
+    }
+
+    #[test]
+    fn schedule_with_a_rate_change() {
+        let clock = Clock::fixed_hz(1_000_000_000);
+        let mut spec = TrialSpec::new(84, 1000, 10.0, 0);
+        let s = Schedule::new(&spec, &clock);
+        assert_eq!(s.time_of(1000), 1_000_000_000);
+        assert_eq!(s.due(0), 1);
+        assert_eq!(s.due(999_999_999), 1000);
+        spec.rate_change = Some(crate::spec::RateChange { at_s: 2.0, rate: 500 });
+        let s = Schedule::new(&spec, &clock);
+        assert_eq!(s.n1, 2000);
+        assert_eq!(s.time_of(1999), 1_999_000_000);
+        assert_eq!(s.time_of(2000), 2_000_000_000);
+        assert_eq!(s.time_of(2001), 2_002_000_000);
+        assert_eq!(s.due(2_000_000_000), 2001);
+        assert_eq!(s.due(2_003_999_999), 2002);
+        assert_eq!(spec.frames(), 2000 + 4000);
+    }
     use crate::spec::LatencySpec;
 
     #[test]

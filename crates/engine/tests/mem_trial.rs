@@ -166,3 +166,65 @@ fn latency_tags_are_measured_and_a_lost_tag_is_the_largest() {
     let b = r.reverse.unwrap();
     assert!(b.latency_ns.iter().all(|l| *l != u64::MAX));
 }
+
+#[test]
+fn pdv_times_every_received_frame_with_bounded_memory() {
+    let _g = serial();
+    let drop: HashSet<u64> = [first_trial_field(10)].into();
+    let mut t = tester(
+        setup(IpVersion::V4, true, true),
+        Impairment {
+            drop,
+            ..Default::default()
+        },
+        Impairment::default(),
+    );
+    let mut spec = TrialSpec::new(84, 5_000, 1.0, 50);
+    spec.pdv = Some(xlat_engine::PdvSpec {
+        frame_timeout_ms: 0,
+        exact: false,
+    });
+    let r = t.run_trial(&spec).unwrap();
+    for (name, d) in r.directions() {
+        let p = d.pdv.as_ref().unwrap_or_else(|| panic!("{name}: no PDV report"));
+        assert_eq!(p.timed, d.received, "{name}: every received frame is timed");
+        assert_eq!(p.late, 0);
+        assert!(!p.exact && p.relative_error > 0.0 && p.relative_error < 0.01);
+        let s = p.pdv.as_ref().expect("PDV statistics");
+        let json = serde_json::to_value(s).unwrap();
+        assert!(json.is_object(), "{json}");
+        assert!(p.ipdv.as_ref().expect("IPDV").pairs > 0);
+        assert!(!p.cdf.is_empty());
+    }
+    // The exact mode keeps every delay.
+    spec.pdv = Some(xlat_engine::PdvSpec {
+        frame_timeout_ms: 0,
+        exact: true,
+    });
+    let r = t.run_trial(&spec).unwrap();
+    assert!(r.forward.unwrap().pdv.unwrap().exact);
+}
+
+#[test]
+fn a_rate_change_paces_both_phases_and_the_last_loss_is_timed() {
+    let _g = serial();
+    // 2000 frames/s for 1 s, then 1000 frames/s for 1 s: frame 2100 is due at 1.1 s.
+    let drop: HashSet<u64> = [first_trial_field(500), first_trial_field(2100)].into();
+    let mut t = tester(
+        setup(IpVersion::V4, true, false),
+        Impairment {
+            drop,
+            ..Default::default()
+        },
+        Impairment::default(),
+    );
+    let mut spec = TrialSpec::new(84, 2_000, 2.0, 50);
+    spec.rate_change = Some(xlat_engine::RateChange { at_s: 1.0, rate: 1_000 });
+    let r = t.run_trial(&spec).unwrap();
+    let f = r.forward.unwrap();
+    assert_eq!(f.sent, 3_000);
+    assert_eq!(f.lost, 2);
+    let last = f.last_lost_s.expect("a loss was timed");
+    assert!((last - 1.1).abs() < 1e-6, "{last}");
+    assert!(f.send_duration_s > 1.99 && f.send_duration_s < 2.05, "{}", f.send_duration_s);
+}
