@@ -689,7 +689,7 @@ impl<P: Port> Tester<P> {
             reverse: None,
         };
         let mut sends: Vec<(Direction, u64, u64, u64)> = Vec::new();
-        let mut recvs: Vec<(Direction, DirectionReport, Vec<u64>, Option<PdvState>, Vec<u64>)> = Vec::new();
+        let mut recvs: Vec<Received> = Vec::new();
         for w in results {
             let w = w?;
             if let Some(s) = w.send {
@@ -697,7 +697,13 @@ impl<P: Port> Tester<P> {
             }
             if let Some(r) = w.recv {
                 if let Some(d) = r.dir {
-                    recvs.push((d, r.report, r.rx_ts, r.pdv, r.seen));
+                    recvs.push(Received {
+                        dir: d,
+                        report: r.report,
+                        rx_ts: r.rx_ts,
+                        pdv: r.pdv,
+                        seen: r.seen,
+                    });
                 }
             }
         }
@@ -706,8 +712,14 @@ impl<P: Port> Tester<P> {
             let Some(&(_, sent, end, lag)) = sends.iter().find(|s| s.0 == d) else {
                 continue;
             };
-            let Some(i) = recvs.iter().position(|r| r.0 == d) else { continue };
-            let (_, mut dr, rx_ts, pdv, seen) = recvs.swap_remove(i);
+            let Some(i) = recvs.iter().position(|r| r.dir == d) else { continue };
+            let Received {
+                report: mut dr,
+                rx_ts,
+                pdv,
+                seen,
+                ..
+            } = recvs.swap_remove(i);
             dr.sent = sent;
             dr.lost = sent.saturating_sub(dr.received);
             dr.send_duration_s = clock.secs(end.saturating_sub(t0));
@@ -761,6 +773,15 @@ impl<P: Port> Tester<P> {
         }
         Ok(report)
     }
+}
+
+/// What a receiver leaves when its trial ends.
+struct Received {
+    dir: Direction,
+    report: DirectionReport,
+    rx_ts: Vec<u64>,
+    pdv: Option<PdvState>,
+    seen: Vec<u64>,
 }
 
 /// The highest sequence number below `sent` whose bit is clear.
