@@ -12,6 +12,8 @@
 //! `afpacket` (PACKET_MMAP rings with PACKET_QDISC_BYPASS), `dpdk` (cargo feature `dpdk`).
 
 pub mod afpacket;
+#[cfg(feature = "dpdk")]
+pub mod dpdk;
 pub mod mem;
 
 use xlat_wire::MacAddr;

@@ -1,0 +1,245 @@
+/*
+ * xlat-io's DPDK shim: thin wrappers of DPDK 22.11's static inline functions and of the calls
+ * that take DPDK's large configuration structs, so that the Rust side declares by hand only
+ * small, stable signatures (no bindgen). Frames are written and read in Rust through data
+ * pointers the shim hands out; the shim touches the mbufs.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_eth_ring.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+#include <rte_cycles.h>
+
+_Static_assert(sizeof(struct rte_ether_addr) == 6, "rte_ether_addr size");
+_Static_assert(RTE_ETH_NAME_MAX_LEN == 64, "RTE_ETH_NAME_MAX_LEN changed: update src/dpdk/ffi.rs");
+
+/*
+ * The burst functions, one or two calls per burst. The Rust side never reads or writes an
+ * rte_mbuf itself: it gets data pointers and hands back lengths.
+ */
+
+/*
+ * Allocate n mbufs (all or none: returns 0 or -1), reset them as rte_pktmbuf_alloc_bulk does
+ * but with data_len = pkt_len = len_hint (the length the caller expects to write: while the
+ * mbuf header is being written anyway, this is free), and give the start of each one's data
+ * room in data[].
+ */
+int xlat_tx_alloc(struct rte_mempool *pool, struct rte_mbuf **pkts, uint8_t **data, unsigned int n, uint16_t len_hint)
+{
+	unsigned int i;
+
+	if (rte_mempool_get_bulk(pool, (void **)pkts, n) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		rte_pktmbuf_reset(m);
+		m->data_len = len_hint;
+		m->pkt_len = len_hint;
+		data[i] = rte_pktmbuf_mtod(m, uint8_t *);
+	}
+	return 0;
+}
+
+/*
+ * Give pkts[0..n) the lengths lens[0..n) (touching only those that differ from the len_hint
+ * they were allocated with), transmit them and free pkts[sent..total): those the driver did
+ * not take and those allocated but not filled. Returns sent.
+ */
+uint16_t xlat_tx_send(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, const uint16_t *lens, uint16_t n, uint16_t total, uint16_t len_hint)
+{
+	uint16_t i, sent = 0;
+
+	for (i = 0; i < n; i++) {
+		if (unlikely(lens[i] != len_hint)) {
+			pkts[i]->data_len = lens[i];
+			pkts[i]->pkt_len = lens[i];
+		}
+	}
+	if (n > 0)
+		sent = rte_eth_tx_burst(port, queue, pkts, n);
+	if (sent < total)
+		rte_pktmbuf_free_bulk(pkts + sent, total - sent);
+	return sent;
+}
+
+/*
+ * Receive up to n frames; data[i] and lens[i] give each one's first segment (frames up to the
+ * mbuf data room arrive in one segment). The caller frees them with rte_pktmbuf_free_bulk.
+ */
+uint16_t xlat_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, const uint8_t **data, uint16_t *lens, uint16_t n)
+{
+	uint16_t i, got = rte_eth_rx_burst(port, queue, pkts, n);
+
+	for (i = 0; i < got; i++) {
+		data[i] = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+		lens[i] = pkts[i]->data_len;
+	}
+	return got;
+}
+
+uint64_t xlat_rdtsc(void)
+{
+	return rte_rdtsc();
+}
+
+int xlat_errno(void)
+{
+	return rte_errno;
+}
+
+/*
+ * Make the calling thread an lcore, so that mempool operations use a per-lcore cache (a thread
+ * unknown to EAL takes every mbuf from the shared ring). Returns 1 when this call registered the
+ * thread (the caller unregisters it at thread exit), 0 when it already was an lcore, -1 when no
+ * lcore id is free (the thread then works uncached).
+ */
+int xlat_thread_attach(void)
+{
+	if (rte_lcore_id() != LCORE_ID_ANY)
+		return 0;
+	return rte_thread_register() == 0 ? 1 : -1;
+}
+
+void xlat_thread_detach(void)
+{
+	rte_thread_unregister();
+}
+
+/* What the Rust side needs from struct rte_eth_dev_info. */
+struct xlat_port_info {
+	uint16_t max_rx_queues;
+	uint16_t max_tx_queues;
+	uint32_t max_rx_pktlen;
+	char driver[64];
+};
+
+int xlat_port_info(uint16_t port, struct xlat_port_info *out)
+{
+	struct rte_eth_dev_info info;
+	int ret = rte_eth_dev_info_get(port, &info);
+	if (ret != 0)
+		return ret;
+	out->max_rx_queues = info.max_rx_queues;
+	out->max_tx_queues = info.max_tx_queues;
+	out->max_rx_pktlen = info.max_rx_pktlen;
+	snprintf(out->driver, sizeof(out->driver), "%s", info.driver_name ? info.driver_name : "?");
+	return 0;
+}
+
+/*
+ * rte_eth_dev_configure with a zeroed configuration (no RSS, no offloads), except: the MTU when
+ * `mtu` is not 0, and fast mbuf free on transmit where the device offers it (all our mbufs come
+ * from one pool and are never shared; testpmd enables it the same way).
+ */
+int xlat_port_configure(uint16_t port, uint16_t nb_rx, uint16_t nb_tx, uint32_t mtu)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	int ret;
+
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_info_get(port, &info);
+	if (ret != 0)
+		return ret;
+	if (mtu != 0)
+		conf.rxmode.mtu = mtu;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	return rte_eth_dev_configure(port, nb_rx, nb_tx, &conf);
+}
+
+int xlat_tx_queue_setup(uint16_t port, uint16_t queue, uint16_t nb_desc, unsigned int socket)
+{
+	struct rte_eth_dev_info info;
+	struct rte_eth_txconf txconf;
+	int ret = rte_eth_dev_info_get(port, &info);
+	if (ret != 0)
+		return ret;
+	txconf = info.default_txconf;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+		txconf.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	return rte_eth_tx_queue_setup(port, queue, nb_desc, socket, &txconf);
+}
+
+/* 1: link up, 0: down, negative: error. */
+int xlat_link_up(uint16_t port)
+{
+	struct rte_eth_link link;
+	int ret;
+
+	memset(&link, 0, sizeof(link));
+	ret = rte_eth_link_get_nowait(port, &link);
+	if (ret != 0)
+		return ret;
+	return link.link_status == RTE_ETH_LINK_UP ? 1 : 0;
+}
+
+/*
+ * Two ring ports joined back to back: what `a` transmits on either of its two transmit queues,
+ * `b` receives on its one receive queue, and vice versa. The rings are multi-producer, as both
+ * transmit queues of a port feed the same ring. Device names are "net_ring_<a>", "net_ring_<b>".
+ * Returns 0, or -1 with rte_errno set.
+ */
+int xlat_ring_pair(const char *a, const char *b, unsigned int ring_size)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *a2b, *b2a;
+	struct rte_ring *a_tx[2], *b_tx[2];
+
+	snprintf(name, sizeof(name), "xlat_%s_%s", a, b);
+	a2b = rte_ring_create(name, ring_size, (int)rte_socket_id(), RING_F_SC_DEQ);
+	if (a2b == NULL)
+		return -1;
+	snprintf(name, sizeof(name), "xlat_%s_%s", b, a);
+	b2a = rte_ring_create(name, ring_size, (int)rte_socket_id(), RING_F_SC_DEQ);
+	if (b2a == NULL) {
+		rte_ring_free(a2b);
+		return -1;
+	}
+	a_tx[0] = a_tx[1] = a2b;
+	b_tx[0] = b_tx[1] = b2a;
+	if (rte_eth_from_rings(a, &b2a, 1, a_tx, 2, rte_socket_id()) < 0)
+		return -1;
+	if (rte_eth_from_rings(b, &a2b, 1, b_tx, 2, rte_socket_id()) < 0)
+		return -1;
+	return 0;
+}
+
+unsigned int xlat_mempool_in_use(const struct rte_mempool *pool)
+{
+	return rte_mempool_in_use_count(pool);
+}
+
+/* The counters of rte_eth_stats that a tester reports. */
+struct xlat_port_stats {
+	uint64_t ipackets;
+	uint64_t opackets;
+	uint64_t imissed;
+	uint64_t ierrors;
+	uint64_t oerrors;
+	uint64_t rx_nombuf;
+};
+
+int xlat_port_stats(uint16_t port, struct xlat_port_stats *out)
+{
+	struct rte_eth_stats st;
+	int ret = rte_eth_stats_get(port, &st);
+	if (ret != 0)
+		return ret;
+	out->ipackets = st.ipackets;
+	out->opackets = st.opackets;
+	out->imissed = st.imissed;
+	out->ierrors = st.ierrors;
+	out->oerrors = st.oerrors;
+	out->rx_nombuf = st.rx_nombuf;
+	return 0;
+}

@@ -1,0 +1,239 @@
+//! The DPDK backend on virtual devices (`net_null`, `net_ring`), without hugepages or NICs.
+//! EAL can be initialised once per process: every case of this binary shares one
+//! initialisation (`eal()`) and uses devices of its own, as the cases run in parallel.
+#![cfg(feature = "dpdk")]
+
+use std::sync::OnceLock;
+use xlat_io::dpdk::{self, DpdkOptions, DpdkPort};
+use xlat_io::{Port, RxQueue, TxQueue};
+use xlat_wire::frame::{IpPair, TestFrame};
+use xlat_wire::{classify, MacAddr, Rx};
+
+const EAL_ARGS: &[&str] = &[
+    "--no-huge",
+    "-m",
+    "512",
+    "--no-pci",
+    "-l",
+    "0",
+    "--log-level=lib.eal:warning",
+    "--no-telemetry",
+    "--vdev",
+    "net_null0",
+    "--vdev",
+    "net_null1",
+    "--vdev",
+    "net_null2",
+    "--vdev",
+    "net_ring0",
+    "--vdev",
+    "net_ring1",
+];
+
+fn eal() {
+    static EAL: OnceLock<()> = OnceLock::new();
+    EAL.get_or_init(|| {
+        let args: Vec<String> = EAL_ARGS.iter().map(|s| s.to_string()).collect();
+        dpdk::eal_init(&args).expect("EAL init");
+    });
+}
+
+fn opts() -> DpdkOptions {
+    DpdkOptions {
+        rx_desc: 512,
+        tx_desc: 512,
+        ..DpdkOptions::default()
+    }
+}
+
+fn frame(seq: u64, size: usize, buf: &mut [u8]) -> usize {
+    TestFrame {
+        eth_dst: MacAddr([2, 0, 0, 0, 0, 2]),
+        eth_src: MacAddr([2, 0, 0, 0, 0, 1]),
+        ip: IpPair::V4 {
+            src: "198.18.0.2".parse().unwrap(),
+            dst: "198.19.0.2".parse().unwrap(),
+        },
+        sport: 0xc020,
+        dport: 7,
+        frame_size: size,
+        field: seq,
+    }
+    .write(buf)
+    .unwrap()
+    .len
+}
+
+/// Receive until `want` frames arrived or nothing more comes; returns the frames.
+fn recv(rx: &mut impl RxQueue, want: usize) -> Vec<Vec<u8>> {
+    let mut got = Vec::new();
+    let mut idle = 0;
+    while got.len() < want && idle < 1000 {
+        let n = rx.rx_burst(32, |f| got.push(f.to_vec())).unwrap();
+        idle = if n == 0 { idle + 1 } else { 0 };
+    }
+    got
+}
+
+#[test]
+fn null_accepts_full_bursts() {
+    eal();
+    let mut p = DpdkPort::open("net_null0", &opts()).unwrap();
+    assert!(p.link_up());
+    assert_eq!(p.name(), "dpdk:net_null0");
+    let mut q = p.queues().unwrap();
+    assert!(p.queues().is_err(), "queues may be opened once");
+    let mut total = 0;
+    for round in 0..1000u64 {
+        let sent = q.tx.tx_burst(32, |i, b| frame(round * 32 + i as u64, 64, b)).unwrap();
+        assert_eq!(sent, 32);
+        total += sent;
+    }
+    // A burst larger than the most one call handles is cut, not refused.
+    assert_eq!(q.tx.tx_burst(1000, |i, b| frame(i as u64, 64, b)).unwrap(), dpdk::MAX_TX_BURST);
+    total += dpdk::MAX_TX_BURST;
+    assert_eq!(q.ctl.tx_burst(3, |i, b| frame(i as u64, 64, b)).unwrap(), 3);
+    total += 3;
+    assert_eq!(p.stats().unwrap().opackets, total as u64);
+    // The mbufs all went back to the pool: many more bursts than the pool has mbufs work.
+    assert!(1000 * 32 > p.mempool_mbufs() as usize);
+}
+
+#[test]
+fn ring_loops_back_frames_intact() {
+    eal();
+    // A net_ring vdev without arguments uses one ring per queue index for both directions:
+    // what queue 0 transmits, queue 0 receives.
+    let mut p = DpdkPort::open("net_ring0", &opts()).unwrap();
+    let mut q = p.queues().unwrap();
+    let mut expect = Vec::new();
+    let sent =
+        q.tx.tx_burst(20, |i, b| {
+            let len = frame(i as u64, 64 + i * 50, b);
+            expect.push(b[..len].to_vec());
+            len
+        })
+        .unwrap();
+    assert_eq!(sent, 20);
+    let got = recv(&mut q.rx, 20);
+    assert_eq!(got, expect);
+    for (i, f) in got.iter().enumerate() {
+        assert!(matches!(classify(f), Rx::Test { field, .. } if field == i as u64));
+    }
+}
+
+#[test]
+fn ring_pair_carries_both_ways_and_control() {
+    eal();
+    let (a, b) = dpdk::ring_pair("ta", "tb", 1024).unwrap();
+    let mut pa = DpdkPort::open(&a, &opts()).unwrap();
+    let mut pb = DpdkPort::open(&b, &opts()).unwrap();
+    let mut qa = pa.queues().unwrap();
+    let mut qb = pb.queues().unwrap();
+    assert_eq!(qa.tx.tx_burst(32, |i, buf| frame(i as u64, 84, buf)).unwrap(), 32);
+    assert_eq!(qa.ctl.tx_burst(1, |_, buf| frame(1000, 64, buf)).unwrap(), 1);
+    let got = recv(&mut qb.rx, 33);
+    let fields: Vec<u64> = got
+        .iter()
+        .map(|f| match classify(f) {
+            Rx::Test { field, .. } => field,
+            other => panic!("not a test frame: {other:?}"),
+        })
+        .collect();
+    assert_eq!(fields, (0..32).chain([1000]).collect::<Vec<_>>());
+    assert_eq!(got[0].len(), 80);
+    assert!(recv(&mut qa.rx, 1).is_empty(), "nothing comes back to the sender");
+    assert_eq!(qb.tx.tx_burst(5, |i, buf| frame(i as u64, 64, buf)).unwrap(), 5);
+    assert_eq!(recv(&mut qa.rx, 5).len(), 5);
+}
+
+#[test]
+fn a_full_ring_accepts_part_of_a_burst() {
+    eal();
+    let (a, b) = dpdk::ring_pair("fa", "fb", 64).unwrap();
+    let mut pa = DpdkPort::open(&a, &opts()).unwrap();
+    let _pb = DpdkPort::open(&b, &opts()).unwrap();
+    let mut qa = pa.queues().unwrap();
+    // The ring holds 63 frames: the second burst of 40 gets 23 in, and fill saw all 40.
+    assert_eq!(qa.tx.tx_burst(40, |i, buf| frame(i as u64, 64, buf)).unwrap(), 40);
+    let mut filled = 0;
+    assert_eq!(
+        qa.tx
+            .tx_burst(40, |i, buf| {
+                filled += 1;
+                frame(i as u64, 64, buf)
+            })
+            .unwrap(),
+        23
+    );
+    assert_eq!(filled, 40);
+    assert_eq!(qa.tx.tx_burst(40, |i, buf| frame(i as u64, 64, buf)).unwrap(), 0);
+}
+
+#[test]
+fn fill_returning_zero_ends_the_burst() {
+    eal();
+    let mut p = DpdkPort::open("net_ring1", &opts()).unwrap();
+    let mut q = p.queues().unwrap();
+    let mut calls = 0;
+    let sent =
+        q.tx.tx_burst(32, |i, b| {
+            calls += 1;
+            if i < 5 {
+                frame(i as u64, 64, b)
+            } else {
+                0
+            }
+        })
+        .unwrap();
+    assert_eq!((sent, calls), (5, 6));
+    assert_eq!(q.tx.tx_burst(32, |_, _| 0).unwrap(), 0);
+    // A length beyond the buffer ends the burst too.
+    assert_eq!(
+        q.tx.tx_burst(32, |i, b| if i < 2 { frame(i as u64, 64, b) } else { b.len() + 1 })
+            .unwrap(),
+        2
+    );
+    assert_eq!(recv(&mut q.rx, 7).len(), 7);
+}
+
+#[test]
+fn unknown_devices_and_double_opens_are_clear_errors() {
+    eal();
+    let e = DpdkPort::open("net_nosuch0", &opts()).err().expect("unknown device");
+    let msg = e.to_string();
+    assert!(msg.contains("\"net_nosuch0\" not found") && msg.contains("net_null0"), "{msg}");
+    let e = DpdkPort::open("31", &opts()).err().expect("unknown port id").to_string();
+    assert!(e.contains("port 31 does not exist"), "{e}");
+    let _p = DpdkPort::open("net_null1", &opts()).unwrap();
+    let e = DpdkPort::open("net_null1", &opts()).err().expect("second open").to_string();
+    assert!(e.contains("already open"), "{e}");
+}
+
+#[test]
+fn eal_init_is_once_per_process() {
+    eal();
+    let same: Vec<String> = EAL_ARGS.iter().map(|s| s.to_string()).collect();
+    dpdk::eal_init(&same).unwrap();
+    let e = dpdk::eal_init(&["--no-pci".to_string()]).unwrap_err().to_string();
+    assert!(e.contains("already initialised"), "{e}");
+}
+
+#[test]
+fn queues_move_to_other_threads_and_keep_the_device_open() {
+    eal();
+    let mut p = DpdkPort::open("net_null2", &opts()).unwrap();
+    let q = p.queues().unwrap();
+    drop(p);
+    let mut tx = q.tx;
+    let sent = std::thread::spawn(move || {
+        let mut total = 0;
+        for _ in 0..100 {
+            total += tx.tx_burst(32, |i, b| frame(i as u64, 64, b)).unwrap();
+        }
+        total
+    })
+    .join()
+    .unwrap();
+    assert_eq!(sent, 3200);
+}
