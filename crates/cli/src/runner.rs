@@ -1,7 +1,7 @@
 //! Opening the configured backend and running trials on it, behind one object-safe trait so
 //! the rest of the CLI does not care which backend it is.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::time::Duration;
 use xlat_config::{Backend, TestConfig};
 use xlat_engine::{CpuPlan, Tester, TrialReport, TrialSpec};
@@ -12,11 +12,17 @@ pub trait Runner {
     fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport>;
     /// "left-port -> right-port" and the DUT MACs, for the human header.
     fn describe(&self) -> String;
+    /// Choose the active directions of the next trials.
+    fn set_directions(&mut self, forward: bool, reverse: bool);
 }
 
 impl<P: Port> Runner for Tester<P> {
     fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
         Ok(Tester::run_trial(self, spec)?)
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) {
+        Tester::set_directions(self, forward, reverse)
     }
 
     fn describe(&self) -> String {
@@ -89,5 +95,5 @@ fn open_dpdk(cfg: &TestConfig) -> Result<Box<dyn Runner>> {
 
 #[cfg(not(feature = "dpdk"))]
 fn open_dpdk(_cfg: &TestConfig) -> Result<Box<dyn Runner>> {
-    bail!("{}", xlat_io::IoError::Absent("dpdk"))
+    anyhow::bail!("{}", xlat_io::IoError::Absent("dpdk"))
 }

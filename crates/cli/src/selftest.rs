@@ -47,11 +47,8 @@ pub struct SelftestResult {
     pub check: xlat_engine::TrialReport,
 }
 
-fn search(cfg: &TestConfig, fwd: bool, rev: bool, a: &SelftestArgs, frame_size: usize, error: u64) -> Result<(u64, Option<xlat_engine::TrialReport>)> {
-    let mut c = cfg.clone();
-    c.setup.forward = fwd;
-    c.setup.reverse = rev;
-    let mut r = BenchRunner(runner::open(&c)?);
+fn search(r: &mut BenchRunner, fwd: bool, rev: bool, a: &SelftestArgs, frame_size: usize, error: u64) -> Result<(u64, Option<xlat_engine::TrialReport>)> {
+    r.0.set_directions(fwd, rev);
     let mut tc = ThroughputConfig::new(frame_size, a.max_rate, error);
     tc.trial = TrialSpec::new(frame_size, a.max_rate, a.duration, a.timeout);
     tc.method = SearchMethod::Accelerated { initial_s: (a.duration / 10.0).max(0.5), phases: 3 };
@@ -61,7 +58,7 @@ fn search(cfg: &TestConfig, fwd: bool, rev: bool, a: &SelftestArgs, frame_size: 
         _ => "reverse",
     };
     eprintln!("selftest {name}: searching up to {} frames/s ...", a.max_rate);
-    let res = throughput(&mut r, &tc, &mut NoProgress)?;
+    let res = throughput(r, &tc, &mut NoProgress)?;
     eprintln!("selftest {name}: {} frames/s ({} trials, {:.0} trial-seconds)", res.throughput, res.trials.len(), res.trial_seconds);
     let check = if fwd && rev && res.throughput > 0 { Some(r.0.run_trial(&TrialSpec::new(frame_size, res.throughput, a.duration, a.timeout))?) } else { None };
     Ok((res.throughput, check))
@@ -73,9 +70,13 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
     cfg.tester.loopback = true;
     let frame_size = a.frame_size.unwrap_or(cfg.trial.frame_size);
     let error = a.error.unwrap_or((a.max_rate / 100).max(1));
-    let (forward, _) = search(&cfg, true, false, a, frame_size, error)?;
-    let (reverse, _) = search(&cfg, false, true, a, frame_size, error)?;
-    let (bidirectional, check) = search(&cfg, true, true, a, frame_size, error)?;
+    // Open the ports once: DPDK devices cannot be opened twice in one process.
+    cfg.setup.forward = true;
+    cfg.setup.reverse = true;
+    let mut r = BenchRunner(runner::open(&cfg)?);
+    let (forward, _) = search(&mut r, true, false, a, frame_size, error)?;
+    let (reverse, _) = search(&mut r, false, true, a, frame_size, error)?;
+    let (bidirectional, check) = search(&mut r, true, true, a, frame_size, error)?;
     let res = SelftestResult { frame_size, max_rate: a.max_rate, error, forward, reverse, bidirectional, check: check.unwrap_or_default() };
     if a.json {
         println!("{}", serde_json::to_string(&res)?);

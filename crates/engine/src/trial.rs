@@ -372,6 +372,13 @@ impl<P: Port> Tester<P> {
         &self.setup
     }
 
+    /// Choose the active directions for the next trials (e.g. the self-test's forward-only,
+    /// reverse-only and bidirectional searches on the same open ports).
+    pub fn set_directions(&mut self, forward: bool, reverse: bool) {
+        self.setup.forward = forward;
+        self.setup.reverse = reverse;
+    }
+
     pub fn clock(&self) -> &Clock {
         &self.clock
     }

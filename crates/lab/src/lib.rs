@@ -2,8 +2,8 @@
 //!
 //! ```text
 //!   namespace xlat-tester                          namespace xlat-dut
-//!   xlat-tl (left port)  ───── veth ─────  xlat-dl 198.18.0.1/24, 2001:2::1/64
-//!   xlat-tr (right port) ───── veth ─────  xlat-dr 198.19.0.1/24, 2001:2:0:8000::1/64
+//!   xlat-tl (left port)  ───── veth ─────  xlat-dl 198.18.0.1/16, 2001:2::1/64
+//!   xlat-tr (right port) ───── veth ─────  xlat-dr 198.19.0.1/16, 2001:2:0:8000::1/64
 //!   tester addresses: 198.18.0.2, 198.19.0.2, 2001:2::2, 2001:2:0:8000::2
 //! ```
 //!

@@ -27,10 +27,10 @@ pub const LINK_NAMES: [&str; 5] = [LEFT_PORT, RIGHT_PORT, DUT_LEFT, DUT_RIGHT, T
 pub const NAMESPACES: [&str; 2] = [TESTER_NS, DUT_NS];
 
 /// DUT left addresses (with prefix length).
-pub const DUT_LEFT_IPV4: &str = "198.18.0.1/24";
+pub const DUT_LEFT_IPV4: &str = "198.18.0.1/16";
 pub const DUT_LEFT_IPV6: &str = "2001:2::1/64";
 /// DUT right addresses (with prefix length).
-pub const DUT_RIGHT_IPV4: &str = "198.19.0.1/24";
+pub const DUT_RIGHT_IPV4: &str = "198.19.0.1/16";
 pub const DUT_RIGHT_IPV6: &str = "2001:2:0:8000::1/64";
 /// Tester addresses (answered by the tester's own ARP/NDP; the DUT has no static neighbours).
 pub const TESTER_LEFT_IPV4: &str = "198.18.0.2";

@@ -1,0 +1,88 @@
+//! The dpdk backend end to end: the self-test on a net_ring loopback pair, and the same trial
+//! through the lab's router4 DUT on net_af_packet vdevs and on the afpacket backend.
+#![cfg(feature = "dpdk")]
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn run(cmd: &mut Command) -> String {
+    let o: Output = cmd.output().expect("run");
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{cmd:?} failed:\n{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn xlatperf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_xlatperf"))
+}
+
+fn json_line(out: &str) -> Value {
+    let line = out.lines().rev().find(|l| l.starts_with('{')).unwrap_or_else(|| panic!("no JSON in {out}"));
+    serde_json::from_str(line).unwrap()
+}
+
+#[test]
+fn net_ring_self_test_is_valid_and_lossless_both_ways() {
+    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
+    let out = run(xlatperf().args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "500000", "--json"]));
+    let v = json_line(&out);
+    for k in ["forward", "reverse", "bidirectional"] {
+        assert!(v[k].as_u64().unwrap() > 0, "{k}: {v}");
+    }
+    let check = &v["check"];
+    assert_eq!(check["valid"], Value::Bool(true), "{v}");
+    for d in ["forward", "reverse"] {
+        assert_eq!(check[d]["sent"], check[d]["received"], "{d}: {v}");
+        assert_eq!(check[d]["lost"], 0, "{d}: {v}");
+    }
+}
+
+struct Lab;
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = xlatperf().args(["lab", "down"]).output();
+    }
+}
+
+#[test]
+fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let out = run(xlatperf().args(["lab", "up", "router4", "--replace"]));
+    let _lab = Lab;
+    let conf = out.lines().last().unwrap().trim().to_string();
+    let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json"];
+    let afp = json_line(&run(xlatperf().args(trial).args(["-c", &conf])));
+    // The DPDK process runs inside the tester namespace, where its net_af_packet vdevs open
+    // the same veth ends.
+    let eal = r#"["--no-huge","-m","512","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs=2","--vdev","net_af_packet1,iface=xlat-tr,qpairs=2"]"#;
+    let dpdk = json_line(&run(Command::new("ip").args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")]).args(trial).args([
+        "-c",
+        &conf,
+        "--set",
+        "tester.backend=dpdk",
+        "--set",
+        "tester.left_port=net_af_packet0",
+        "--set",
+        "tester.right_port=net_af_packet1",
+        "--set",
+        &format!("tester.eal_args={eal}"),
+    ])));
+    for v in [&afp, &dpdk] {
+        assert_eq!(v["valid"], Value::Bool(true), "{v}");
+    }
+    for d in ["forward", "reverse"] {
+        for k in ["sent", "received", "lost", "duplicates"] {
+            assert_eq!(afp[d][k], dpdk[d][k], "{d}.{k}: afpacket {afp} dpdk {dpdk}");
+        }
+        assert_eq!(dpdk[d]["lost"], 0, "{dpdk}");
+    }
+}

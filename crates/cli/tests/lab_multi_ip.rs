@@ -1,0 +1,89 @@
+//! Lab tests of multiple IP addresses per side (seeds/000 section 6.2): 1000 pseudorandom
+//! addresses on each side through a Linux router, with no static neighbour entries in the DUT:
+//! the tester announces and answers for every address itself.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn xlatperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xlatperf")).args(args).output().expect("run xlatperf")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = xlatperf(args);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "xlatperf {args:?} failed:\n{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+struct Lab;
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = xlatperf(&["lab", "down"]);
+    }
+}
+
+/// Neighbour entries of the DUT on `dev`: (address, state).
+fn neighbours(dev: &str) -> Vec<(String, String)> {
+    let o = Command::new("ip").args(["-n", "xlat-dut", "neigh", "show", "dev", dev]).output().expect("ip neigh");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            Some((w.first()?.to_string(), w.last()?.to_string()))
+        })
+        .collect()
+}
+
+fn thousand_addresses(topology: &str, offset_key: &str, offset: &str) {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    // One lab at a time in this binary: the two tests share fixed namespace names.
+    static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _g = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let out = ok(&["lab", "up", topology, "--replace"]);
+    let _lab = Lab;
+    let conf = out.lines().last().unwrap().trim().to_string();
+    let mut args: Vec<String> = ["trial", "-c", &conf, "--rate", "5000", "--duration", "4", "--timeout", "1000", "--json"].iter().map(|s| s.to_string()).collect();
+    for side in ["left", "right"] {
+        for (k, v) in [("variation", "pseudorandom"), ("min", "2"), ("max", "1001"), (offset_key, offset)] {
+            args.push("--set".into());
+            args.push(format!("{side}.ip_variation.{k}={v}"));
+        }
+    }
+    let argv: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let mut v: Value = serde_json::from_str(ok(&argv).trim()).unwrap();
+    if v["valid"] != Value::Bool(true) {
+        eprintln!("invalid trial on a busy machine, again: {}", v["invalid_reasons"]);
+        v = serde_json::from_str(ok(&argv).trim()).unwrap();
+    }
+    assert_eq!(v["valid"], Value::Bool(true), "{v}");
+    for dir in ["forward", "reverse"] {
+        assert_eq!(v[dir]["sent"], 20_000, "{v}");
+        assert_eq!(v[dir]["lost"], 0, "{dir}: {v}");
+    }
+    for dev in ["xlat-dl", "xlat-dr"] {
+        let n = neighbours(dev);
+        assert!(n.iter().all(|(_, st)| st != "PERMANENT"), "{dev}: static entries {n:?}");
+        let learnt = n.iter().filter(|(_, st)| st != "FAILED" && st != "INCOMPLETE").count();
+        assert!(learnt >= 1000, "{dev}: the DUT knows only {learnt} tester addresses");
+    }
+}
+
+#[test]
+fn router4_with_1000_addresses_per_side_needs_no_static_entries() {
+    thousand_addresses("router4", "ipv4_offset", "2");
+}
+
+#[test]
+fn router6_with_1000_addresses_per_side_needs_no_static_entries() {
+    thousand_addresses("router6", "ipv6_offset", "14");
+}
