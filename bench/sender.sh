@@ -17,9 +17,9 @@
 #   OURS_CMD                               our sender; it gets `--set ip=4|6 --set size=64|84
 #                                          --set seconds=S --set core=C --set port=net_null0`, then
 #                                          the script's own --set arguments, and must print a line
-#                                          `tx_fps=<frames/s>` (or set OURS_PARSE). Default: the
-#                                          backend benchmark crates/io/examples/dpdk_txrate.rs,
-#                                          built here if missing.
+#                                          `tx_fps=<frames/s>` (or set OURS_PARSE). Default:
+#                                          bench/xlatperf_sender.sh, xlatperf's own sender
+#                                          (XLATPERF=path of the binary, default target/release).
 #   OURS_PARSE                             a filter from OURS_CMD's stdout to frames/s
 #   TESTPMD=dpdk-testpmd                   Debian 12: `apt-get install dpdk-dev`
 #
@@ -44,7 +44,7 @@ TESTPMD=${TESTPMD:-dpdk-testpmd}
 OURS_PARSE=${OURS_PARSE:-"sed -n 's/^tx_fps=//p'"}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-DEFAULT_OURS=$TARGET/release/examples/dpdk_txrate
+DEFAULT_OURS=$ROOT/bench/xlatperf_sender.sh
 OURS_CMD=${OURS_CMD:-$DEFAULT_OURS}
 
 SETS=()
@@ -58,8 +58,8 @@ while [ $# -gt 0 ]; do
 done
 
 command -v "$TESTPMD" > /dev/null || { echo "$TESTPMD not found: apt-get install dpdk-dev" >&2; exit 1; }
-if [ "$OURS_CMD" = "$DEFAULT_OURS" ] && [ ! -x "$DEFAULT_OURS" ]; then
-    (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET cargo build --release -q -p xlat-io --features dpdk --example dpdk_txrate)
+if [ "$OURS_CMD" = "$DEFAULT_OURS" ] && [ ! -x "${XLATPERF:-$ROOT/target/release/xlatperf}" ]; then
+    (cd "$ROOT" && cargo build --release -q -p xlatperf --features dpdk)
 fi
 
 load=$(cut -d' ' -f1 /proc/loadavg)

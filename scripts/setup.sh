@@ -10,7 +10,7 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
-PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk ethtool procps)
+PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk dpdk-dev ethtool procps)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

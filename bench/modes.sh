@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Sender efficiency in the traffic modes of seeds/000 Tables 4-5 against testpmd txonly (burst
+# 32) on the same net_null vdev and core, in one run: fixed frames, RFC 4814 pseudorandom ports,
+# pseudorandom IP addresses (16 bits per side), both. One line per mode and IP version:
+#   <mode> <ip version> <xlatperf frames/s> <testpmd frames/s> <ratio>
+# Environment as bench/sender.sh (REPS, DURATION, CORE, XLATPERF). Extra arguments: MODES to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+P="--set traffic.forward_ports.sport.variation=pseudorandom --set traffic.forward_ports.dport.variation=pseudorandom"
+I="--set left.ip_variation.variation=pseudorandom --set right.ip_variation.variation=pseudorandom"
+for mode in "${@:-fixed ports ips both}"; do
+    for m in $mode; do
+        case $m in
+            fixed) sets="" ;;
+            ports) sets=$P ;;
+            ips) sets=$I ;;
+            both) sets="$P $I" ;;
+            *) echo "unknown mode $m (fixed ports ips both)" >&2; exit 2 ;;
+        esac
+        # shellcheck disable=SC2086
+        WHAT=$m bench/sender.sh $sets
+    done
+done

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# OURS_CMD for bench/sender.sh: xlatperf's own sender (`xlatperf bench-sender`, the trial's hot
+# path unpaced) on a DPDK net_null vdev. Takes bench/sender.sh's `--set ip=4|6 --set size=N
+# --set seconds=S --set core=C --set port=net_null0`; every other --set KEY=VALUE goes to
+# xlatperf as a configuration override (e.g. --set traffic.forward_ports.sport.variation=pseudorandom).
+# Prints `tx_fps=<frames/s>`.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+X=${XLATPERF:-$ROOT/target/release/xlatperf}
+ip=4; size=64; seconds=5; core=1; port=net_null0; pass=()
+while [ $# -gt 0 ]; do
+    [ "$1" = --set ] && [ $# -ge 2 ] || { echo "usage: --set KEY=VALUE ..." >&2; exit 2; }
+    case $2 in
+        ip=*) ip=${2#ip=} ;;
+        size=*) size=${2#size=} ;;
+        seconds=*) seconds=${2#seconds=} ;;
+        core=*) core=${2#core=} ;;
+        port=*) port=${2#port=} ;;
+        *) pass+=(--set "$2") ;;
+    esac
+    shift 2
+done
+# siitperf's size parameter is the IPv6 frame size; IPv4 frames are 20 bytes shorter.
+fs=$size; [ "$ip" = 4 ] && fs=$((size + 20))
+conf=$(mktemp --suffix .toml); trap 'rm -f "$conf"' EXIT
+cat > "$conf" <<TOML
+[tester]
+backend = "dpdk"
+left_port = "$port"
+right_port = "$port"
+eal_args = ["--no-huge", "-m", "1024", "--no-pci", "--no-shconf", "--vdev", "$port", "-l", "$core"]
+loopback = true
+[left]
+ip_version = $ip
+ipv4_real = "198.18.0.2"
+ipv6_real = "2001:2::2"
+[right]
+ip_version = $ip
+ipv4_real = "198.19.0.2"
+ipv6_real = "2001:2:0:8000::2"
+[traffic]
+reverse = false
+seed = 1
+TOML
+out=$("$X" bench-sender -c "$conf" --seconds "$seconds" --frame-size "$fs" --core "$core" ${pass[@]+"${pass[@]}"} 2>/dev/null)
+echo "tx_fps=$(printf '%s\n' "$out" | awk '/sender frames\/s/ {print $3}')"
