@@ -30,12 +30,17 @@ const EAL_ARGS: &[&str] = &[
     "net_ring1",
 ];
 
-fn eal() {
+/// Start EAL once, and run the tests one at a time: they open and close devices of the one
+/// process-wide EAL, and a device list read by one test must not change under it.
+fn eal() -> std::sync::MutexGuard<'static, ()> {
     static EAL: OnceLock<()> = OnceLock::new();
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     EAL.get_or_init(|| {
         let args: Vec<String> = EAL_ARGS.iter().map(|s| s.to_string()).collect();
         dpdk::eal_init(&args).expect("EAL init");
     });
+    g
 }
 
 fn opts() -> DpdkOptions {
@@ -77,7 +82,7 @@ fn recv(rx: &mut impl RxQueue, want: usize) -> Vec<Vec<u8>> {
 
 #[test]
 fn null_accepts_full_bursts() {
-    eal();
+    let _serial = eal();
     let mut p = DpdkPort::open("net_null0", &opts()).unwrap();
     assert!(p.link_up());
     assert_eq!(p.name(), "dpdk:net_null0");
@@ -101,7 +106,7 @@ fn null_accepts_full_bursts() {
 
 #[test]
 fn ring_loops_back_frames_intact() {
-    eal();
+    let _serial = eal();
     // A net_ring vdev without arguments uses one ring per queue index for both directions:
     // what queue 0 transmits, queue 0 receives.
     let mut p = DpdkPort::open("net_ring0", &opts()).unwrap();
@@ -124,7 +129,7 @@ fn ring_loops_back_frames_intact() {
 
 #[test]
 fn ring_pair_carries_both_ways_and_control() {
-    eal();
+    let _serial = eal();
     let (a, b) = dpdk::ring_pair("ta", "tb", 1024).unwrap();
     let mut pa = DpdkPort::open(&a, &opts()).unwrap();
     let mut pb = DpdkPort::open(&b, &opts()).unwrap();
@@ -149,7 +154,7 @@ fn ring_pair_carries_both_ways_and_control() {
 
 #[test]
 fn a_full_ring_accepts_part_of_a_burst() {
-    eal();
+    let _serial = eal();
     let (a, b) = dpdk::ring_pair("fa", "fb", 64).unwrap();
     let mut pa = DpdkPort::open(&a, &opts()).unwrap();
     let _pb = DpdkPort::open(&b, &opts()).unwrap();
@@ -172,7 +177,7 @@ fn a_full_ring_accepts_part_of_a_burst() {
 
 #[test]
 fn fill_returning_zero_ends_the_burst() {
-    eal();
+    let _serial = eal();
     let mut p = DpdkPort::open("net_ring1", &opts()).unwrap();
     let mut q = p.queues().unwrap();
     let mut calls = 0;
@@ -199,7 +204,7 @@ fn fill_returning_zero_ends_the_burst() {
 
 #[test]
 fn unknown_devices_and_double_opens_are_clear_errors() {
-    eal();
+    let _serial = eal();
     let e = DpdkPort::open("net_nosuch0", &opts()).err().expect("unknown device");
     let msg = e.to_string();
     // The message lists the ports there are (which ones depends on the other tests' timing).
@@ -213,7 +218,7 @@ fn unknown_devices_and_double_opens_are_clear_errors() {
 
 #[test]
 fn eal_init_is_once_per_process() {
-    eal();
+    let _serial = eal();
     let same: Vec<String> = EAL_ARGS.iter().map(|s| s.to_string()).collect();
     dpdk::eal_init(&same).unwrap();
     let e = dpdk::eal_init(&["--no-pci".to_string()]).unwrap_err().to_string();
@@ -222,7 +227,7 @@ fn eal_init_is_once_per_process() {
 
 #[test]
 fn queues_move_to_other_threads_and_keep_the_device_open() {
-    eal();
+    let _serial = eal();
     let mut p = DpdkPort::open("net_null2", &opts()).unwrap();
     let q = p.queues().unwrap();
     drop(p);
