@@ -9,11 +9,15 @@ use xlat_io::dpdk::{self, DpdkOptions, DpdkPort};
 fn options(cfg: &TestConfig) -> DpdkOptions {
     // Room for the longest frame this configuration may send (IPv6 size, no FCS).
     let max = cfg.trial.frame_size.saturating_sub(xlat_wire::FCS_LEN).max(1514);
-    DpdkOptions { max_frame_len: max, ..Default::default() }
+    DpdkOptions {
+        max_frame_len: max,
+        ..Default::default()
+    }
 }
 
 fn init(cfg: &TestConfig) -> Result<()> {
-    dpdk::eal_init(&cfg.tester.eal_args).with_context(|| format!("starting DPDK with EAL arguments {:?} (tester.eal_args)", cfg.tester.eal_args))
+    dpdk::eal_init(&cfg.tester.eal_args)
+        .with_context(|| format!("starting DPDK with EAL arguments {:?} (tester.eal_args)", cfg.tester.eal_args))
 }
 
 /// Open one port by id or device name.

@@ -1,12 +1,22 @@
 //! xlatperf: the command line.
 
+mod args;
+mod demo;
+#[cfg(feature = "dpdk")]
+mod dpdk_glue;
+mod interrupt;
 mod output;
+mod pdv;
+mod procedures;
+mod progress;
 mod runner;
 mod selftest;
 mod sender_bench;
+mod siitperf;
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Parser, Subcommand};
+use args::ConfigArgs;
+use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use xlat_engine::TrialSpec;
 
@@ -19,17 +29,6 @@ use xlat_engine::TrialSpec;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-}
-
-#[derive(Args, Clone)]
-struct ConfigArgs {
-    /// Test description: a TOML file or a siitperf.conf.
-    #[arg(short = 'c', long = "config")]
-    config: PathBuf,
-    /// Override a configuration key, by TOML path (traffic.reverse=false) or siitperf.conf name
-    /// (IP-L-var=3). Repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -87,10 +86,41 @@ enum Cmd {
         #[arg(long)]
         core: Option<usize>,
     },
+    /// Throughput: the highest rate without loss, by binary search (RFC 2544 26.1, RFC 8219 7.1).
+    Throughput(procedures::ThroughputArgs),
+    /// Frame loss rate from the maximum rate down in steps of at most 10% (RFC 2544 26.3).
+    #[command(name = "frame-loss")]
+    FrameLoss(procedures::FrameLossArgs),
+    /// Latency: typical (median) and worst-case (99.9th percentile) of tagged frames (RFC 8219 7.2).
+    Latency(procedures::LatencyArgs),
+    /// Packet delay variation and inter-packet delay variation (RFC 8219 7.3.1, 7.3.2).
+    Pdv(procedures::PdvArgs),
+    /// Back-to-back frames: the longest burst at line rate without loss (RFC 2544 26.4, RFC 9004).
+    #[command(name = "b2b", visible_alias = "back-to-back")]
+    B2b(procedures::B2bArgs),
+    /// System recovery: overload at 110% of the throughput, then 50%; time to recover (RFC 2544 26.5).
+    Recovery(procedures::RecoveryArgs),
+    /// A complete measurement in a couple of minutes: lab up, throughput, latency, lab down.
+    Demo(demo::DemoArgs),
     /// siitperf-tp's command line: reads ./siitperf.conf and prints siitperf's output lines.
     #[command(name = "siitperf-tp")]
     SiitperfTp {
         /// <IPv6 size> <rate> <duration> <global timeout> <n> <m> [<N> <M> <R> <T> <D>]
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// siitperf-lat's command line: a trial with latency tags; prints TL and WCL lines.
+    #[command(name = "siitperf-lat")]
+    SiitperfLat {
+        /// <IPv6 size> <rate> <duration> <global timeout> <n> <m> [<N> <M> <R> <T> <D>] <delay> <timestamps>
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// siitperf-pdv's command line: a trial with per-frame delays; prints PDV lines (frame
+    /// timeout 0) or counts late frames as lost (frame timeout > 0).
+    #[command(name = "siitperf-pdv")]
+    SiitperfPdv {
+        /// <IPv6 size> <rate> <duration> <global timeout> <n> <m> [<N> <M> <R> <T> <D>] <frame timeout>
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -171,10 +201,7 @@ fn lab(cmd: &LabCmd) -> Result<()> {
     match cmd {
         LabCmd::Up { topology, replace } => {
             let t: xlat_lab::Topology = topology.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-            let info = xlat_lab::up(
-                t,
-                &xlat_lab::UpOptions { replace: *replace },
-            )?;
+            let info = xlat_lab::up(t, &xlat_lab::UpOptions { replace: *replace })?;
             eprintln!(
                 "lab {} is up: tester ports {} and {} in namespace {}, DUT in {}",
                 info.topology, info.left_port, info.right_port, info.tester_ns, info.dut_ns
@@ -190,60 +217,12 @@ fn lab(cmd: &LabCmd) -> Result<()> {
     Ok(())
 }
 
-/// siitperf-tp <IPv6 size> <rate> <duration> <global timeout> <n> <m> [<N> <M> <R> <T> <D>]
-fn siitperf_tp(args: &[String]) -> Result<()> {
-    let num = |i: usize, name: &str, lo: u64, hi: u64| -> Result<u64> {
-        let s = args.get(i).with_context(|| format!("Input Error: missing <{name}>"))?;
-        let v: u64 = s
-            .parse()
-            .ok()
-            .with_context(|| format!("Input Error: <{name}> '{s}' is not a whole number"))?;
-        if v < lo || v > hi {
-            bail!("Input Error: <{name}> {v} is out of range {lo}-{hi}");
-        }
-        Ok(v)
-    };
-    let conf = Path::new("siitperf.conf");
-    let cfg = xlat_config::load(conf, &[])?;
-    let stateful = cfg.setup.stateful.mode != xlat_traffic::Stateful::Off;
-    let want = if stateful { 11 } else { 6 };
-    if args.len() != want {
-        bail!(
-            "Input Error: siitperf-tp takes {want} arguments here{}: <IPv6 size> <rate> <duration> <global timeout> <n> <m>{}",
-            if stateful { " (Stateful is set)" } else { "" },
-            if stateful { " <N> <M> <R> <T> <D>" } else { "" }
-        );
-    }
-    let all_v4 = cfg.setup.left.ip_version == xlat_traffic::IpVersion::V4
-        && cfg.setup.right.ip_version == xlat_traffic::IpVersion::V4
-        && !cfg.setup.has_background();
-    let size = num(0, "IPv6 size", 84, if all_v4 { 1538 } else { 1518 })? as usize;
-    let rate = num(1, "rate", 1, 14_880_952)?;
-    let duration = num(2, "duration", 1, 3600)?;
-    let timeout = num(3, "global timeout", 0, 60_000)?;
-    let n = num(4, "n", 2, u64::from(u32::MAX))?;
-    let m = num(5, "m", 0, n)?;
-    if stateful {
-        bail!("Error: stateful tests (RFC 9693) are not implemented in this xlatperf yet");
-    }
-    let mut cfg = cfg;
-    cfg.setup.fg_n = n as u32;
-    cfg.setup.fg_m = m as u32;
-    let mut r = runner::open(&cfg)?;
-    let report = r.run_trial(&TrialSpec::new(size, rate, duration as f64, timeout))?;
-    for l in output::siitperf_lines(&report) {
-        println!("{l}");
-    }
-    Ok(())
+/// Print a procedure's human result on standard output.
+fn print_results<T: output::CliResult>(results: &[output::SizeResult<T>]) {
+    print!("{}", output::human_results(results));
 }
 
-fn main() -> Result<()> {
-    // Called as siitperf-tp through a link: behave as siitperf does.
-    let argv0 = std::env::args().next().unwrap_or_default();
-    if Path::new(&argv0).file_name().and_then(|n| n.to_str()) == Some("siitperf-tp") {
-        return siitperf_tp(&std::env::args().skip(1).collect::<Vec<_>>());
-    }
-    let cli = Cli::parse();
+fn run(cli: &Cli, argv: &[String]) -> Result<()> {
     match &cli.cmd {
         Cmd::Trial {
             cfg,
@@ -259,7 +238,16 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Lab { cmd } => lab(cmd),
-        Cmd::SiitperfTp { args } => siitperf_tp(args),
+        Cmd::Throughput(a) => procedures::throughput(a, argv).map(|r| print_results(&r)),
+        Cmd::FrameLoss(a) => procedures::frame_loss(a, argv).map(|r| print_results(&r)),
+        Cmd::Latency(a) => procedures::latency(a, argv).map(|r| print_results(&r)),
+        Cmd::Pdv(a) => procedures::pdv(a, argv).map(|r| print_results(&r)),
+        Cmd::B2b(a) => procedures::b2b(a, argv).map(|r| print_results(&r)),
+        Cmd::Recovery(a) => procedures::recovery(a, argv).map(|r| print_results(&r)),
+        Cmd::Demo(a) => demo::run(a),
+        Cmd::SiitperfTp { args } => siitperf::tp(args),
+        Cmd::SiitperfLat { args } => siitperf::lat(args),
+        Cmd::SiitperfPdv { args } => siitperf::pdv(args),
         Cmd::Selftest { cfg, args } => selftest::run(&load(cfg)?, args).map(|_| ()),
         Cmd::BenchSender {
             cfg,
@@ -279,5 +267,166 @@ fn main() -> Result<()> {
             println!("sender frames/s: {fps:.0}");
             Ok(())
         }
+    }
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().collect();
+    // Called as siitperf-tp, siitperf-lat or siitperf-pdv through a link: behave as siitperf does.
+    let argv0 = argv.first().cloned().unwrap_or_default();
+    let rest = argv.get(1..).unwrap_or_default();
+    let r = match Path::new(&argv0).file_name().and_then(|n| n.to_str()) {
+        Some("siitperf-tp") => siitperf::tp(rest),
+        Some("siitperf-lat") => siitperf::lat(rest),
+        Some("siitperf-pdv") => siitperf::pdv(rest),
+        _ => run(&Cli::parse(), &argv),
+    };
+    if let Err(e) = r {
+        // One line with the causes (siitperf's scripts grep "Error:"), no backtrace.
+        eprintln!("Error: {e:#}");
+        std::process::exit(if interrupt::requested() { 130 } else { 1 });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cmd, String> {
+        let mut v = vec!["xlatperf"];
+        v.extend_from_slice(args);
+        Cli::try_parse_from(v).map(|c| c.cmd).map_err(|e| e.to_string())
+    }
+
+    fn err(args: &[&str]) -> String {
+        match parse(args) {
+            Ok(_) => panic!("{args:?} parsed"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn throughput_options() {
+        let Ok(Cmd::Throughput(t)) = parse(&[
+            "throughput",
+            "-c",
+            "x.toml",
+            "--loss-tolerance",
+            "0.1%",
+            "--frame-sizes",
+            "84,148,276",
+            "--max-rate",
+            "200k",
+            "--error",
+            "1%",
+            "--short",
+            "2",
+            "--repeat",
+            "3",
+            "--set",
+            "traffic.reverse=false",
+        ]) else {
+            panic!("not throughput")
+        };
+        assert!((t.search.loss_tolerance - 0.001).abs() < 1e-15);
+        assert_eq!(t.common.frame_sizes, vec![84, 148, 276]);
+        assert_eq!(t.search.max_rate, Some(200_000));
+        assert_eq!(t.search.error.unwrap().resolve(200_000), 2000);
+        assert_eq!(t.short, Some(2.0));
+        assert_eq!(t.common.repeat, 3);
+        assert_eq!(t.duration, 60.0);
+        assert_eq!(t.common.timeout, 2000);
+        assert_eq!(t.common.cfg.set, vec!["traffic.reverse=false"]);
+        // Repeated --frame-size works as well as a list.
+        let Ok(Cmd::Throughput(t)) = parse(&["throughput", "-c", "x", "--frame-size", "84", "--frame-size", "1518"]) else {
+            panic!()
+        };
+        assert_eq!(t.common.frame_sizes, vec![84, 1518]);
+        assert_eq!(t.search.loss_tolerance, 0.0);
+    }
+
+    #[test]
+    fn bad_values_name_their_option() {
+        for (args, option) in [
+            (vec!["throughput", "-c", "x", "--loss-tolerance", "150%"], "--loss-tolerance"),
+            (vec!["throughput", "-c", "x", "--loss-tolerance", "lots"], "--loss-tolerance"),
+            (vec!["throughput", "-c", "x", "--frame-sizes", "84,64"], "--frame-sizes"),
+            (vec!["throughput", "-c", "x", "--frame-sizes", "84,,148"], "--frame-sizes"),
+            (vec!["throughput", "-c", "x", "--max-rate", "0"], "--max-rate"),
+            (vec!["throughput", "-c", "x", "--error", "0%"], "--error"),
+            (vec!["throughput", "-c", "x", "--duration", "-1"], "--duration"),
+            (vec!["throughput", "-c", "x", "--short", "0"], "--short"),
+            (vec!["throughput", "-c", "x", "--repeat", "0"], "--repeat"),
+            (vec!["throughput", "-c", "x", "--timeout", "70000"], "--timeout"),
+            (vec!["frame-loss", "-c", "x", "--step", "20%"], "--step"),
+            (vec!["frame-loss", "-c", "x", "--rates", "1000,x"], "--rates"),
+            (vec!["latency", "-c", "x", "--rate", "1000", "--tags", "100"], "--tags"),
+            (vec!["latency", "-c", "x", "--rate", "1000", "--tags", "50001"], "--tags"),
+            (vec!["latency", "-c", "x", "--rate", "1000", "--delay", "x"], "--delay"),
+            (vec!["b2b", "-c", "x", "--idle", "1"], "--idle"),
+            (
+                vec!["recovery", "-c", "x", "--throughput", "1000", "--overload-factor", "0"],
+                "--overload-factor",
+            ),
+        ] {
+            let e = err(&args);
+            assert!(e.contains(option), "{args:?}: {e}");
+        }
+        // A required rate is asked for by name.
+        assert!(err(&["latency", "-c", "x"]).contains("--rate"));
+        assert!(err(&["recovery", "-c", "x"]).contains("--throughput"));
+    }
+
+    #[test]
+    fn other_procedures_parse() {
+        let Ok(Cmd::FrameLoss(f)) = parse(&["frame-loss", "-c", "x", "--rates", "30000,20k", "--step", "5%"]) else {
+            panic!()
+        };
+        assert_eq!(f.rates, vec![30_000, 20_000]);
+        assert_eq!(f.step, 0.05);
+        let Ok(Cmd::Latency(l)) = parse(&["latency", "-c", "x", "--rate", "20k"]) else {
+            panic!()
+        };
+        assert_eq!(
+            (l.rate, l.duration, l.delay, l.tags, l.repetitions),
+            (20_000, 120.0, 60.0, 50_000, 20)
+        );
+        let Ok(Cmd::Pdv(p)) = parse(&["pdv", "-c", "x", "--rate", "1000", "--exact", "--frame-timeout", "10"]) else {
+            panic!()
+        };
+        assert!(p.exact);
+        assert_eq!((p.frame_timeout, p.duration), (10, 60.0));
+        let Ok(Cmd::B2b(b)) = parse(&["back-to-back", "-c", "x", "--line-rate", "50000"]) else {
+            panic!()
+        };
+        assert_eq!((b.line_rate, b.idle, b.repetitions), (Some(50_000), 2.0, 50));
+        let Ok(Cmd::Recovery(r)) = parse(&["recovery", "-c", "x", "--throughput", "1000"]) else {
+            panic!()
+        };
+        assert_eq!(
+            (r.overload_factor, r.reduced_factor, r.overload, r.recovery),
+            (1.1, 0.5, 60.0, 60.0)
+        );
+        assert!(matches!(
+            parse(&["siitperf-lat", "84", "1000", "10", "2000", "2", "2", "5", "500"]),
+            Ok(Cmd::SiitperfLat { .. })
+        ));
+        assert!(matches!(
+            parse(&["siitperf-pdv", "84", "1000", "10", "2000", "2", "2", "0"]),
+            Ok(Cmd::SiitperfPdv { .. })
+        ));
+    }
+
+    #[test]
+    fn line_rate_of_ten_gigabit_ethernet() {
+        let cfg = xlat_config::parse_toml(
+            "[tester]\nbackend = \"mem\"\nleft_port = \"a\"\nright_port = \"b\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n\
+             [right]\nip_version = 4\nipv4_real = \"198.19.0.2\"\n",
+            "t.toml",
+        );
+        let cfg = cfg.unwrap();
+        assert_eq!(procedures::line_rate(&cfg, 84, 10.0), 14_880_952);
+        assert_eq!(procedures::line_rate(&cfg, 1538, 10.0), 812_743);
+        assert_eq!(procedures::line_rate(&cfg, 84, 1.0), 1_488_095);
     }
 }

@@ -47,11 +47,21 @@ pub struct SelftestResult {
     pub check: xlat_engine::TrialReport,
 }
 
-fn search(r: &mut BenchRunner, fwd: bool, rev: bool, a: &SelftestArgs, frame_size: usize, error: u64) -> Result<(u64, Option<xlat_engine::TrialReport>)> {
+fn search(
+    r: &mut BenchRunner,
+    fwd: bool,
+    rev: bool,
+    a: &SelftestArgs,
+    frame_size: usize,
+    error: u64,
+) -> Result<(u64, Option<xlat_engine::TrialReport>)> {
     r.0.set_directions(fwd, rev);
     let mut tc = ThroughputConfig::new(frame_size, a.max_rate, error);
     tc.trial = TrialSpec::new(frame_size, a.max_rate, a.duration, a.timeout);
-    tc.method = SearchMethod::Accelerated { initial_s: (a.duration / 10.0).max(0.5), phases: 3 };
+    tc.method = SearchMethod::Accelerated {
+        initial_s: (a.duration / 10.0).max(0.5),
+        phases: 3,
+    };
     let name = match (fwd, rev) {
         (true, true) => "bidirectional",
         (true, false) => "forward",
@@ -59,8 +69,17 @@ fn search(r: &mut BenchRunner, fwd: bool, rev: bool, a: &SelftestArgs, frame_siz
     };
     eprintln!("selftest {name}: searching up to {} frames/s ...", a.max_rate);
     let res = throughput(r, &tc, &mut NoProgress)?;
-    eprintln!("selftest {name}: {} frames/s ({} trials, {:.0} trial-seconds)", res.throughput, res.trials.len(), res.trial_seconds);
-    let check = if fwd && rev && res.throughput > 0 { Some(r.0.run_trial(&TrialSpec::new(frame_size, res.throughput, a.duration, a.timeout))?) } else { None };
+    eprintln!(
+        "selftest {name}: {} frames/s ({} trials, {:.0} trial-seconds)",
+        res.throughput,
+        res.trials.len(),
+        res.trial_seconds
+    );
+    let check = if fwd && rev && res.throughput > 0 {
+        Some(r.0.run_trial(&TrialSpec::new(frame_size, res.throughput, a.duration, a.timeout))?)
+    } else {
+        None
+    };
     Ok((res.throughput, check))
 }
 
@@ -77,11 +96,22 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
     let (forward, _) = search(&mut r, true, false, a, frame_size, error)?;
     let (reverse, _) = search(&mut r, false, true, a, frame_size, error)?;
     let (bidirectional, check) = search(&mut r, true, true, a, frame_size, error)?;
-    let res = SelftestResult { frame_size, max_rate: a.max_rate, error, forward, reverse, bidirectional, check: check.unwrap_or_default() };
+    let res = SelftestResult {
+        frame_size,
+        max_rate: a.max_rate,
+        error,
+        forward,
+        reverse,
+        bidirectional,
+        check: check.unwrap_or_default(),
+    };
     if a.json {
         println!("{}", serde_json::to_string(&res)?);
     } else {
-        println!("Tester self-test, frame size {frame_size} (IPv4 frames {}), search error {error} frames/s:", frame_size.saturating_sub(20));
+        println!(
+            "Tester self-test, frame size {frame_size} (IPv4 frames {}), search error {error} frames/s:",
+            frame_size.saturating_sub(20)
+        );
         println!("  forward only:  {forward} frames/s");
         println!("  reverse only:  {reverse} frames/s");
         println!("  bidirectional: {bidirectional} frames/s per direction");

@@ -22,7 +22,11 @@ fn xlatperf() -> Command {
 }
 
 fn json_line(out: &str) -> Value {
-    let line = out.lines().rev().find(|l| l.starts_with('{')).unwrap_or_else(|| panic!("no JSON in {out}"));
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON in {out}"));
     serde_json::from_str(line).unwrap()
 }
 
@@ -44,6 +48,22 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
 
 struct Lab;
 
+/// Run a trial until it is valid, three times at most: on this shared machine another process
+/// may take the cores and make a trial invalid (correctly reported as such, but not what this
+/// test compares).
+fn valid(mut trial: impl FnMut() -> Value) -> Value {
+    let mut v = trial();
+    for _ in 0..2 {
+        if v["valid"] == Value::Bool(true) {
+            break;
+        }
+        eprintln!("invalid trial, again: {}", v["invalid_reasons"]);
+        v = trial();
+    }
+    assert_eq!(v["valid"], Value::Bool(true), "{v}");
+    v
+}
+
 impl Drop for Lab {
     fn drop(&mut self) {
         let _ = xlatperf().args(["lab", "down"]).output();
@@ -60,25 +80,27 @@ fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     let _lab = Lab;
     let conf = out.lines().last().unwrap().trim().to_string();
     let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json"];
-    let afp = json_line(&run(xlatperf().args(trial).args(["-c", &conf])));
+    let afp = valid(|| json_line(&run(xlatperf().args(trial).args(["-c", &conf]))));
     // The DPDK process runs inside the tester namespace, where its net_af_packet vdevs open
     // the same veth ends.
     let eal = r#"["--no-huge","-m","512","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs=2","--vdev","net_af_packet1,iface=xlat-tr,qpairs=2"]"#;
-    let dpdk = json_line(&run(Command::new("ip").args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")]).args(trial).args([
-        "-c",
-        &conf,
-        "--set",
-        "tester.backend=dpdk",
-        "--set",
-        "tester.left_port=net_af_packet0",
-        "--set",
-        "tester.right_port=net_af_packet1",
-        "--set",
-        &format!("tester.eal_args={eal}"),
-    ])));
-    for v in [&afp, &dpdk] {
-        assert_eq!(v["valid"], Value::Bool(true), "{v}");
-    }
+    let dpdk = valid(|| {
+        json_line(&run(Command::new("ip")
+            .args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")])
+            .args(trial)
+            .args([
+                "-c",
+                &conf,
+                "--set",
+                "tester.backend=dpdk",
+                "--set",
+                "tester.left_port=net_af_packet0",
+                "--set",
+                "tester.right_port=net_af_packet1",
+                "--set",
+                &format!("tester.eal_args={eal}"),
+            ])))
+    });
     for d in ["forward", "reverse"] {
         for k in ["sent", "received", "lost", "duplicates"] {
             assert_eq!(afp[d][k], dpdk[d][k], "{d}.{k}: afpacket {afp} dpdk {dpdk}");

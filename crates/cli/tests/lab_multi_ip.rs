@@ -11,13 +11,20 @@ fn is_root() -> bool {
 }
 
 fn xlatperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xlatperf")).args(args).output().expect("run xlatperf")
+    Command::new(env!("CARGO_BIN_EXE_xlatperf"))
+        .args(args)
+        .output()
+        .expect("run xlatperf")
 }
 
 fn ok(args: &[&str]) -> String {
     let o = xlatperf(args);
     let out = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(o.status.success(), "xlatperf {args:?} failed:\n{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "xlatperf {args:?} failed:\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     out
 }
 
@@ -31,7 +38,10 @@ impl Drop for Lab {
 
 /// Neighbour entries of the DUT on `dev`: (address, state).
 fn neighbours(dev: &str) -> Vec<(String, String)> {
-    let o = Command::new("ip").args(["-n", "xlat-dut", "neigh", "show", "dev", dev]).output().expect("ip neigh");
+    let o = Command::new("ip")
+        .args(["-n", "xlat-dut", "neigh", "show", "dev", dev])
+        .output()
+        .expect("ip neigh");
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .filter_map(|l| {
@@ -52,7 +62,21 @@ fn thousand_addresses(topology: &str, offset_key: &str, offset: &str) {
     let out = ok(&["lab", "up", topology, "--replace"]);
     let _lab = Lab;
     let conf = out.lines().last().unwrap().trim().to_string();
-    let mut args: Vec<String> = ["trial", "-c", &conf, "--rate", "5000", "--duration", "4", "--timeout", "1000", "--json"].iter().map(|s| s.to_string()).collect();
+    let mut args: Vec<String> = [
+        "trial",
+        "-c",
+        &conf,
+        "--rate",
+        "5000",
+        "--duration",
+        "4",
+        "--timeout",
+        "1000",
+        "--json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     for side in ["left", "right"] {
         for (k, v) in [("variation", "pseudorandom"), ("min", "2"), ("max", "1001"), (offset_key, offset)] {
             args.push("--set".into());

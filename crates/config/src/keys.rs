@@ -253,7 +253,13 @@ fn build() -> Vec<KeyDef> {
         "network namespace the tester ports live in (afpacket)",
     );
     b.toml("tester.eal_args", T::StrList, None, "[]", "DPDK EAL arguments (dpdk only)");
-    b.toml("tester.loopback", T::Bool, None, "false", "the ports are cabled to each other, no DUT (self-test)");
+    b.toml(
+        "tester.loopback",
+        T::Bool,
+        None,
+        "false",
+        "the ports are cabled to each other, no DUT (self-test)",
+    );
     b.both(
         "tester.promisc".into(),
         "Promisc",

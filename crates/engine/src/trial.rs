@@ -226,6 +226,15 @@ impl<T: TxQueue> SendState<'_, T> {
         self.max_lag = self.max_lag.max(now.saturating_sub(sched));
         let k = ((due - self.sent) as usize).min(self.burst);
         let (seq0, tag, stream) = (self.sent, self.tag, &self.stream);
+        if let Some(p) = self.tags {
+            // Latency tags are stamped before the burst leaves, like the per-frame stamps: on
+            // veth the frame reaches the receiver during this very call.
+            let mut t = self.next_tag;
+            while t < p.count && p.first + t * p.step < seq0 + k as u64 {
+                self.tx_ts[t as usize].store(now, Ordering::Relaxed);
+                t += 1;
+            }
+        }
         if !self.frame_ts.is_empty() {
             // Stamped before the burst leaves: a receiver may see a frame before this call
             // returns. A frame the backend does not take is stamped again when it is sent.
@@ -238,9 +247,7 @@ impl<T: TxQueue> SendState<'_, T> {
             .tx_burst(k, |i, buf| stream.write_frame_field(seq0 + i as u64, tag | (seq0 + i as u64), buf))? as u64;
         self.sent += n;
         if let Some(p) = self.tags {
-            let after = clock.now();
             while self.next_tag < p.count && p.first + self.next_tag * p.step < self.sent {
-                self.tx_ts[self.next_tag as usize].store(after, Ordering::Relaxed);
                 self.next_tag += 1;
             }
         }
@@ -255,7 +262,10 @@ impl<T: TxQueue> SendState<'_, T> {
 impl<R: RxQueue, T: TxQueue> RecvState<'_, '_, R, T> {
     #[inline]
     fn poll(&mut self, clock: &Clock) -> Res<usize> {
-        let now = clock.now();
+        // When delays are measured, the receive time is read per frame, once the frame is in
+        // hand: a time read before the burst (or at its first frame) could date a frame that
+        // landed in the ring during the burst earlier than its sending.
+        let timed = self.pdv.is_some() || self.tags.is_some();
         let Self {
             rx,
             ctl,
@@ -273,6 +283,7 @@ impl<R: RxQueue, T: TxQueue> RecvState<'_, '_, R, T> {
         } = self;
         let n = rx.rx_burst(64, |f| match classify(f) {
             Rx::Test { field, .. } if dir.is_some() => {
+                let now = if timed { clock.now() } else { 0 };
                 let seq = field & SEQ_MASK;
                 if field & !SEQ_MASK != *tag || seq >= *total {
                     report.unexpected += 1;

@@ -35,7 +35,10 @@ pub enum IoError {
 impl IoError {
     /// Wrap the last OS error with what was being done.
     pub fn last_os(what: impl Into<String>) -> IoError {
-        IoError::Os { what: what.into(), source: std::io::Error::last_os_error() }
+        IoError::Os {
+            what: what.into(),
+            source: std::io::Error::last_os_error(),
+        }
     }
 }
 

@@ -167,7 +167,11 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // An NS from the unspecified address has no link-layer option and still parses.
-        let dad = Nd { src: Ipv6Addr::UNSPECIFIED, lladdr: None, ..ns };
+        let dad = Nd {
+            src: Ipv6Addr::UNSPECIFIED,
+            lladdr: None,
+            ..ns
+        };
         let n2 = ndp::write_frame(&mut b, dst_mac, me, &dad).unwrap();
         assert_eq!(n2, ndp::FRAME_LEN - 8);
         assert_eq!(classify(&b[..n2]), Rx::Nd { eth_src: me, nd: dad });

@@ -1,0 +1,301 @@
+//! Command-line options of the measurement procedures and the parsers of their values. Every
+//! parser returns a message that clap prefixes with the option's name, so a bad value always
+//! says which option it was given to.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// The test description and its overrides.
+#[derive(Args, Clone, Debug)]
+pub struct ConfigArgs {
+    /// Test description: a TOML file or a siitperf.conf.
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    /// Override a configuration key, by TOML path (traffic.reverse=false) or siitperf.conf name
+    /// (IP-L-var=3). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+/// Options every procedure has: configuration, frame sizes, repetitions, output files.
+#[derive(Args, Clone, Debug)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    pub cfg: ConfigArgs,
+    /// siitperf's frame sizes (IPv6 frames have them, IPv4 frames are 20 bytes shorter; FCS
+    /// counted), comma-separated: the procedure runs once per size. Default: the configuration's.
+    #[arg(long = "frame-sizes", visible_alias = "frame-size", value_name = "SIZES", value_delimiter = ',', value_parser = parse_frame_size)]
+    pub frame_sizes: Vec<usize>,
+    /// Milliseconds the receivers keep receiving after sending ended (RFC 2544: 2000).
+    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub timeout: u64,
+    /// Run the whole procedure N times per frame size and report median, minimum, maximum,
+    /// 1st and 99th percentile and dispersion of its results.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub repeat: u64,
+    /// Times an invalid trial (the tester missed its own schedule) is run again before the
+    /// procedure gives up.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub retries: u32,
+    /// Write every trial of every repetition, the configuration, the seeds and the command line
+    /// as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per trial to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write one CSV row per summarised metric and frame size to FILE.
+    #[arg(long = "summary-csv", value_name = "FILE")]
+    pub summary_csv: Option<PathBuf>,
+    /// Draw the result as an SVG plot in FILE.svg (FILE.png if rsvg-convert is installed).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Print one line per trial on standard error (also when it is not a terminal).
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// The throughput search's bounds and precision.
+#[derive(Args, Clone, Debug)]
+pub struct SearchArgs {
+    /// The lowest rate searched, frames/s per direction.
+    #[arg(long = "min-rate", value_name = "FPS", default_value = "0", value_parser = parse_rate_or_zero)]
+    pub min_rate: u64,
+    /// The highest rate searched, frames/s per direction (tried first). Default: the line rate
+    /// of --link-gbps for the frame size.
+    #[arg(long = "max-rate", value_name = "FPS", value_parser = parse_rate)]
+    pub max_rate: Option<u64>,
+    /// The search stops when the interval is at most this wide: frames/s, or a percentage of
+    /// --max-rate ("1%"). Default: 0.1% of --max-rate.
+    #[arg(long, value_name = "FPS|P%", value_parser = parse_error)]
+    pub error: Option<SearchError>,
+    /// Loss allowed per direction: a fraction of the frames sent (0.001) or a percentage ("0.1%").
+    /// RFC 2544: 0.
+    #[arg(long = "loss-tolerance", value_name = "FRACTION|P%", default_value = "0", value_parser = parse_fraction)]
+    pub loss_tolerance: f64,
+}
+
+/// The media: what the maximum frame rate is.
+#[derive(Args, Clone, Debug)]
+pub struct LinkArgs {
+    /// Link speed in Gbit/s, for the default line rate (frame + 20 bytes of preamble and gap).
+    #[arg(long = "link-gbps", value_name = "GBPS", default_value = "10", value_parser = parse_gbps)]
+    pub link_gbps: f64,
+}
+
+/// A search width: absolute or relative to the maximum rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SearchError {
+    Fps(u64),
+    PercentOfMax(f64),
+}
+
+impl SearchError {
+    /// In frames/s for a search up to `max_rate`; at least 1.
+    pub fn resolve(self, max_rate: u64) -> u64 {
+        match self {
+            SearchError::Fps(v) => v.max(1),
+            SearchError::PercentOfMax(p) => ((max_rate as f64 * p / 100.0).round() as u64).max(1),
+        }
+    }
+}
+
+/// A frame size of siitperf: 84-1538 (the configuration may narrow it to 1518).
+pub fn parse_frame_size(s: &str) -> Result<usize, String> {
+    let v: usize = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number of bytes"))?;
+    if !(84..=1538).contains(&v) {
+        return Err(format!("{v} is outside 84..1538 bytes (the IPv6 frame size, FCS included)"));
+    }
+    Ok(v)
+}
+
+fn parse_number(s: &str) -> Result<f64, String> {
+    let t = s.trim().replace('_', "");
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('G') => (&t[..t.len() - 1], 1e9),
+        _ => (&t[..], 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number (examples: 20000, 20k, 1.5M)"))?;
+    let v = v * mult;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("'{s}' must be a non-negative number"));
+    }
+    Ok(v)
+}
+
+/// A frame rate above 0: "20000", "20k", "1.5M", "14_880_952".
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let v = parse_rate_or_zero(s)?;
+    if v == 0 {
+        return Err("the rate must be above 0 frames/s".into());
+    }
+    Ok(v)
+}
+
+/// A frame rate, 0 allowed.
+pub fn parse_rate_or_zero(s: &str) -> Result<u64, String> {
+    let v = parse_number(s)?;
+    if v.fract() != 0.0 {
+        return Err(format!("'{s}' is not a whole number of frames/s"));
+    }
+    if v > 1.0e12 {
+        return Err(format!("'{s}' is beyond any link's frame rate"));
+    }
+    Ok(v as u64)
+}
+
+/// A fraction in [0, 1): "0.001" or a percentage "0.1%".
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => {
+            let p: f64 = p.trim().parse().map_err(|_| format!("'{s}' is not a percentage (example: 0.1%)"))?;
+            p / 100.0
+        }
+        None => t
+            .parse::<f64>()
+            .map_err(|_| format!("'{s}' is not a fraction (example: 0.001) or a percentage (example: 0.1%)"))?,
+    };
+    if !(v.is_finite() && (0.0..1.0).contains(&v)) {
+        return Err(format!("'{s}' must be at least 0 and below 1 (100%)"));
+    }
+    Ok(v)
+}
+
+/// The frame-loss step: a fraction in (0, 0.1] of the maximum rate, or a percentage.
+pub fn parse_step(s: &str) -> Result<f64, String> {
+    let v = parse_fraction(s)?;
+    if !(v > 0.0 && v <= 0.1 + 1e-12) {
+        return Err(format!("'{s}' must be above 0 and at most 10% (RFC 2544 section 26.3)"));
+    }
+    Ok(v.min(0.1))
+}
+
+/// A search width: frames/s ("2000", "2k") or a percentage of the maximum rate ("1%").
+pub fn parse_error(s: &str) -> Result<SearchError, String> {
+    let t = s.trim();
+    match t.strip_suffix('%') {
+        Some(p) => {
+            let p: f64 = p.trim().parse().map_err(|_| format!("'{s}' is not a percentage"))?;
+            if !(p.is_finite() && p > 0.0 && p <= 100.0) {
+                return Err(format!("'{s}' must be above 0% and at most 100%"));
+            }
+            Ok(SearchError::PercentOfMax(p))
+        }
+        None => {
+            let v = parse_rate(t)?;
+            Ok(SearchError::Fps(v))
+        }
+    }
+}
+
+/// Seconds above 0 (fractions allowed), at most a day.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
+        return Err(format!("'{s}' must be above 0 and at most 86400 seconds"));
+    }
+    Ok(v)
+}
+
+/// Seconds, 0 allowed.
+pub fn parse_seconds_or_zero(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v.is_finite() && (0.0..=86_400.0).contains(&v)) {
+        return Err(format!("'{s}' must be 0 to 86400 seconds"));
+    }
+    Ok(v)
+}
+
+/// The idle time between back-to-back trials: RFC 2544 and RFC 9004 ask for at least 2 s.
+pub fn parse_idle(s: &str) -> Result<f64, String> {
+    let v = parse_seconds(s)?;
+    if v < 2.0 {
+        return Err(format!("'{s}': RFC 2544 and RFC 9004 require at least 2 seconds between trials"));
+    }
+    Ok(v)
+}
+
+/// A link speed, Gbit/s.
+pub fn parse_gbps(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of Gbit/s"))?;
+    if !(v.is_finite() && v > 0.0 && v <= 10_000.0) {
+        return Err(format!("'{s}' must be above 0 and at most 10000 Gbit/s"));
+    }
+    Ok(v)
+}
+
+/// A factor of the throughput for the system recovery test.
+pub fn parse_factor(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("'{s}' is not a factor (1.1) or a percentage (110%)"))?;
+    if !(v.is_finite() && v > 0.0 && v <= 10.0) {
+        return Err(format!("'{s}' must be above 0 and at most 10 (1000%)"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_and_percentages() {
+        assert_eq!(parse_fraction("0"), Ok(0.0));
+        assert_eq!(parse_fraction("0.001"), Ok(0.001));
+        assert!((parse_fraction("0.1%").unwrap() - 0.001).abs() < 1e-15);
+        assert!((parse_fraction(" 5 %").unwrap() - 0.05).abs() < 1e-15);
+        assert!(parse_fraction("1").is_err());
+        assert!(parse_fraction("100%").is_err());
+        assert!(parse_fraction("-0.1").is_err());
+        assert!(parse_fraction("abc").is_err());
+        assert!(parse_fraction("NaN").is_err());
+    }
+
+    #[test]
+    fn rates_with_suffixes() {
+        assert_eq!(parse_rate("20000"), Ok(20_000));
+        assert_eq!(parse_rate("20k"), Ok(20_000));
+        assert_eq!(parse_rate("1.5M"), Ok(1_500_000));
+        assert_eq!(parse_rate("14_880_952"), Ok(14_880_952));
+        assert!(parse_rate("0").is_err());
+        assert_eq!(parse_rate_or_zero("0"), Ok(0));
+        assert!(parse_rate("1.5").is_err());
+        assert!(parse_rate("-3").is_err());
+        assert!(parse_rate("fast").is_err());
+    }
+
+    #[test]
+    fn search_error_absolute_or_relative() {
+        assert_eq!(parse_error("2000"), Ok(SearchError::Fps(2000)));
+        assert_eq!(parse_error("1%"), Ok(SearchError::PercentOfMax(1.0)));
+        assert_eq!(parse_error("1%").unwrap().resolve(200_000), 2000);
+        assert_eq!(parse_error("0.0001%").unwrap().resolve(100), 1);
+        assert!(parse_error("0%").is_err());
+        assert!(parse_error("0").is_err());
+    }
+
+    #[test]
+    fn frame_sizes_and_steps() {
+        assert_eq!(parse_frame_size("84"), Ok(84));
+        assert_eq!(parse_frame_size("1538"), Ok(1538));
+        assert!(parse_frame_size("64").is_err());
+        assert!(parse_frame_size("1539").is_err());
+        assert!(parse_frame_size("x").is_err());
+        assert_eq!(parse_step("10%"), Ok(0.1));
+        assert_eq!(parse_step("0.05"), Ok(0.05));
+        assert!(parse_step("20%").is_err());
+        assert!(parse_step("0").is_err());
+        assert!(parse_idle("1").is_err());
+        assert_eq!(parse_idle("2"), Ok(2.0));
+        assert_eq!(parse_factor("110%"), Ok(1.1));
+    }
+}

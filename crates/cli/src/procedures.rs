@@ -1,0 +1,657 @@
+//! The procedure commands: `throughput`, `frame-loss`, `latency`, `pdv`, `b2b`, `recovery`.
+//! Each turns its options into the bench crate's configuration per frame size (checked before
+//! any trial runs), opens the tester once, runs the procedure `--repeat` times per frame size
+//! through [`xlat_bench::repeat`], shows progress, and writes JSON, CSV and plots. The JSON and
+//! CSV files are rewritten after every finished repetition (with `"complete": false` until the
+//! end), so a long run that fails or is interrupted keeps what it measured.
+
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use std::collections::BTreeMap;
+use xlat_bench::b2b::BackToBackResult;
+use xlat_bench::recovery::RecoveryResult;
+use xlat_bench::{
+    BackToBackConfig, BenchError, FrameLossConfig, FrameLossResult, LatencyConfig, LatencyResult, RealSleeper, RecoveryConfig,
+    RecoveryDirection, RecoveryReport, RecoverySpec, Repeated, RunMeta, SearchMethod, ThroughputConfig, ThroughputResult, TrialRunner,
+};
+use xlat_config::TestConfig;
+use xlat_engine::{DirectionReport, PdvSpec, RateChange, TrialReport, TrialSpec};
+use xlat_traffic::IpVersion;
+
+use crate::args::*;
+use crate::interrupt;
+use crate::output::{self, CliResult, Collected, Document, SizeResult};
+use crate::pdv::{PdvConfig, PdvResult};
+use crate::progress::TermProgress;
+use crate::runner::{self, Runner};
+
+/// `xlatperf throughput`.
+#[derive(Args, Clone, Debug)]
+pub struct ThroughputArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub search: SearchArgs,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// Seconds of each full-length trial (RFC 2544, RFC 8219: 60).
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Search with trials of S seconds, then confirm the result with a full-length trial (and
+    /// search on with full-length trials below it if the confirmation fails).
+    #[arg(long, value_name = "S", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub short: Option<f64>,
+    /// Accelerated search (MLRsearch style): phases with trials growing from --short (default
+    /// a tenth of --duration) to --duration, widths halving down to --error.
+    #[arg(long)]
+    pub accelerated: bool,
+    /// Phases of the accelerated search.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub phases: u32,
+    /// siitperf-pdv's special throughput test: a frame arriving later than MS milliseconds
+    /// counts as lost.
+    #[arg(long = "frame-timeout", value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub frame_timeout: Option<u64>,
+}
+
+/// `xlatperf frame-loss`.
+#[derive(Args, Clone, Debug)]
+pub struct FrameLossArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// Seconds of each trial (RFC 2544: 60).
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// The first (highest) rate, frames/s per direction. Default: the line rate of --link-gbps.
+    #[arg(long = "max-rate", value_name = "FPS", value_parser = parse_rate)]
+    pub max_rate: Option<u64>,
+    /// The step down, a fraction of --max-rate or a percentage; at most 10% (RFC 2544 26.3).
+    #[arg(long, value_name = "FRACTION|P%", default_value = "10%", value_parser = parse_step)]
+    pub step: f64,
+    /// Measure exactly these rates (comma-separated) instead of stepping down from --max-rate.
+    #[arg(long, value_name = "FPS,...", value_delimiter = ',', value_parser = parse_rate)]
+    pub rates: Vec<u64>,
+    /// siitperf-pdv's special test: a frame arriving later than MS milliseconds counts as lost.
+    #[arg(long = "frame-timeout", value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub frame_timeout: Option<u64>,
+}
+
+/// `xlatperf latency`.
+#[derive(Args, Clone, Debug)]
+pub struct LatencyArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Frames/s per direction: the measured throughput (RFC 8219 s.7.2).
+    #[arg(long, value_name = "FPS", value_parser = parse_rate)]
+    pub rate: u64,
+    /// Seconds of each trial (RFC 8219: at least 120).
+    #[arg(long, value_name = "S", default_value = "120", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Seconds before the first tagged frame (RFC 8219: 60).
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds_or_zero, allow_negative_numbers = true)]
+    pub delay: f64,
+    /// Tagged frames per direction, spread evenly after the delay (RFC 8219: at least 500).
+    #[arg(long, value_name = "N", default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(500..=50_000))]
+    pub tags: u64,
+    /// Trials whose typical and worst-case latencies are summarised by their medians (RFC
+    /// 8219: at least 20).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repetitions: u32,
+}
+
+/// `xlatperf pdv`.
+#[derive(Args, Clone, Debug)]
+pub struct PdvArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Frames/s per direction: the measured throughput (RFC 8219 s.7.3).
+    #[arg(long, value_name = "FPS", value_parser = parse_rate)]
+    pub rate: u64,
+    /// Seconds of each trial (RFC 8219: 60).
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Keep every frame's delay for exact percentiles (memory grows with the frames) instead
+    /// of the bounded histogram (relative error 1/2048).
+    #[arg(long)]
+    pub exact: bool,
+    /// 0: measure PDV and IPDV. Above 0: siitperf-pdv's special test, in which a frame later
+    /// than MS milliseconds counts as lost and each trial passes or fails.
+    #[arg(long = "frame-timeout", value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub frame_timeout: u64,
+    /// Trials summarised by their median (RFC 8219: at least 20).
+    #[arg(long, value_name = "N", default_value_t = crate::pdv::DEFAULT_PDV_REPETITIONS, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repetitions: u32,
+}
+
+/// `xlatperf b2b`.
+#[derive(Args, Clone, Debug)]
+pub struct B2bArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// The rate of the bursts, frames/s. Default: the line rate of --link-gbps for the frame size.
+    #[arg(long = "line-rate", value_name = "FPS", value_parser = parse_rate)]
+    pub line_rate: Option<u64>,
+    /// The longest burst tried, frames (tried first). Default: 2 s of the line rate.
+    #[arg(long = "max-burst", value_name = "FRAMES", value_parser = parse_rate)]
+    pub max_burst: Option<u64>,
+    /// The search stops when the burst interval is at most this many frames. Default: 0.1% of
+    /// --max-burst.
+    #[arg(long, value_name = "FRAMES", value_parser = parse_rate)]
+    pub error: Option<u64>,
+    /// Searches summarised by average, minimum, maximum and standard deviation (RFC 9004: at
+    /// least 50).
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repetitions: u32,
+    /// Seconds of idle time between trials (at least 2).
+    #[arg(long, value_name = "S", default_value = "2", value_parser = parse_idle)]
+    pub idle: f64,
+    /// The measured throughput, frames/s, for the corrected DUT buffer time (RFC 9004 5.4).
+    #[arg(long, value_name = "FPS", value_parser = parse_rate)]
+    pub throughput: Option<u64>,
+}
+
+/// `xlatperf recovery`.
+#[derive(Args, Clone, Debug)]
+pub struct RecoveryArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// The measured throughput, frames/s per direction.
+    #[arg(long, value_name = "FPS", value_parser = parse_rate)]
+    pub throughput: u64,
+    /// The maximum frame rate of the media (the overload never exceeds it). Default: the line
+    /// rate of --link-gbps.
+    #[arg(long = "line-rate", value_name = "FPS", value_parser = parse_rate)]
+    pub line_rate: Option<u64>,
+    /// Seconds of overload (RFC 2544: at least 60).
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub overload: f64,
+    /// Seconds at the reduced rate after it (the longest recovery time that can be seen).
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub recovery: f64,
+    /// The overload rate as a factor of the throughput (RFC 2544: 110%).
+    #[arg(long = "overload-factor", value_name = "F|P%", default_value = "110%", value_parser = parse_factor)]
+    pub overload_factor: f64,
+    /// The reduced rate as a factor of the throughput (RFC 2544: 50%).
+    #[arg(long = "reduced-factor", value_name = "F|P%", default_value = "50%", value_parser = parse_factor)]
+    pub reduced_factor: f64,
+}
+
+/// The maximum frame rate of a `gbps` link for `frame_size`: the longest frame an active sender
+/// puts on the wire (IPv4 frames are 20 bytes shorter; background frames are IPv6) plus 20 bytes
+/// of preamble, start delimiter and inter-frame gap. 10 Gbit/s, size 84, IPv4: 14,880,952.
+pub fn line_rate(cfg: &TestConfig, frame_size: usize, gbps: f64) -> u64 {
+    let s = &cfg.setup;
+    let on_wire = |v: IpVersion| {
+        if v == IpVersion::V4 && !s.has_background() {
+            frame_size.saturating_sub(20)
+        } else {
+            frame_size
+        }
+    };
+    let mut longest = 0;
+    if s.forward {
+        longest = longest.max(on_wire(s.left.ip_version));
+    }
+    if s.reverse {
+        longest = longest.max(on_wire(s.right.ip_version));
+    }
+    if longest == 0 {
+        longest = frame_size;
+    }
+    ((gbps * 1.0e9 / ((longest + 20) * 8) as f64).floor() as u64).max(1)
+}
+
+/// The trial runner of the procedures: the configured backend, Ctrl-C between trials, latency
+/// samples kept for plots, and the system recovery trial as one trial with a rate change.
+pub struct CliRunner {
+    inner: Box<dyn Runner>,
+    pub collected: Collected,
+}
+
+impl CliRunner {
+    pub fn new(inner: Box<dyn Runner>) -> CliRunner {
+        CliRunner {
+            inner,
+            collected: Collected::default(),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+impl TrialRunner for CliRunner {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        if interrupt::requested() {
+            return Err(BenchError::Trial("interrupted by Ctrl-C".into()));
+        }
+        let report = self.inner.run_trial(spec).map_err(|e| BenchError::Trial(format!("{e:#}")))?;
+        if report.valid && spec.latency.is_some() {
+            for (name, d) in report.directions() {
+                self.collected
+                    .latency
+                    .entry((spec.frame_size, name))
+                    .or_default()
+                    .extend_from_slice(&d.latency_ns);
+            }
+        }
+        Ok(report)
+    }
+
+    fn run_recovery(&mut self, spec: &RecoverySpec) -> Result<RecoveryReport, BenchError> {
+        let report = self.run(&recovery_trial(spec))?;
+        recovery_report(spec, &report)
+    }
+}
+
+/// The system recovery trial as one engine trial: the overload rate, then from `overload_s` on
+/// the reduced rate, in one sequence-numbered stream per direction.
+pub fn recovery_trial(spec: &RecoverySpec) -> TrialSpec {
+    TrialSpec {
+        rate: spec.overload_rate,
+        duration_s: spec.overload_s + spec.recovery_s,
+        latency: None,
+        pdv: None,
+        rate_change: Some(RateChange {
+            at_s: spec.overload_s,
+            rate: spec.recovery_rate,
+        }),
+        ..spec.trial.clone()
+    }
+}
+
+/// The sequence number whose scheduled send time is nearest to `t` seconds.
+pub fn seq_at(spec: &RecoverySpec, t: f64) -> u64 {
+    let n1 = spec.overload_frames();
+    let guess = if t < spec.overload_s || spec.recovery_rate == 0 {
+        ((t.max(0.0) * spec.overload_rate as f64).round() as u64).min(n1.saturating_sub(1))
+    } else {
+        n1 + ((t - spec.overload_s) * spec.recovery_rate as f64).round() as u64
+    };
+    let err = |q: u64| (spec.send_time_s(q) - t).abs();
+    [guess.saturating_sub(1), guess, guess + 1]
+        .into_iter()
+        .min_by(|a, b| err(*a).total_cmp(&err(*b)))
+        .unwrap_or(guess)
+}
+
+/// Read a rate-change trial as a system recovery report: per direction, which frame was the
+/// last one lost (from the engine's `last_lost_s`).
+pub fn recovery_report(spec: &RecoverySpec, report: &TrialReport) -> Result<RecoveryReport, BenchError> {
+    let dir = |d: &DirectionReport| -> Result<RecoveryDirection, BenchError> {
+        let last_lost_seq =
+            match d.last_lost_s {
+                Some(t) => Some(seq_at(spec, t).min(d.sent.saturating_sub(1))),
+                None if d.lost > 0 => return Err(BenchError::Unsupported(
+                    "the system recovery trial: the engine lost frames but did not report when the last lost one was sent (last_lost_s)"
+                        .into(),
+                )),
+                None => None,
+            };
+        Ok(RecoveryDirection {
+            sent: d.sent,
+            received: d.received,
+            lost: d.lost,
+            last_lost_seq,
+        })
+    };
+    Ok(RecoveryReport {
+        valid: report.valid,
+        invalid_reasons: report.invalid_reasons.clone(),
+        forward: report.forward.as_ref().map(dir).transpose()?,
+        reverse: report.reverse.as_ref().map(dir).transpose()?,
+    })
+}
+
+/// A command's configuration and output files, checked before any trial.
+pub struct Prepared {
+    pub cfg: TestConfig,
+    pub sizes: Vec<usize>,
+    pub common: CommonArgs,
+    pub meta: RunMeta,
+}
+
+/// Load the configuration, fix the random seed (so that the JSON names it), check the frame
+/// sizes and that every output file can be written.
+pub fn prepare(common: &CommonArgs, argv: &[String]) -> Result<Prepared> {
+    let sets = crate::parse_sets(&common.cfg.set)?;
+    let mut cfg = xlat_config::load(&common.cfg.config, &sets)?;
+    let seed = cfg.setup.effective_seed();
+    cfg.setup.seed = Some(seed);
+    let sizes = if common.frame_sizes.is_empty() {
+        vec![cfg.trial.frame_size]
+    } else {
+        common.frame_sizes.clone()
+    };
+    let all_v4 = cfg.setup.left.ip_version == IpVersion::V4 && cfg.setup.right.ip_version == IpVersion::V4 && !cfg.setup.has_background();
+    for &s in &sizes {
+        if s > 1518 && !all_v4 {
+            bail!("--frame-sizes {s}: above 1518 only when all traffic is IPv4 (IPv6 frames would exceed 1518 bytes)");
+        }
+    }
+    for (opt, p) in [
+        ("--json", &common.json),
+        ("--csv", &common.csv),
+        ("--summary-csv", &common.summary_csv),
+    ] {
+        if let Some(p) = p {
+            output::check_writable(opt, p)?;
+        }
+    }
+    if let Some(p) = &common.plot {
+        output::plot_format(p)?;
+    }
+    let mut meta = RunMeta::new(env!("CARGO_PKG_VERSION"));
+    meta.config = serde_json::to_value(&cfg)?;
+    meta.seeds = BTreeMap::from([("traffic".to_string(), seed)]);
+    meta.started_at = Some(output::rfc3339_now());
+    meta.command_line = Some(argv.to_vec());
+    Ok(Prepared {
+        cfg,
+        sizes,
+        common: common.clone(),
+        meta,
+    })
+}
+
+fn write_outputs<T: CliResult>(
+    p: &Prepared,
+    procedure: &str,
+    results: &[SizeResult<T>],
+    complete: bool,
+    collected: &Collected,
+) -> Result<()> {
+    let c = &p.common;
+    if let Some(path) = &c.json {
+        let doc = Document {
+            procedure: procedure.to_string(),
+            complete,
+            meta: p.meta.clone(),
+            frame_sizes: p.sizes.clone(),
+            results: results.to_vec(),
+        };
+        output::write_atomic(path, serde_json::to_string_pretty(&doc)?.as_bytes())?;
+    }
+    if let Some(path) = &c.csv {
+        output::write_atomic(path, output::trials_csv(results).as_bytes())?;
+    }
+    if let Some(path) = &c.summary_csv {
+        output::write_atomic(path, output::summary_csv(results).as_bytes())?;
+    }
+    if complete {
+        if let Some(path) = &c.plot {
+            match T::plot(results, collected) {
+                Some(svg) => output::write_plot(path, &svg)?,
+                None => eprintln!("xlatperf: nothing to plot, {} not written", path.display()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Open the tester and run `f` for every (frame size, configuration) `--repeat` times.
+pub fn run_all<T, C>(
+    p: &Prepared,
+    procedure: &str,
+    plans: &[(usize, C)],
+    mut f: impl FnMut(&mut CliRunner, &C, &mut TermProgress) -> Result<T, BenchError>,
+) -> Result<Vec<SizeResult<T>>>
+where
+    T: CliResult,
+{
+    let repeat = p.common.repeat as usize;
+    let mut progress = TermProgress::new(p.common.verbose);
+    let mut runner = CliRunner::new(runner::open(&p.cfg)?);
+    interrupt::install();
+    if crate::progress::stderr_is_tty() || p.common.verbose {
+        progress.note(&format!(
+            "xlatperf {procedure}: frame sizes {:?}, {repeat} run(s) each; {}",
+            p.sizes,
+            runner.describe()
+        ));
+    }
+    let total = plans.len() * repeat;
+    let mut done: Vec<SizeResult<T>> = Vec::new();
+    for (k, (size, c)) in plans.iter().enumerate() {
+        let mut partial: Vec<T> = Vec::new();
+        let result = xlat_bench::repeat(repeat, |i| {
+            let n = k * repeat + i;
+            let context = if repeat > 1 {
+                format!("{size} B run {}/{repeat}", i + 1)
+            } else {
+                format!("{size} B")
+            };
+            progress.begin_run(context, total - n - 1);
+            let r = f(&mut runner, c, &mut progress)?;
+            progress.end_run(&format!("{procedure}: {}", r.headline()));
+            partial.push(r.clone());
+            let mut so_far = done.clone();
+            so_far.push(SizeResult {
+                frame_size: *size,
+                result: Repeated::from_runs(partial.clone()),
+            });
+            write_outputs(p, procedure, &so_far, false, &runner.collected).map_err(|e| BenchError::Output(format!("{e:#}")))?;
+            Ok(r)
+        });
+        progress.clear();
+        done.push(SizeResult {
+            frame_size: *size,
+            result: result?,
+        });
+    }
+    write_outputs(p, procedure, &done, true, &runner.collected)?;
+    Ok(done)
+}
+
+fn per_size<C>(sizes: &[usize], mut make: impl FnMut(usize) -> Result<C>) -> Result<Vec<(usize, C)>> {
+    sizes.iter().map(|&s| Ok((s, make(s)?))).collect()
+}
+
+fn config_error(size: usize, e: BenchError) -> anyhow::Error {
+    anyhow!("frame size {size}: {e}")
+}
+
+/// `xlatperf throughput`.
+pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<ThroughputResult>>> {
+    let p = prepare(&a.common, argv)?;
+    if let Some(s) = a.short {
+        if s > a.duration {
+            bail!("--short {s} is longer than --duration {}", a.duration);
+        }
+    }
+    let plans = per_size(&p.sizes, |size| {
+        let max = a.search.max_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps));
+        if a.search.min_rate > max {
+            bail!("--min-rate {} is above --max-rate {max}", a.search.min_rate);
+        }
+        let error = a.search.error.unwrap_or(SearchError::PercentOfMax(0.1)).resolve(max);
+        let mut tc = ThroughputConfig::new(size, max, error);
+        tc.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
+        tc.trial.pdv = a.frame_timeout.map(|ms| PdvSpec {
+            frame_timeout_ms: ms,
+            exact: false,
+        });
+        tc.min_rate = a.search.min_rate;
+        tc.loss_tolerance = a.search.loss_tolerance;
+        tc.retries = a.common.retries;
+        tc.method = match (a.accelerated, a.short) {
+            (true, s) => SearchMethod::Accelerated {
+                initial_s: s.unwrap_or((a.duration / 10.0).max(1.0).min(a.duration)),
+                phases: a.phases,
+            },
+            (false, Some(short_s)) => SearchMethod::ShortThenConfirm { short_s },
+            (false, None) => SearchMethod::Binary,
+        };
+        tc.validate().map_err(|e| config_error(size, e))?;
+        Ok(tc)
+    })?;
+    run_all(&p, "throughput", &plans, |r, c, prog| xlat_bench::throughput(r, c, prog))
+}
+
+/// `xlatperf frame-loss`.
+pub fn frame_loss(a: &FrameLossArgs, argv: &[String]) -> Result<Vec<SizeResult<FrameLossResult>>> {
+    let p = prepare(&a.common, argv)?;
+    let plans = per_size(&p.sizes, |size| {
+        let max = a.max_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps));
+        let mut fc = FrameLossConfig::new(size, max);
+        fc.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
+        fc.trial.pdv = a.frame_timeout.map(|ms| PdvSpec {
+            frame_timeout_ms: ms,
+            exact: false,
+        });
+        fc.step_fraction = a.step;
+        fc.rates = (!a.rates.is_empty()).then(|| a.rates.clone());
+        fc.retries = a.common.retries;
+        fc.validate().map_err(|e| config_error(size, e))?;
+        Ok(fc)
+    })?;
+    run_all(&p, "frame-loss", &plans, |r, c, prog| xlat_bench::frame_loss(r, c, prog))
+}
+
+/// `xlatperf latency`.
+pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<LatencyResult>>> {
+    let p = prepare(&a.common, argv)?;
+    if a.delay >= a.duration {
+        bail!("--delay {} must be shorter than --duration {}", a.delay, a.duration);
+    }
+    let room = (a.rate as f64 * (a.duration - a.delay)).floor() as u64;
+    if room < a.tags {
+        bail!(
+            "--tags {}: only {room} frames are sent after the --delay of {} s at --rate {} for --duration {} s",
+            a.tags,
+            a.delay,
+            a.rate,
+            a.duration
+        );
+    }
+    let plans = per_size(&p.sizes, |size| {
+        let mut lc = LatencyConfig::new(size, a.rate);
+        lc.trial = TrialSpec::new(size, a.rate, a.duration, a.common.timeout);
+        lc.delay_s = a.delay;
+        lc.tags = a.tags;
+        lc.repetitions = a.repetitions;
+        lc.retries = a.common.retries;
+        lc.validate().map_err(|e| config_error(size, e))?;
+        Ok(lc)
+    })?;
+    run_all(&p, "latency", &plans, |r, c, prog| xlat_bench::latency(r, c, prog))
+}
+
+/// `xlatperf pdv`.
+pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
+    let p = prepare(&a.common, argv)?;
+    let plans = per_size(&p.sizes, |size| {
+        let pc = PdvConfig {
+            trial: TrialSpec::new(size, a.rate, a.duration, a.common.timeout),
+            frame_timeout_ms: a.frame_timeout,
+            exact: a.exact,
+            repetitions: a.repetitions,
+            retries: a.common.retries,
+        };
+        pc.validate().map_err(|e| config_error(size, e))?;
+        Ok(pc)
+    })?;
+    run_all(&p, "pdv", &plans, |r, c, prog| crate::pdv::pdv(r, c, prog))
+}
+
+/// `xlatperf b2b`.
+pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResult>>> {
+    let p = prepare(&a.common, argv)?;
+    let plans = per_size(&p.sizes, |size| {
+        let line = a.line_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps));
+        let mut bc = BackToBackConfig::new(size, line);
+        bc.trial.timeout_ms = a.common.timeout;
+        bc.max_burst = a.max_burst.unwrap_or(line.saturating_mul(2));
+        bc.error = a.error.unwrap_or((bc.max_burst / 1000).max(1));
+        bc.repetitions = a.repetitions;
+        bc.idle_s = a.idle;
+        bc.retries = a.common.retries;
+        bc.measured_throughput = a.throughput;
+        bc.validate().map_err(|e| config_error(size, e))?;
+        Ok(bc)
+    })?;
+    run_all(&p, "back-to-back", &plans, |r, c, prog| {
+        xlat_bench::back_to_back(r, c, prog, &mut RealSleeper)
+    })
+}
+
+/// `xlatperf recovery`.
+pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<RecoveryResult>>> {
+    let p = prepare(&a.common, argv)?;
+    let plans = per_size(&p.sizes, |size| {
+        let mut rc = RecoveryConfig::new(size, a.throughput);
+        rc.trial.timeout_ms = a.common.timeout;
+        rc.line_rate = Some(a.line_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps)));
+        rc.overload_factor = a.overload_factor;
+        rc.reduced_factor = a.reduced_factor;
+        rc.overload_s = a.overload;
+        rc.recovery_s = a.recovery;
+        rc.retries = a.common.retries;
+        rc.validate().map_err(|e| config_error(size, e))?;
+        Ok(rc)
+    })?;
+    run_all(&p, "recovery", &plans, |r, c, prog| xlat_bench::system_recovery(r, c, prog))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> RecoverySpec {
+        RecoverySpec {
+            trial: TrialSpec::new(84, 1000, 1.0, 10),
+            overload_rate: 1100,
+            overload_s: 2.0,
+            recovery_rate: 500,
+            recovery_s: 3.0,
+        }
+    }
+
+    #[test]
+    fn recovery_trial_is_one_stream_with_a_rate_change() {
+        let s = spec();
+        let t = recovery_trial(&s);
+        assert_eq!(t.rate, 1100);
+        assert_eq!(t.duration_s, 5.0);
+        assert_eq!(t.rate_change, Some(RateChange { at_s: 2.0, rate: 500 }));
+        assert_eq!(t.frames(), s.overload_frames() + s.recovery_frames());
+    }
+
+    #[test]
+    fn last_lost_time_maps_back_to_its_frame() {
+        let s = spec();
+        for q in [0, 1, 1099, 2199, 2200, 2201, 3000, 3699] {
+            assert_eq!(seq_at(&s, s.send_time_s(q)), q, "frame {q}");
+        }
+        let report = TrialReport {
+            valid: true,
+            forward: Some(DirectionReport {
+                sent: 3700,
+                received: 3000,
+                lost: 700,
+                last_lost_s: Some(s.send_time_s(2300)),
+                ..Default::default()
+            }),
+            reverse: Some(DirectionReport {
+                sent: 3700,
+                received: 3700,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let r = recovery_report(&s, &report).unwrap();
+        assert_eq!(r.forward.unwrap().last_lost_seq, Some(2300));
+        assert_eq!(r.reverse.unwrap().last_lost_seq, None);
+        // Lost frames without their time: not silently "recovered".
+        let mut bad = report.clone();
+        bad.forward.as_mut().unwrap().last_lost_s = None;
+        assert!(matches!(recovery_report(&s, &bad), Err(BenchError::Unsupported(_))));
+    }
+}

@@ -1,0 +1,237 @@
+//! The progress display on standard error: where a procedure is (procedure, frame size,
+//! repetition, step, rate, search bounds), the elapsed time and an estimate of what remains.
+//! On a terminal it is one line updated in place; otherwise it is silent, or with `--verbose`
+//! one line per trial, so that logs and scripts get no control characters.
+
+use std::io::Write;
+use std::time::Instant;
+use xlat_bench::output::group;
+use xlat_bench::{Progress, ProgressEvent, TrialRecord};
+
+/// Is standard error a terminal?
+pub fn stderr_is_tty() -> bool {
+    // SAFETY: isatty has no preconditions.
+    unsafe { libc::isatty(2) == 1 }
+}
+
+/// Columns of the terminal on standard error (80 if unknown).
+fn terminal_width() -> usize {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes a winsize into the pointed-to struct, which lives on our stack.
+    let r = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut ws as *mut libc::winsize) };
+    if r == 0 && ws.ws_col > 0 {
+        usize::from(ws.ws_col)
+    } else {
+        80
+    }
+}
+
+/// "1:02:03", "2:03", "0:07".
+pub fn clock(seconds: f64) -> String {
+    let s = if seconds.is_finite() && seconds > 0.0 {
+        seconds.round() as u64
+    } else {
+        0
+    };
+    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// The status line of a step.
+pub fn status_line(context: &str, e: &ProgressEvent<'_>, elapsed_s: f64, remaining_s: Option<f64>) -> String {
+    let unit = if e.procedure == "back-to-back" { "frames" } else { "fps" };
+    let mut s = format!("{} {context}step {} {}: {} {unit}", e.procedure, e.step, e.phase, group(e.rate));
+    if e.low != e.high {
+        s.push_str(&format!(" in [{}, {}]", group(e.low), group(e.high)));
+    }
+    s.push_str(&format!("  elapsed {}", clock(elapsed_s)));
+    match remaining_s {
+        Some(r) => s.push_str(&format!("  left ~{}", clock(r))),
+        None => s.push_str("  left ?"),
+    }
+    s
+}
+
+/// The line of a finished trial (for `--verbose`).
+pub fn trial_line(procedure: &str, context: &str, t: &TrialRecord) -> String {
+    let verdict = match t.pass {
+        None => format!("INVALID ({})", t.invalid_reasons.join("; ")),
+        Some(true) => "pass".into(),
+        Some(false) => "fail".into(),
+    };
+    let mut s = format!(
+        "{procedure} {context}trial {} {} attempt {}: {} fps x {:.3} s:",
+        t.index, t.phase, t.attempt, t.rate, t.duration_s
+    );
+    for (name, d) in t.directions() {
+        s.push_str(&format!(" {name} {}/{} received", d.received, d.sent));
+    }
+    s.push_str(&format!(" -> {verdict}"));
+    s
+}
+
+/// A [`Progress`] on standard error.
+pub struct TermProgress {
+    tty: bool,
+    verbose: bool,
+    start: Instant,
+    /// "84 B run 2/3 " and the like.
+    context: String,
+    /// Whole procedure runs still to do after the current one.
+    runs_after: usize,
+    /// Wall-clock seconds of the finished runs.
+    finished: Vec<f64>,
+    run_start: Instant,
+    line_shown: bool,
+}
+
+impl TermProgress {
+    pub fn new(verbose: bool) -> TermProgress {
+        TermProgress::with_tty(stderr_is_tty(), verbose)
+    }
+
+    pub fn with_tty(tty: bool, verbose: bool) -> TermProgress {
+        TermProgress {
+            tty,
+            verbose,
+            start: Instant::now(),
+            context: String::new(),
+            runs_after: 0,
+            finished: Vec::new(),
+            run_start: Instant::now(),
+            line_shown: false,
+        }
+    }
+
+    /// A new run of a procedure starts.
+    pub fn begin_run(&mut self, context: String, runs_after: usize) {
+        self.context = if context.is_empty() { context } else { format!("{context} ") };
+        self.runs_after = runs_after;
+        self.run_start = Instant::now();
+    }
+
+    /// The current run finished; `summary` is shown when the display is active.
+    pub fn end_run(&mut self, summary: &str) {
+        self.finished.push(self.run_start.elapsed().as_secs_f64());
+        if self.tty || self.verbose {
+            self.note(summary);
+        }
+    }
+
+    /// Print a line of its own (above the status line on a terminal).
+    pub fn note(&mut self, line: &str) {
+        self.clear();
+        eprintln!("{line}");
+    }
+
+    /// Remove the status line.
+    pub fn clear(&mut self) {
+        if self.tty && self.line_shown {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(e, "\r\x1b[K");
+            let _ = e.flush();
+            self.line_shown = false;
+        }
+    }
+
+    fn remaining(&self, e: &ProgressEvent<'_>) -> Option<f64> {
+        let this = e.remaining_s?;
+        if self.runs_after == 0 {
+            return Some(this);
+        }
+        if self.finished.is_empty() {
+            // The first run: its own estimate so far, times the runs to come.
+            return Some(this + self.runs_after as f64 * (e.elapsed_s + this));
+        }
+        let avg = self.finished.iter().sum::<f64>() / self.finished.len() as f64;
+        Some(this + self.runs_after as f64 * avg)
+    }
+}
+
+impl Progress for TermProgress {
+    fn step(&mut self, e: &ProgressEvent<'_>) {
+        if !self.tty {
+            return;
+        }
+        let mut line = status_line(&self.context, e, self.start.elapsed().as_secs_f64(), self.remaining(e));
+        let width = terminal_width().saturating_sub(1).max(20);
+        if line.chars().count() > width {
+            line = line.chars().take(width).collect();
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[K{line}");
+        let _ = err.flush();
+        self.line_shown = true;
+    }
+
+    fn trial(&mut self, procedure: &str, record: &TrialRecord) {
+        if self.verbose {
+            let line = trial_line(procedure, &self.context, record);
+            self.note(&line);
+        } else if record.pass.is_none() && self.tty {
+            let line = format!(
+                "{procedure} {}trial {} at {} fps was invalid, running it again: {}",
+                self.context,
+                record.index,
+                group(record.rate),
+                record.invalid_reasons.join("; ")
+            );
+            self.note(&line);
+        }
+    }
+}
+
+impl Drop for TermProgress {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(remaining: Option<f64>) -> ProgressEvent<'static> {
+        ProgressEvent {
+            procedure: "throughput",
+            phase: "search",
+            step: 4,
+            rate: 100_000,
+            low: 50_000,
+            high: 200_000,
+            elapsed_s: 30.0,
+            remaining_s: remaining,
+        }
+    }
+
+    #[test]
+    fn status_line_says_where_it_is() {
+        let l = status_line("84 B run 1/3 ", &event(Some(95.0)), 62.0, Some(95.0));
+        assert_eq!(
+            l,
+            "throughput 84 B run 1/3 step 4 search: 100,000 fps in [50,000, 200,000]  elapsed 1:02  left ~1:35"
+        );
+        assert!(status_line("", &event(None), 3.0, None).ends_with("left ?"));
+        assert_eq!(clock(3725.0), "1:02:05");
+    }
+
+    #[test]
+    fn remaining_counts_the_runs_to_come() {
+        let mut p = TermProgress::with_tty(false, false);
+        p.begin_run(String::new(), 2);
+        // First run: 30 s done + 10 s left = 40 s per run.
+        assert_eq!(p.remaining(&event(Some(10.0))), Some(10.0 + 2.0 * 40.0));
+        p.finished.push(20.0);
+        assert_eq!(p.remaining(&event(Some(10.0))), Some(10.0 + 2.0 * 20.0));
+        assert_eq!(p.remaining(&event(None)), None);
+    }
+}
