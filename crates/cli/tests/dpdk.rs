@@ -2,13 +2,11 @@
 //! through the lab's router4 DUT on net_af_packet vdevs and on the afpacket backend.
 #![cfg(feature = "dpdk")]
 
+mod common;
+
+use common::{is_root, lab_up, LabDown};
 use serde_json::Value;
 use std::process::{Command, Output};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 fn run(cmd: &mut Command) -> String {
     let o: Output = cmd.output().expect("run");
@@ -46,8 +44,6 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
     }
 }
 
-struct Lab;
-
 /// Run a trial until it is valid, three times at most: on this shared machine another process
 /// may take the cores and make a trial invalid (correctly reported as such, but not what this
 /// test compares).
@@ -64,21 +60,14 @@ fn valid(mut trial: impl FnMut() -> Value) -> Value {
     v
 }
 
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = xlatperf().args(["lab", "down"]).output();
-    }
-}
-
 #[test]
 fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     if !is_root() {
         eprintln!("skipped: needs root");
         return;
     }
-    let out = run(xlatperf().args(["lab", "up", "router4", "--replace"]));
-    let _lab = Lab;
-    let conf = out.lines().last().unwrap().trim().to_string();
+    let conf = lab_up("router4");
+    let _down = LabDown;
     let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json"];
     let afp = valid(|| json_line(&run(xlatperf().args(trial).args(["-c", &conf]))));
     // The DPDK process runs inside the tester namespace, where its net_af_packet vdevs open

@@ -2,39 +2,11 @@
 //! addresses on each side through a Linux router, with no static neighbour entries in the DUT:
 //! the tester announces and answers for every address itself.
 
+mod common;
+
+use common::{is_root, lab_lock, lab_up, ok, LabDown};
 use serde_json::Value;
-use std::process::{Command, Output};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn xlatperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xlatperf"))
-        .args(args)
-        .output()
-        .expect("run xlatperf")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = xlatperf(args);
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "xlatperf {args:?} failed:\n{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
-}
-
-struct Lab;
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = xlatperf(&["lab", "down"]);
-    }
-}
+use std::process::Command;
 
 /// Neighbour entries of the DUT on `dev`: (address, state).
 fn neighbours(dev: &str) -> Vec<(String, String)> {
@@ -56,12 +28,9 @@ fn thousand_addresses(topology: &str, offset_key: &str, offset: &str) {
         eprintln!("skipped: needs root");
         return;
     }
-    // One lab at a time in this binary: the two tests share fixed namespace names.
-    static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _g = LAB.lock().unwrap_or_else(|e| e.into_inner());
-    let out = ok(&["lab", "up", topology, "--replace"]);
-    let _lab = Lab;
-    let conf = out.lines().last().unwrap().trim().to_string();
+    let _g = lab_lock();
+    let conf = lab_up(topology);
+    let _down = LabDown;
     let mut args: Vec<String> = [
         "trial",
         "-c",

@@ -6,39 +6,17 @@
 //! must land just below it. They need root (CI runs as root); without it they say so and pass
 //! nothing off as tested.
 
+mod common;
+
+use common::{is_root, lab_lock, lab_up, ok, xlatperf};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
-
-static LAB: Mutex<()> = Mutex::new(());
+use std::sync::MutexGuard;
 
 /// Invalid trials (the tester missed its schedule on this shared machine) are run again this
 /// often before a procedure gives up.
 const RETRIES: &str = "8";
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn xlatperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xlatperf"))
-        .args(args)
-        .output()
-        .expect("run xlatperf")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = xlatperf(args);
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "xlatperf {args:?} failed:\n{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
-}
 
 /// A lab for one test: up on creation, down on drop (also when the test fails).
 struct Lab {
@@ -49,9 +27,8 @@ struct Lab {
 
 impl Lab {
     fn up(topology: &str, test: &str) -> Lab {
-        let g = LAB.lock().unwrap_or_else(|e| e.into_inner());
-        let out = ok(&["lab", "up", topology, "--replace"]);
-        let config = out.lines().last().expect("lab up prints the config path last").trim().to_string();
+        let g = lab_lock();
+        let config = lab_up(topology);
         let dir = std::env::temp_dir().join(format!("xlatperf-lab-procedures-{}-{test}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         Lab { config, dir, _g: g }

@@ -2,34 +2,12 @@
 //! xlatperf binary as a user would. They need root (CI runs as root); without it they say so
 //! and pass nothing off as tested.
 
+mod common;
+
+use common::{is_root, lab_lock, lab_up, ok, xlatperf};
 use serde_json::Value;
-use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
-
-static LAB: Mutex<()> = Mutex::new(());
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn xlatperf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xlatperf"))
-        .args(args)
-        .output()
-        .expect("run xlatperf")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = xlatperf(args);
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "xlatperf {args:?} failed:\n{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
-}
+use std::process::Command;
+use std::sync::MutexGuard;
 
 /// A lab for one test: up on creation, down on drop (also when the test fails).
 struct Lab {
@@ -39,9 +17,8 @@ struct Lab {
 
 impl Lab {
     fn up(topology: &str) -> Lab {
-        let g = LAB.lock().unwrap_or_else(|e| e.into_inner());
-        let out = ok(&["lab", "up", topology, "--replace"]);
-        let config = out.lines().last().expect("lab up prints the config path last").trim().to_string();
+        let g = lab_lock();
+        let config = lab_up(topology);
         assert!(std::path::Path::new(&config).exists(), "{config}");
         Lab { config, _g: g }
     }

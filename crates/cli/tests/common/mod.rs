@@ -1,0 +1,54 @@
+//! Helpers shared by the CLI's integration tests: running the xlatperf binary, and the lab's
+//! one-at-a-time lock and tear-down guard.
+// Each test binary uses a part of these.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Run xlatperf with `args`.
+pub fn xlatperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xlatperf"))
+        .args(args)
+        .output()
+        .expect("run xlatperf")
+}
+
+/// Run xlatperf with `args`, which must succeed; its standard output.
+pub fn ok(args: &[&str]) -> String {
+    let o = xlatperf(args);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "xlatperf {args:?} failed:\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+/// The lab's namespaces have fixed names: one lab at a time within a test binary (cargo runs
+/// the binaries one after another).
+pub fn lab_lock() -> MutexGuard<'static, ()> {
+    static LAB: Mutex<()> = Mutex::new(());
+    LAB.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Takes the lab down when dropped, also when the test fails.
+pub struct LabDown;
+
+impl Drop for LabDown {
+    fn drop(&mut self) {
+        let _ = xlatperf(&["lab", "down"]);
+    }
+}
+
+/// Bring a lab up (replacing any), returning the path of the configuration it wrote.
+pub fn lab_up(topology: &str) -> String {
+    let out = ok(&["lab", "up", topology, "--replace"]);
+    out.lines().last().expect("lab up prints the config path last").trim().to_string()
+}
