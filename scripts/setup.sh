@@ -35,6 +35,6 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 echo "== building xlatperf (release, with the dpdk backend)"
-cargo build --release --locked --features dpdk -p xlatperf 2>&1 | grep -vE '^\s+(Compiling|Downloaded|Downloading)' || true
+cargo build --release --locked --features dpdk -p xlatperf
 test -x target/release/xlatperf
 echo "== built target/release/xlatperf"
