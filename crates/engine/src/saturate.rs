@@ -38,7 +38,9 @@ pub fn saturate<T: TxQueue>(
     while now < end {
         let s0 = seq;
         let st = &*stream;
-        seq += tx.tx_burst(burst, |i, buf| st.write_frame(s0 + i as u64, buf))? as u64;
+        seq += tx.tx_burst_cookie(burst, |i, buf, cookie| {
+            st.write_frame_cookie(s0 + i as u64, s0 + i as u64, buf, cookie)
+        })? as u64;
         now = clock.now();
     }
     tx.flush()?;

@@ -242,9 +242,9 @@ impl<T: TxQueue> SendState<'_, T> {
                 self.frame_ts[q as usize % TS_RING].store(ts_entry(q, now), Ordering::Release);
             }
         }
-        let n = self
-            .tx
-            .tx_burst(k, |i, buf| stream.write_frame_field(seq0 + i as u64, tag | (seq0 + i as u64), buf))? as u64;
+        let n = self.tx.tx_burst_cookie(k, |i, buf, cookie| {
+            stream.write_frame_cookie(seq0 + i as u64, tag | (seq0 + i as u64), buf, cookie)
+        })? as u64;
         self.sent += n;
         if let Some(p) = self.tags {
             while self.next_tag < p.count && p.first + self.next_tag * p.step < self.sent {

@@ -52,6 +52,18 @@ pub trait TxQueue: Send {
     /// but not accepted are not sent: the caller offers them again in the next call.
     fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, fill: F) -> Result<usize>;
 
+    /// [`TxQueue::tx_burst`] with a cookie per buffer, for senders that keep templates in
+    /// recycled backend buffers: `fill(i, buf, cookie)` finds in `cookie` what it left with this
+    /// buffer when it last filled it through this call (0: nothing known, write the whole
+    /// frame), and leaves what the buffer will hold. Backends whose buffers come back unchanged
+    /// (DPDK mbufs) keep the cookie; the default keeps none, so `cookie` is always 0.
+    fn tx_burst_cookie<F: FnMut(usize, &mut [u8], &mut u64) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
+        self.tx_burst(n, |i, buf| {
+            let mut cookie = 0;
+            fill(i, buf, &mut cookie)
+        })
+    }
+
     /// Push out anything the backend still holds (for backends that batch in the kernel).
     fn flush(&mut self) -> Result<()> {
         Ok(())

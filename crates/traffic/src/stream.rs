@@ -97,6 +97,9 @@ struct CountPatch {
 /// A pre-built frame, where its fields are, and what varies in it.
 #[derive(Debug, Clone)]
 struct Template {
+    /// Unique in the process (never 0): a buffer whose cookie holds it holds this template's
+    /// bytes, possibly patched for another frame.
+    id: u64,
     bytes: Vec<u8>,
     layout: TestFrameLayout,
     /// The complement of the template's UDP checksum: its one's complement sum.
@@ -325,7 +328,9 @@ impl Template {
         };
         let ip_sum = layout.ip_checksum.map_or(0, |o| u32::from(!word(o)));
         let udp_sum = u64::from(!word(layout.udp_checksum));
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Template {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             bytes,
             layout,
             udp_sum,
@@ -341,6 +346,14 @@ impl Template {
     #[inline(always)]
     fn write(&self, seq: u64, field: u64, out: &mut [u8]) {
         out.copy_from_slice(&self.bytes);
+        self.patch(seq, field, out);
+    }
+
+    /// Patch frame `seq` into `out`, which holds this template's bytes (fresh, or patched for
+    /// another frame: every field a patch touches is written whole, and the checksums are
+    /// computed from the template's sums, not from what `out` holds).
+    #[inline(always)]
+    fn patch(&self, seq: u64, field: u64, out: &mut [u8]) {
         let mut udp = self.udp_sum + (field >> 32) + (field & 0xffff_ffff);
         let mut ip = self.ip_sum;
         // Each loop is homogeneous and branch-free but for the (never taken in practice)
@@ -449,6 +462,29 @@ impl DirectionStream {
         self.write_frame_field(seq, seq, buf)
     }
 
+    /// [`DirectionStream::write_frame_field`] into a recycled backend buffer whose `cookie`
+    /// tells what it holds: when it holds the same template (from an earlier frame of this
+    /// stream), only the changing fields are written; else the whole frame is, and the cookie
+    /// is set. The backend keeps the cookie with the buffer (see `xlat_io::TxQueue::tx_burst_cookie`).
+    #[inline]
+    pub fn write_frame_cookie(&self, seq: u64, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        let t = if self.is_foreground(seq) {
+            self.foreground.as_ref()
+        } else {
+            self.background.as_ref()
+        };
+        let Some(t) = t else { return 0 };
+        let len = t.bytes.len();
+        let Some(out) = buf.get_mut(..len) else { return 0 };
+        if *cookie == t.id {
+            t.patch(seq, field, out);
+        } else {
+            t.write(seq, field, out);
+            *cookie = t.id;
+        }
+        len
+    }
+
     /// Write frame `seq` (its variation and foreground/background choice follow `seq`) with
     /// `field` in its 64-bit payload field, e.g. the sequence number with a trial tag.
     #[inline]
@@ -472,6 +508,38 @@ mod tests {
     use crate::setup::*;
     use xlat_wire::checksum;
     use xlat_wire::{classify, Rx};
+
+    #[test]
+    fn patching_a_recycled_buffer_equals_writing_afresh() {
+        for v in [IpVersion::V4, IpVersion::V6] {
+            let mut s = router_setup(v);
+            s.fg_n = 10;
+            s.fg_m = 9;
+            s.forward_ports.sport.variation = Variation::Pseudorandom;
+            s.forward_ports.dport.variation = Variation::Increasing;
+            s.left.ip_var.variation = Variation::Pseudorandom;
+            s.right.ip_var.variation = Variation::Decreasing;
+            s.right.ip_var.min = 2;
+            s.right.ip_var.max = 1001;
+            let mac = xlat_wire::MacAddr([2, 0, 0, 0, 0, 1]);
+            let st = DirectionStream::new(&s, Direction::Forward, 84, mac, mac).unwrap();
+            let other = DirectionStream::new(&s, Direction::Reverse, 84, mac, mac).unwrap();
+            // A pool of recycled buffers, as a backend's mempool hands them out; one of them is
+            // used meanwhile by another stream (another cookie, other bytes).
+            let mut pool = vec![(vec![0xa5u8; 256], 0u64); 5];
+            let mut fresh = [0u8; 256];
+            for seq in 0..5_000u64 {
+                let (buf, cookie) = &mut pool[(seq as usize * 7) % 5];
+                if seq % 13 == 0 {
+                    other.write_frame_cookie(seq, seq, buf, cookie);
+                }
+                let n = st.write_frame_cookie(seq, seq | (3 << 56), buf, cookie);
+                let m = st.write_frame_field(seq, seq | (3 << 56), &mut fresh);
+                assert_eq!(n, m);
+                assert_eq!(&buf[..n], &fresh[..m], "{v:?} seq {seq}");
+            }
+        }
+    }
 
     pub(crate) fn router_setup(v: IpVersion) -> Setup {
         let mut left = Side::new(v);

@@ -637,9 +637,29 @@ impl DpdkTx {
     }
 }
 
+/// Where an mbuf keeps the sender's cookie: the last 8 bytes of its headroom, just before the
+/// data (a freshly reset mbuf's data starts after RTE_PKTMBUF_HEADROOM = 128 bytes; received
+/// mbufs have their cookie cleared before they go back to the pool, because the NIC wrote them).
+///
+/// # Safety
+/// `data` must be the data pointer of an mbuf we own whose data offset is at least 8.
+#[inline(always)]
+unsafe fn cookie_of(data: *mut u8) -> *mut u64 {
+    data.sub(8) as *mut u64
+}
+
 impl TxQueue for DpdkTx {
     #[inline]
     fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
+        // A frame written without a cookie invalidates what the buffer's cookie said.
+        self.tx_burst_cookie(n, |i, buf, cookie| {
+            *cookie = 0;
+            fill(i, buf)
+        })
+    }
+
+    #[inline]
+    fn tx_burst_cookie<F: FnMut(usize, &mut [u8], &mut u64) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
         attach_thread();
         let got = self.alloc(n.min(MAX_TX_BURST));
         let room = self.room;
@@ -648,7 +668,14 @@ impl TxQueue for DpdkTx {
             // SAFETY: data[filled] starts the data room of a freshly allocated mbuf that we own,
             // with `room` writable bytes (the pool's data room minus the headroom).
             let buf = unsafe { std::slice::from_raw_parts_mut(self.data[filled], room) };
-            let len = fill(filled, buf);
+            // SAFETY: a reset mbuf's data starts RTE_PKTMBUF_HEADROOM (128) bytes into its
+            // buffer, so the 8 bytes before it are ours; unaligned access is allowed.
+            let cp = unsafe { cookie_of(self.data[filled]) };
+            // SAFETY: as above.
+            let mut cookie = unsafe { cp.read_unaligned() };
+            let len = fill(filled, buf, &mut cookie);
+            // SAFETY: as above.
+            unsafe { cp.write_unaligned(cookie) };
             if len == 0 || len > room {
                 break;
             }
@@ -711,6 +738,11 @@ impl RxQueue for DpdkRx {
             // until the free below (frames up to max_frame_len arrive in one segment).
             let frame = unsafe { std::slice::from_raw_parts(self.data[i], self.lens[i] as usize) };
             f(frame);
+            // The device wrote this buffer: no sender cookie may vouch for its contents when
+            // the pool hands it out again.
+            // SAFETY: received mbufs start their data after the headroom (128 bytes), so the 8
+            // bytes before it lie in the mbuf's own buffer, which we own until the free below.
+            unsafe { cookie_of(self.data[i] as *mut u8).write_unaligned(0) };
         }
         if n > 0 {
             // SAFETY: pkts[..n] are ours and no longer referenced.
