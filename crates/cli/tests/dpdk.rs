@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{is_root, lab_up, LabDown};
+use common::{is_root, lab_lock, lab_up, LabDown};
 use serde_json::Value;
 use std::process::{Command, Output};
 
@@ -30,6 +30,8 @@ fn json_line(out: &str) -> Value {
 
 #[test]
 fn net_ring_self_test_is_valid_and_lossless_both_ways() {
+    // Trials spin on both cores: one test at a time.
+    let _serial = lab_lock();
     let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
     let out = run(xlatperf().args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "500000", "--json"]));
     let v = json_line(&out);
@@ -62,6 +64,8 @@ fn valid(mut trial: impl FnMut() -> Value) -> Value {
 
 #[test]
 fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
+    // Trials spin on both cores: one test at a time.
+    let _serial = lab_lock();
     if !is_root() {
         eprintln!("skipped: needs root");
         return;
@@ -95,5 +99,62 @@ fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
             assert_eq!(afp[d][k], dpdk[d][k], "{d}.{k}: afpacket {afp} dpdk {dpdk}");
         }
         assert_eq!(dpdk[d]["lost"], 0, "{dpdk}");
+    }
+}
+
+/// Hugepages reserved for one test and released after, also when it fails.
+struct Hugepages {
+    before: String,
+    dir: std::path::PathBuf,
+}
+
+impl Hugepages {
+    fn reserve(pages: u32) -> Hugepages {
+        let before = std::fs::read_to_string("/proc/sys/vm/nr_hugepages").unwrap().trim().to_string();
+        let dir = std::env::temp_dir().join(format!("xlat-huge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let g = Hugepages { before, dir };
+        std::fs::write("/proc/sys/vm/nr_hugepages", pages.to_string()).unwrap();
+        run(Command::new("mount").args(["-t", "hugetlbfs", "nodev"]).arg(&g.dir));
+        g
+    }
+}
+
+impl Drop for Hugepages {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = std::fs::remove_dir(&self.dir);
+        let _ = std::fs::write("/proc/sys/vm/nr_hugepages", &self.before);
+    }
+}
+
+#[test]
+fn net_ring_self_test_with_hugepages() {
+    // Trials spin on both cores: one test at a time.
+    let _serial = lab_lock();
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let huge = Hugepages::reserve(512);
+    let free: u64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("HugePages_Free:").map(|v| v.trim().parse().unwrap_or(0)))
+        .unwrap_or(0);
+    assert!(free >= 256, "could not reserve hugepages ({free} free)");
+    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
+    let eal = format!(
+        r#"["-m","512","--no-pci","-l","0-1","--in-memory","--huge-dir","{}"]"#,
+        huge.dir.display()
+    );
+    let out = run(xlatperf()
+        .args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "200000", "--json", "--set"])
+        .arg(format!("tester.eal_args={eal}")));
+    let v = json_line(&out);
+    let check = &v["check"];
+    assert_eq!(check["valid"], Value::Bool(true), "{v}");
+    for d in ["forward", "reverse"] {
+        assert_eq!(check[d]["sent"], check[d]["received"], "{d}: {v}");
     }
 }
