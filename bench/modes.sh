@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sender efficiency in the traffic modes of seeds/000 Tables 4-5 against testpmd txonly (burst
 # 32) on the same net_null vdev and core, in one run: fixed frames, RFC 4814 pseudorandom ports,
-# pseudorandom IP addresses (16 bits per side), both. One line per mode and IP version:
+# pseudorandom IP addresses (16 bits per side), both; and the port modes of seeds/003 Table VII:
+# rsport (pseudorandom source port), isport (increasing source port), rdport, idport (the same
+# for the destination port). One line per mode and IP version:
 #   <mode> <ip version> <xlatperf frames/s> <testpmd frames/s> <ratio>
 # Environment as bench/sender.sh (REPS, DURATION, CORE, XLATPERF). Extra arguments: MODES to run.
 set -euo pipefail
@@ -15,7 +17,11 @@ for mode in "${@:-fixed ports ips both}"; do
             ports) sets=$P ;;
             ips) sets=$I ;;
             both) sets="$P $I" ;;
-            *) echo "unknown mode $m (fixed ports ips both)" >&2; exit 2 ;;
+            rsport) sets="--set traffic.forward_ports.sport.variation=pseudorandom" ;;
+            isport) sets="--set traffic.forward_ports.sport.variation=increasing" ;;
+            rdport) sets="--set traffic.forward_ports.dport.variation=pseudorandom" ;;
+            idport) sets="--set traffic.forward_ports.dport.variation=increasing" ;;
+            *) echo "unknown mode $m (fixed ports ips both rsport isport rdport idport)" >&2; exit 2 ;;
         esac
         # shellcheck disable=SC2086
         WHAT=$m bench/sender.sh $sets
