@@ -468,14 +468,8 @@ impl DirectionStream {
     /// is set. The backend keeps the cookie with the buffer (see `xlat_io::TxQueue::tx_burst_cookie`).
     #[inline]
     pub fn write_frame_cookie(&self, seq: u64, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
-        let t = if self.is_foreground(seq) {
-            self.foreground.as_ref()
-        } else {
-            self.background.as_ref()
-        };
-        let Some(t) = t else { return 0 };
-        let len = t.bytes.len();
-        let Some(out) = buf.get_mut(..len) else { return 0 };
+        let Some((t, out)) = self.target(seq, buf) else { return 0 };
+        let len = out.len();
         if *cookie == t.id {
             t.patch(seq, field, out);
         } else {
@@ -489,16 +483,21 @@ impl DirectionStream {
     /// `field` in its 64-bit payload field, e.g. the sequence number with a trial tag.
     #[inline]
     pub fn write_frame_field(&self, seq: u64, field: u64, buf: &mut [u8]) -> usize {
+        let Some((t, out)) = self.target(seq, buf) else { return 0 };
+        t.write(seq, field, out);
+        out.len()
+    }
+
+    /// The template of frame `seq` and the part of `buf` its frame fills; `None` when this
+    /// stream has no such frame or `buf` is too short.
+    #[inline(always)]
+    fn target<'b>(&self, seq: u64, buf: &'b mut [u8]) -> Option<(&Template, &'b mut [u8])> {
         let t = if self.is_foreground(seq) {
             self.foreground.as_ref()
         } else {
             self.background.as_ref()
-        };
-        let Some(t) = t else { return 0 };
-        let len = t.bytes.len();
-        let Some(out) = buf.get_mut(..len) else { return 0 };
-        t.write(seq, field, out);
-        len
+        }?;
+        Some((t, buf.get_mut(..t.bytes.len())?))
     }
 }
 
