@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{is_root, lab_lock, lab_up, LabDown};
+use common::{is_root, lab_lock, lab_up, until_valid, LabDown};
 use serde_json::Value;
 use std::process::{Command, Output};
 
@@ -46,22 +46,6 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
     }
 }
 
-/// Run a trial until it is valid, three times at most: on this shared machine another process
-/// may take the cores and make a trial invalid (correctly reported as such, but not what this
-/// test compares).
-fn valid(mut trial: impl FnMut() -> Value) -> Value {
-    let mut v = trial();
-    for _ in 0..2 {
-        if v["valid"] == Value::Bool(true) {
-            break;
-        }
-        eprintln!("invalid trial, again: {}", v["invalid_reasons"]);
-        v = trial();
-    }
-    assert_eq!(v["valid"], Value::Bool(true), "{v}");
-    v
-}
-
 #[test]
 fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     // Trials spin on both cores: one test at a time.
@@ -73,11 +57,11 @@ fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     let conf = lab_up("router4");
     let _down = LabDown;
     let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json"];
-    let afp = valid(|| json_line(&run(xlatperf().args(trial).args(["-c", &conf]))));
+    let afp = until_valid(|| json_line(&run(xlatperf().args(trial).args(["-c", &conf]))));
     // The DPDK process runs inside the tester namespace, where its net_af_packet vdevs open
     // the same veth ends.
     let eal = r#"["--no-huge","-m","512","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs=2","--vdev","net_af_packet1,iface=xlat-tr,qpairs=2"]"#;
-    let dpdk = valid(|| {
+    let dpdk = until_valid(|| {
         json_line(&run(Command::new("ip")
             .args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")])
             .args(trial)

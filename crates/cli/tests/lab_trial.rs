@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{is_root, lab_lock, lab_up, ok, xlatperf};
+use common::{is_root, lab_lock, lab_up, ok, until_valid, xlatperf};
 use serde_json::Value;
 use std::process::Command;
 use std::sync::MutexGuard;
@@ -68,16 +68,7 @@ fn counts(v: &Value, dir: &str) -> (u64, u64, u64, u64) {
 /// Run a trial; a trial made invalid by this shared machine's other load is reported as such
 /// (correctly) and is tried again, up to three times.
 fn valid_trial(lab: &Lab, rate: u64, secs: u64, extra: &[&str]) -> Value {
-    let mut v = lab.trial(rate, secs, extra);
-    for _ in 0..2 {
-        if v["valid"] == Value::Bool(true) {
-            break;
-        }
-        eprintln!("invalid trial, again: {}", v["invalid_reasons"]);
-        v = lab.trial(rate, secs, extra);
-    }
-    assert_eq!(v["valid"], Value::Bool(true), "{v}");
-    v
+    until_valid(|| lab.trial(rate, secs, extra))
 }
 
 fn lossless_bidirectional(topology: &str) {
