@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use xlat_config::{Backend, TestConfig};
 use xlat_engine::saturate::saturate;
 use xlat_engine::Clock;
-use xlat_io::{Port, TxQueue};
+use xlat_io::Port;
 use xlat_traffic::{Direction, DirectionStream};
 use xlat_wire::MacAddr;
 
@@ -27,8 +27,8 @@ fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64
         xlat_engine::pin::pin_current_thread(c).map_err(anyhow::Error::msg)?;
     }
     let clock = Clock::calibrate();
+    // saturate() flushes the queue at its end.
     let r = saturate(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?;
-    q.tx.flush()?;
     Ok(r.rate())
 }
 

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{is_root, lab_lock, lab_up, ok, xlatperf};
+use common::{dut_exec, is_root, lab_lock, lab_up, ok, xlatperf};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -35,12 +35,7 @@ impl Lab {
     }
 
     fn dut(&self, args: &[&str]) {
-        let o = Command::new("ip")
-            .args(["netns", "exec", "xlat-dut"])
-            .args(args)
-            .output()
-            .expect("ip netns exec");
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        dut_exec(args);
     }
 
     /// Make the DUT drop what exceeds `pps` frames/s (both directions together).

@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::{is_root, lab_lock, lab_up, ok, until_valid, xlatperf};
+use common::{dut_exec, is_root, lab_lock, lab_up, ok, until_valid, xlatperf};
 use serde_json::Value;
-use std::process::Command;
 use std::sync::MutexGuard;
 
 /// A lab for one test: up on creation, down on drop (also when the test fails).
@@ -24,13 +23,7 @@ impl Lab {
     }
 
     fn dut(&self, args: &[&str]) -> String {
-        let o = Command::new("ip")
-            .args(["netns", "exec", "xlat-dut"])
-            .args(args)
-            .output()
-            .expect("ip netns exec");
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).to_string()
+        dut_exec(args)
     }
 
     fn trial(&self, rate: u64, secs: u64, extra: &[&str]) -> Value {

@@ -68,3 +68,14 @@ pub fn until_valid(mut trial: impl FnMut() -> serde_json::Value) -> serde_json::
     assert_eq!(v["valid"], serde_json::Value::Bool(true), "{v}");
     v
 }
+
+/// Run a command in the lab's DUT namespace, which must succeed; its standard output.
+pub fn dut_exec(args: &[&str]) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", "xlat-dut"])
+        .args(args)
+        .output()
+        .expect("ip netns exec");
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
