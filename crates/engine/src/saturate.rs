@@ -3,7 +3,7 @@
 
 use crate::clock::Clock;
 use xlat_io::{Result, TxQueue};
-use xlat_traffic::DirectionStream;
+use xlat_traffic::{BurstScratch, DirectionStream};
 
 /// What a saturation run achieved.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,12 +35,11 @@ pub fn saturate<T: TxQueue>(
     let end = start + clock.ticks(seconds);
     let mut seq = 0u64;
     let mut now = start;
+    let mut scratch = BurstScratch::new(burst);
     while now < end {
         let s0 = seq;
-        let st = &*stream;
-        seq += tx.tx_burst_cookie(burst, |i, buf, cookie| {
-            st.write_frame_cookie(s0 + i as u64, s0 + i as u64, buf, cookie)
-        })? as u64;
+        let frames = stream.burst(s0, burst, &mut scratch);
+        seq += tx.tx_burst_cookie(burst, |i, buf, cookie| frames.write(i, s0 + i as u64, buf, cookie))? as u64;
         now = clock.now();
     }
     tx.flush()?;

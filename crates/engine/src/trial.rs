@@ -8,7 +8,7 @@ use crate::spec::{CpuPlan, TrialSpec};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use xlat_io::{IoError, Port, Queues, RxQueue, TxQueue};
-use xlat_traffic::{Direction, DirectionStream, Setup, SideId};
+use xlat_traffic::{BurstScratch, Direction, DirectionStream, Setup, SideId};
 use xlat_wire::{classify, MacAddr, Rx};
 
 /// siitperf's TOLERANCE: sending must end within duration x 1.00001.
@@ -178,6 +178,8 @@ struct SendState<'s, T: TxQueue> {
     dir: Direction,
     tx: &'s mut T,
     stream: DirectionStream,
+    /// The precomputed fields of the burst being sent.
+    scratch: BurstScratch,
     total: u64,
     tag: u64,
     sent: u64,
@@ -225,7 +227,7 @@ impl<T: TxQueue> SendState<'_, T> {
         let sched = t0 + self.schedule.time_of(self.sent);
         self.max_lag = self.max_lag.max(now.saturating_sub(sched));
         let k = ((due - self.sent) as usize).min(self.burst);
-        let (seq0, tag, stream) = (self.sent, self.tag, &self.stream);
+        let (seq0, tag) = (self.sent, self.tag);
         if let Some(p) = self.tags {
             // Latency tags are stamped before the burst leaves, like the per-frame stamps: on
             // veth the frame reaches the receiver during this very call.
@@ -242,9 +244,10 @@ impl<T: TxQueue> SendState<'_, T> {
                 self.frame_ts[q as usize % TS_RING].store(ts_entry(q, now), Ordering::Release);
             }
         }
-        let n = self.tx.tx_burst_cookie(k, |i, buf, cookie| {
-            stream.write_frame_cookie(seq0 + i as u64, tag | (seq0 + i as u64), buf, cookie)
-        })? as u64;
+        let frames = self.stream.burst(seq0, k, &mut self.scratch);
+        let n = self
+            .tx
+            .tx_burst_cookie(k, |i, buf, cookie| frames.write(i, tag | (seq0 + i as u64), buf, cookie))? as u64;
         self.sent += n;
         if let Some(p) = self.tags {
             while self.next_tag < p.count && p.first + self.next_tag * p.step < self.sent {
@@ -543,6 +546,7 @@ impl<P: Port> Tester<P> {
                     dir: send_dir,
                     tx: &mut q.tx,
                     stream,
+                    scratch: BurstScratch::new(spec.burst),
                     total,
                     tag,
                     sent: 0,

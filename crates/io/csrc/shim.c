@@ -28,40 +28,65 @@ _Static_assert(RTE_ETH_NAME_MAX_LEN == 64, "RTE_ETH_NAME_MAX_LEN changed: update
  */
 
 /*
- * Allocate n mbufs (all or none: returns 0 or -1), reset them as rte_pktmbuf_alloc_bulk does
- * but with data_len = pkt_len = len_hint (the length the caller expects to write: while the
- * mbuf header is being written anyway, this is free), and give the start of each one's data
- * room in data[].
+ * The sender's metadata of an mbuf, in the last 16 bytes of its headroom (the data of a reset
+ * mbuf starts RTE_PKTMBUF_HEADROOM bytes into its buffer): the cookie of what its data holds and
+ * the length it was sent with. A non-zero cookie vouches that the mbuf's header is as the sender
+ * left it: reset, with that length (see xlat_tx_send). Everything else that uses an mbuf of the
+ * pool clears the cookie: the receive path (xlat_rx) and the pool's creation.
  */
-int xlat_tx_alloc(struct rte_mempool *pool, struct rte_mbuf **pkts, uint8_t **data, unsigned int n, uint16_t len_hint)
-{
-	unsigned int i;
+#define XLAT_META(m) ((uint64_t *)((char *)(m)->buf_addr + RTE_PKTMBUF_HEADROOM - 16))
 
-	if (rte_mempool_get_bulk(pool, (void **)pkts, n) != 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		rte_pktmbuf_reset(m);
-		m->data_len = len_hint;
-		m->pkt_len = len_hint;
-		data[i] = rte_pktmbuf_mtod(m, uint8_t *);
-	}
-	return 0;
+static void clear_meta(struct rte_mempool *mp, void *opaque, void *obj, unsigned int idx)
+{
+	struct rte_mbuf *m = obj;
+	long *off = opaque;
+
+	(void)mp;
+	(void)idx;
+	XLAT_META(m)[0] = 0;
+	XLAT_META(m)[1] = 0;
+	/* Every mbuf must have its data (after reset) at the same offset from its header. */
+	if (m->buf_len < RTE_PKTMBUF_HEADROOM ||
+	    (*off != -2 && *off != (char *)m->buf_addr + RTE_PKTMBUF_HEADROOM - (char *)m))
+		*off = -1;
+	else
+		*off = (char *)m->buf_addr + RTE_PKTMBUF_HEADROOM - (char *)m;
 }
 
 /*
- * Give pkts[0..n) the lengths lens[0..n) (touching only those that differ from the len_hint
- * they were allocated with), transmit them and free pkts[sent..total): those the driver did
- * not take and those allocated but not filled. Returns sent.
+ * Clear the metadata of every mbuf of a new pool and return the offset of a reset mbuf's data
+ * from the mbuf's address (the same for all of them), or -1.
  */
-uint16_t xlat_tx_send(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, const uint16_t *lens, uint16_t n, uint16_t total, uint16_t len_hint)
+long xlat_pool_prepare(struct rte_mempool *pool)
+{
+	long off = -2;
+
+	rte_mempool_obj_iter(pool, clear_meta, &off);
+	return off < 0 ? -1 : off;
+}
+
+/* Take n mbufs from the pool as they are (all or none: returns 0 or -1). */
+int xlat_tx_get(struct rte_mempool *pool, struct rte_mbuf **pkts, unsigned int n)
+{
+	return rte_mempool_get_bulk(pool, (void **)pkts, n);
+}
+
+/*
+ * Transmit pkts[0..n) and free pkts[sent..total): those the driver did not take and those taken
+ * but not filled. An mbuf with lens[i] != 0 is reset first and gets that length (its metadata
+ * did not vouch for it); the others are sent as they are. Returns sent.
+ */
+uint16_t xlat_tx_send(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, const uint16_t *lens, uint16_t n, uint16_t total)
 {
 	uint16_t i, sent = 0;
 
 	for (i = 0; i < n; i++) {
-		if (unlikely(lens[i] != len_hint)) {
-			pkts[i]->data_len = lens[i];
-			pkts[i]->pkt_len = lens[i];
+		if (unlikely(lens[i] != 0)) {
+			struct rte_mbuf *m = pkts[i];
+
+			rte_pktmbuf_reset(m);
+			m->data_len = lens[i];
+			m->pkt_len = lens[i];
 		}
 	}
 	if (n > 0)
@@ -73,15 +98,20 @@ uint16_t xlat_tx_send(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, con
 
 /*
  * Receive up to n frames; data[i] and lens[i] give each one's first segment (frames up to the
- * mbuf data room arrive in one segment). The caller frees them with rte_pktmbuf_free_bulk.
+ * mbuf data room arrive in one segment). The device wrote these mbufs: their sender metadata is
+ * cleared. The caller frees them with rte_pktmbuf_free_bulk.
  */
 uint16_t xlat_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, const uint8_t **data, uint16_t *lens, uint16_t n)
 {
 	uint16_t i, got = rte_eth_rx_burst(port, queue, pkts, n);
 
 	for (i = 0; i < got; i++) {
-		data[i] = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
-		lens[i] = pkts[i]->data_len;
+		struct rte_mbuf *m = pkts[i];
+
+		if (m->buf_len >= RTE_PKTMBUF_HEADROOM)
+			XLAT_META(m)[1] = 0;
+		data[i] = rte_pktmbuf_mtod(m, const uint8_t *);
+		lens[i] = m->data_len;
 	}
 	return got;
 }
@@ -227,6 +257,7 @@ struct xlat_port_stats {
 	uint64_t ierrors;
 	uint64_t oerrors;
 	uint64_t rx_nombuf;
+	uint64_t obytes;
 };
 
 int xlat_port_stats(uint16_t port, struct xlat_port_stats *out)
@@ -241,5 +272,6 @@ int xlat_port_stats(uint16_t port, struct xlat_port_stats *out)
 	out->ierrors = st.ierrors;
 	out->oerrors = st.oerrors;
 	out->rx_nombuf = st.rx_nombuf;
+	out->obytes = st.obytes;
 	return 0;
 }

@@ -39,10 +39,28 @@ fn eal() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     EAL.get_or_init(|| {
-        let args: Vec<String> = EAL_ARGS.iter().map(|s| s.to_string()).collect();
+        let (rx, _, _) = pcap_paths();
+        let _ = std::fs::create_dir_all(rx.parent().expect("a directory"));
+        std::fs::write(&rx, pcap_header()).expect("empty capture");
+        let args = eal_args();
         dpdk::eal_init(&args).expect("EAL init");
     });
     g
+}
+
+/// EAL_ARGS and a net_pcap port that writes what its first transmit queue sends to a file (and
+/// reads nothing: an empty capture).
+fn eal_args() -> Vec<String> {
+    let mut args: Vec<String> = EAL_ARGS.iter().map(|s| s.to_string()).collect();
+    let (rx, tx0, tx1) = pcap_paths();
+    args.push("--vdev".into());
+    args.push(format!(
+        "net_pcap0,rx_pcap={},tx_pcap={},tx_pcap={}",
+        rx.display(),
+        tx0.display(),
+        tx1.display()
+    ));
+    args
 }
 
 fn opts() -> DpdkOptions {
@@ -221,8 +239,7 @@ fn unknown_devices_and_double_opens_are_clear_errors() {
 #[test]
 fn eal_init_is_once_per_process() {
     let _serial = eal();
-    let same: Vec<String> = EAL_ARGS.iter().map(|s| s.to_string()).collect();
-    dpdk::eal_init(&same).unwrap();
+    dpdk::eal_init(&eal_args()).unwrap();
     let e = dpdk::eal_init(&["--no-pci".to_string()]).unwrap_err().to_string();
     assert!(e.contains("already initialised"), "{e}");
 }
@@ -283,4 +300,92 @@ fn mbufs_come_back_with_their_cookie_and_contents_and_plain_sends_clear_it() {
     })
     .unwrap();
     assert_eq!(stale, 0);
+}
+
+fn pcap_paths() -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let d = std::env::temp_dir().join(format!("xlat-dpdk-vdev-{}", std::process::id()));
+    (d.join("rx.pcap"), d.join("tx0.pcap"), d.join("tx1.pcap"))
+}
+
+/// A pcap file header: version 2.4, snap length 65535, Ethernet.
+fn pcap_header() -> Vec<u8> {
+    let mut h = Vec::new();
+    for w in [
+        0xa1b2_c3d4u32.to_le_bytes(),
+        [2, 0, 4, 0],
+        0u32.to_le_bytes(),
+        0u32.to_le_bytes(),
+        65535u32.to_le_bytes(),
+        1u32.to_le_bytes(),
+    ] {
+        h.extend_from_slice(&w);
+    }
+    h
+}
+
+/// The frames of a little-endian pcap file.
+fn pcap_frames(data: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= data.len() {
+        let caplen = u32::from_le_bytes(data[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16;
+        out.push(data[at..at + caplen].to_vec());
+        at += caplen;
+    }
+    out
+}
+
+/// Recycled mbufs whose cookie and length stay are sent without a reset; any change of cookie or
+/// length, and every plain send, resets the mbuf and gives it its new length. net_pcap writes
+/// each frame (the mbuf's data at its data offset, of its packet length) to a file and frees it
+/// at once into the pool, whose cache hands the same mbufs out again: the file holds exactly the
+/// frames written only if the headers of the recycled mbufs were right.
+#[test]
+fn recycled_mbufs_send_exactly_what_was_written() {
+    let _serial = eal();
+    let mut want: Vec<Vec<u8>> = Vec::new();
+    {
+        let mut p = DpdkPort::open("net_pcap0", &opts()).unwrap();
+        let mut q = p.queues().unwrap();
+        let mut seq = 0u64;
+        let mut recycled = 0;
+        let mut send = |tx: &mut xlat_io::dpdk::DpdkTx, cookie: Option<u64>, size: usize| {
+            for _ in 0..10 {
+                let mut burst = Vec::new();
+                let n = match cookie {
+                    Some(c) => tx.tx_burst_cookie(32, |_, buf, k| {
+                        recycled += usize::from(*k == c);
+                        *k = c;
+                        let l = frame(seq + burst.len() as u64, size, buf);
+                        burst.push(buf[..l].to_vec());
+                        l
+                    }),
+                    None => tx.tx_burst(32, |_, buf| {
+                        let l = frame(seq + burst.len() as u64, size, buf);
+                        burst.push(buf[..l].to_vec());
+                        l
+                    }),
+                }
+                .unwrap();
+                seq += burst.len() as u64;
+                want.extend(burst.into_iter().take(n));
+            }
+        };
+        send(&mut q.tx, Some(5), 64);
+        send(&mut q.tx, Some(5), 104);
+        send(&mut q.tx, None, 84);
+        send(&mut q.tx, Some(5), 104);
+        send(&mut q.tx, Some(6), 68);
+        send(&mut q.tx, Some(5), 64);
+        assert!(recycled > 32 * 10, "mbufs came back with their cookies ({recycled})");
+        // Dropping the port closes the capture file.
+    }
+    let (rx, tx0, _) = pcap_paths();
+    let got = pcap_frames(&std::fs::read(&tx0).expect("the capture"));
+    let _ = std::fs::remove_dir_all(rx.parent().expect("a directory"));
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "frame {i}");
+    }
 }

@@ -12,4 +12,4 @@ pub mod stream;
 pub mod vary;
 
 pub use setup::*;
-pub use stream::{DirectionStream, StreamError};
+pub use stream::{Burst, BurstScratch, DirectionStream, StreamError};

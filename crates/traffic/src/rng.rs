@@ -1,14 +1,20 @@
 //! Pseudorandom numbers for the varying fields, *counter-based*: the value of a field in frame
 //! `seq` is a pure function of the field's key and `seq`. So the patcher needs no mutable state
-//! (`write_frame` stays `&self`), a frame written twice (a backend retry) is the same frame, and a
-//! seed reproduces every frame in any order of writing.
+//! (`write_frame` stays `&self`), a frame written twice (a backend retry) is the same frame, a
+//! burst's values can be computed in one loop ahead of its frames, and a seed reproduces every
+//! frame in any order of writing.
 //!
-//! The per-frame generator is wyrand (Wang Yi, wyhash) evaluated at index `seq`: one 64x64->128
-//! multiply of a Weyl sequence value. Each field of each direction has its own stream, keyed from
-//! the master seed by SplitMix64 (Steele, Lea, Flood, OOPSLA 2014). Values in a range come from
-//! Lemire's multiply-shift reduction with rejection ("Fast random integer generation in an
-//! interval", ACM TOMACS 2019), which is exactly uniform; the rejection threshold is precomputed,
-//! so the hot path has no division.
+//! The per-frame generator is a 32-bit bijective integer hash (Chris Wellons' "lowbias32", found
+//! by his hash-prospector: two multiplies and three xor-shifts) of a Weyl sequence: frame `seq`'s
+//! value is `hash32(base(seq >> 32) + (seq mod 2^32) * GAMMA32)`, with a per-field 32-bit key in
+//! `base`. Over any 2^32 consecutive frames every 32-bit value appears exactly once; the high half
+//! of `seq` re-keys the next 2^32 frames. It is built from 32-bit lane operations only, so a
+//! burst's values are computed in one SIMD loop (AVX2 where the CPU has it, chosen at run time).
+//! Each field of each direction has its own key, derived from the master seed by SplitMix64
+//! (Steele, Lea, Flood, OOPSLA 2014). Values in a range come from Lemire's multiply-shift
+//! reduction with rejection ("Fast random integer generation in an interval", ACM TOMACS 2019),
+//! which is exactly uniform; the rejection threshold is precomputed, so the hot path has no
+//! division.
 
 /// SplitMix64's output function (Stafford's "Mix13" variant).
 #[inline]
@@ -39,14 +45,24 @@ impl SplitMix64 {
     }
 }
 
-/// wyrand's increment and multiplier constant (Wang Yi, wyhash v4).
-pub const WY_GAMMA: u64 = 0xa076_1d64_78bd_642f;
-pub const WY_XOR: u64 = 0xe703_7ed1_a0b4_28db;
+/// The Weyl increment of the per-frame sequence (odd: `seq * GAMMA32` runs through all 2^32
+/// values).
+pub const GAMMA32: u32 = 0x9e37_79b9;
 
-/// One field's pseudorandom stream, indexed by the frame sequence number: wyrand used
-/// counter-based, `mum(s, s ^ WY_XOR)` of `s = key + i * WY_GAMMA` (one 64x64->128 multiply).
-/// Streams share the Weyl increment and differ by their random 64-bit key, i.e. they are the
-/// same sequence at offsets about 2^63 apart, as wyrand's independent streams are.
+/// What a rejected value is re-hashed with (any constant: it only has to differ from 0).
+const REDRAW: u32 = 0x6a09_e667;
+
+/// lowbias32 (C. Wellons, hash-prospector): a bijection of 32-bit integers with low bias.
+#[inline(always)]
+pub fn hash32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+/// One field's pseudorandom stream, indexed by the frame sequence number (see the module text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stream {
     pub key: u64,
@@ -59,42 +75,134 @@ impl Stream {
         Stream { key: sm.next() }
     }
 
-    /// The 64-bit value of this stream at index `i`.
+    /// The hash input offset of the frames whose sequence numbers have high half `hi`.
+    #[inline]
+    pub fn base(&self, hi: u32) -> u32 {
+        mix64(self.key.wrapping_add(u64::from(hi).wrapping_mul(GOLDEN_GAMMA))) as u32
+    }
+
+    /// The 32-bit value of this stream at index `i`.
+    #[inline]
+    pub fn at(&self, i: u64) -> u32 {
+        Self::at_base(self.base((i >> 32) as u32), i as u32)
+    }
+
+    /// The value at the index whose low half is `lo`, under `base` (from [`Stream::base`]).
     #[inline(always)]
-    pub fn at(&self, i: u64) -> u64 {
-        let s = self.key.wrapping_add(i.wrapping_mul(WY_GAMMA));
-        let t = u128::from(s) * u128::from(s ^ WY_XOR);
-        ((t >> 64) as u64) ^ (t as u64)
+    pub fn at_base(base: u32, lo: u32) -> u32 {
+        hash32(base.wrapping_add(lo.wrapping_mul(GAMMA32)))
     }
 }
 
-/// Unbiased reduction of 64-bit random values to `[0, span)` (Lemire). `span` is 1..=2^32.
+/// Unbiased reduction of 32-bit random values to `[0, span)` (Lemire). `span` is 1..=65536,
+/// the values of a 16-bit field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lemire {
-    span: u64,
-    /// `2^64 mod span`: products whose low half is below this are rejected.
-    threshold: u64,
+    span: u32,
+    /// `2^32 mod span`: products whose low half is below this are rejected (probability below
+    /// `span / 2^32`, at most 1.5e-5).
+    threshold: u32,
 }
 
 impl Lemire {
     pub fn new(span: u64) -> Lemire {
-        let span = span.clamp(1, 1 << 32);
+        let span = span.clamp(1, 1 << 16);
         Lemire {
-            span,
-            threshold: span.wrapping_neg() % span,
+            span: span as u32,
+            threshold: ((1u64 << 32) % span) as u32,
         }
     }
 
-    /// The value in `[0, span)` for random `x`; on the rare rejection (probability below
-    /// `span / 2^64`) `redraw` gives the next candidate.
+    pub fn span(&self) -> u32 {
+        self.span
+    }
+
+    /// One step: the value for `x`, or `None` when `x` must be redrawn.
+    #[inline(always)]
+    fn step(&self, x: u32) -> (u32, bool) {
+        let m = u64::from(x) * u64::from(self.span);
+        ((m >> 32) as u32, (m as u32) < self.threshold)
+    }
+
+    /// The value in `[0, span)` for random `x`; a rejected `x` is replaced by `hash32(x ^ c)`
+    /// until one is accepted.
     #[inline]
-    pub fn reduce(&self, mut x: u64, mut redraw: impl FnMut(u64) -> u64) -> u64 {
-        let mut m = u128::from(x) * u128::from(self.span);
-        while (m as u64) < self.threshold {
-            x = redraw(x);
-            m = u128::from(x) * u128::from(self.span);
+    pub fn reduce(&self, mut x: u32) -> u32 {
+        loop {
+            let (v, reject) = self.step(x);
+            if !reject {
+                return v;
+            }
+            x = hash32(x ^ REDRAW);
         }
-        (m >> 64) as u64
+    }
+
+    /// `min + reduce(stream value)` for the `out.len()` consecutive indices from `first` of
+    /// `stream`, in one SIMD loop (with a scalar redo of the rare bursts with a rejection).
+    pub fn fill(&self, stream: Stream, first: u64, min: u16, out: &mut [u16]) {
+        let lo = first as u32;
+        let n = out.len();
+        // A burst that crosses a 2^32 boundary of the index changes base within: scalar.
+        if u64::from(lo) + n as u64 > 1 << 32 {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = min.wrapping_add(self.reduce(stream.at(first + i as u64)) as u16);
+            }
+            return;
+        }
+        let base = stream.base((first >> 32) as u32);
+        if simd::fill(self, base, lo, min, out) {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = min.wrapping_add(self.reduce(Stream::at_base(base, lo.wrapping_add(i as u32))) as u16);
+            }
+        }
+    }
+}
+
+/// The burst loop of [`Lemire::fill`], compiled for AVX2 and for the baseline, picked at run time.
+mod simd {
+    use super::{Lemire, Stream};
+
+    /// Returns true when some value was rejected (the caller redoes the burst).
+    #[inline(always)]
+    fn body(l: &Lemire, base: u32, lo: u32, min: u16, out: &mut [u16]) -> bool {
+        let mut rejected = 0u32;
+        for (i, o) in out.iter_mut().enumerate() {
+            let (v, r) = l.step(Stream::at_base(base, lo.wrapping_add(i as u32)));
+            rejected |= u32::from(r);
+            *o = min.wrapping_add(v as u16);
+        }
+        rejected != 0
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn body_avx2(l: &Lemire, base: u32, lo: u32, min: u16, out: &mut [u16]) -> bool {
+        body(l, base, lo, min, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn has_avx2() -> bool {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        static HAS: AtomicU8 = AtomicU8::new(0);
+        match HAS.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let h = std::is_x86_feature_detected!("avx2");
+                HAS.store(if h { 2 } else { 1 }, Ordering::Relaxed);
+                h
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn fill(l: &Lemire, base: u32, lo: u32, min: u16, out: &mut [u16]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time).
+            return unsafe { body_avx2(l, base, lo, min, out) };
+        }
+        body(l, base, lo, min, out)
     }
 }
 
@@ -206,14 +314,68 @@ mod tests {
     #[test]
     fn lemire_covers_range_and_rejects_biased_products() {
         let l = Lemire::new(3);
-        assert_eq!(l.threshold, (1u128 << 64).rem_euclid(3) as u64);
-        // x = 0 gives product 0 whose low half (0) is below the threshold 1: rejected.
-        assert_eq!(l.reduce(0, |_| u64::MAX), 2);
-        assert_eq!(l.reduce(u64::MAX, |_| unreachable!()), 2);
+        assert_eq!(l.threshold, ((1u64 << 32) % 3) as u32);
+        // x = 0 gives product 0 whose low half (0) is below the threshold 1: rejected, and
+        // replaced by hash32(0 ^ REDRAW).
+        assert_eq!(l.step(0), (0, true));
+        assert_eq!(l.reduce(0), l.reduce(hash32(REDRAW)));
+        assert_eq!(l.reduce(u32::MAX), 2);
         let full = Lemire::new(1 << 16);
         assert_eq!(full.threshold, 0);
-        assert_eq!(full.reduce(0xabcd_0000_0000_0000, |_| unreachable!()), 0xabcd);
-        assert_eq!(Lemire::new(1).reduce(12345, |_| unreachable!()), 0);
+        assert_eq!(full.reduce(0xabcd_0000), 0xabcd);
+        assert_eq!(full.reduce(0), 0);
+        assert_eq!(Lemire::new(1).reduce(12345), 0);
+        // Exactly uniform over a full period: every value of a span of 3 appears (2^32 - 1) / 3
+        // times among the accepted inputs; here checked on the products, for small spans.
+        for span in [3u64, 1000, 64512, 65535] {
+            let l = Lemire::new(span);
+            let accepted = (1u64 << 32) - u64::from(l.threshold);
+            assert_eq!(accepted % span, 0, "span {span}");
+        }
+    }
+
+    #[test]
+    fn hash32_is_a_bijection_on_a_sample() {
+        // Distinct inputs give distinct outputs (spot check) and the reference values of
+        // lowbias32 hold.
+        let mut seen = std::collections::HashSet::new();
+        for x in 0..200_000u32 {
+            assert!(seen.insert(hash32(x.wrapping_mul(GAMMA32))));
+        }
+        assert_eq!(hash32(0), 0);
+        assert_ne!(hash32(1), 1);
+    }
+
+    #[test]
+    fn fill_equals_the_scalar_values_also_across_boundaries() {
+        let s = Stream::derive(11, 0, 3);
+        for span in [1u64, 3, 256, 1000, 64512, 65535, 65536] {
+            let l = Lemire::new(span);
+            for first in [0u64, 5, (1 << 32) - 20, (1 << 32) - 64, 1 << 40, u64::MAX - 40] {
+                let mut out = [0u16; 37];
+                l.fill(s, first, 7, &mut out);
+                for (i, v) in out.iter().enumerate() {
+                    let want = 7u16.wrapping_add(l.reduce(s.at(first.wrapping_add(i as u64))) as u16);
+                    assert_eq!(*v, want, "span {span} first {first} i {i}");
+                }
+            }
+        }
+        // A burst with a rejection: find one for span 3 (threshold 1: only x = 0 rejects),
+        // i.e. the index where the hash input is 0.
+        let l = Lemire::new(3);
+        let base = s.base(0);
+        // lo * GAMMA32 = -base (mod 2^32): lo = -base * GAMMA32^-1.
+        let mut inv = 1u32;
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u32.wrapping_sub(GAMMA32.wrapping_mul(inv)));
+        }
+        let lo = base.wrapping_neg().wrapping_mul(inv);
+        assert_eq!(Stream::at_base(base, lo), 0);
+        let first = u64::from(lo).saturating_sub(3);
+        let mut out = [0u16; 8];
+        l.fill(s, first, 0, &mut out);
+        assert_eq!(u32::from(out[(u64::from(lo) - first) as usize]), l.reduce(0));
+        assert!(out.iter().all(|v| *v < 3));
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! checksums are the template's one's complement sums plus the new field values: one addition per
 //! field and a single fold at the end, with no per-frame subtraction of old values.
 
-use crate::rng::{FastMod, Lemire, Stream};
+use crate::rng::Stream;
 use crate::setup::{AddrPair, Direction, IpVarSpec, MissingAddress, PortField, Setup, SideId, Variation};
 use crate::vary::FieldGen;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -53,8 +53,13 @@ pub mod field_id {
     pub const DST_NET: u64 = 4;
 }
 
-/// Where a varying 16-bit word is: `base | value << shift` is written at `off`.
-#[derive(Debug, Clone, Copy)]
+/// The most fields a direction varies: the source and destination ports, the varying parts of
+/// the source and destination addresses, and the destination network byte.
+pub const MAX_FIELDS: usize = 5;
+
+/// Where a varying 16-bit word is: `base | value << shift` is written at `off`, `value` being the
+/// value of the direction's varying field number `row`.
+#[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     off: usize,
     /// The template's word there (zero in the varying bits).
@@ -63,6 +68,8 @@ struct Slot {
     shift: u32,
     /// All ones when the word is in the IPv4 header (its checksum covers it), else zero.
     ip_mask: u32,
+    /// Which of the direction's varying fields ([`DirectionStream::gens`]) goes here.
+    row: usize,
 }
 
 impl Slot {
@@ -73,25 +80,6 @@ impl Slot {
         out[self.off..self.off + 2].copy_from_slice(&((u32::from(self.base) | v) as u16).to_be_bytes());
         (udp + u64::from(v), ip + (v & self.ip_mask))
     }
-}
-
-/// A pseudorandom word: `min + lemire(stream(seq))`.
-#[derive(Debug, Clone, Copy)]
-struct RandomPatch {
-    slot: Slot,
-    min: u16,
-    lemire: Lemire,
-    stream: Stream,
-}
-
-/// An increasing or decreasing word: `start ± seq mod span`.
-#[derive(Debug, Clone, Copy)]
-struct CountPatch {
-    slot: Slot,
-    start: u16,
-    /// 0 for increasing, 0xffff for decreasing: `(r ^ flip) - flip` is `r` or `-r`.
-    flip: u16,
-    modulo: FastMod,
 }
 
 /// A pre-built frame, where its fields are, and what varies in it.
@@ -108,8 +96,8 @@ struct Template {
     ip_sum: u32,
     /// Offset of the IPv4 header checksum when some patch is in the IPv4 header, else 0.
     ip_csum_off: usize,
-    random: Vec<RandomPatch>,
-    counted: Vec<CountPatch>,
+    slots: [Slot; MAX_FIELDS],
+    nslots: usize,
 }
 
 /// Fold a 64-bit one's complement accumulator to 16 bits. Sums of 16- and 32-bit pieces fold
@@ -216,6 +204,16 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The varying fields in slot-row order (see `Template::build`).
+    fn gens(&self) -> Vec<FieldGen> {
+        [self.sport, self.dport, self.src.map(|(g, _)| g), self.dst.map(|(g, _)| g), self.net]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+}
+
 /// Octet of the destination network byte: IPv4 bits 16-23, IPv6 bits 56-63.
 pub const NET_OCTET_V4: u8 = 2;
 pub const NET_OCTET_V6: u8 = 7;
@@ -270,58 +268,46 @@ impl Template {
         let layout = frame.write(&mut bytes).map_err(|e| StreamError::Frame(e.to_string()))?;
         let word = |o: usize| u16::from_be_bytes([bytes[o], bytes[o + 1]]);
         let ip_mask = if v6 { 0 } else { u32::MAX };
-        let mut random = Vec::new();
-        let mut counted = Vec::new();
-        let mut push = |off: usize, shift: u32, ip_mask: u32, g: FieldGen| {
-            let slot = Slot {
+        let mut slots = [Slot::default(); MAX_FIELDS];
+        let mut nslots = 0;
+        // The same order as `Plan::gens`: a slot's row is its index.
+        let mut push = |off: usize, shift: u32, ip_mask: u32| {
+            slots[nslots] = Slot {
                 off,
                 base: word(off),
                 shift,
                 ip_mask,
+                row: nslots,
             };
-            match g.variation {
-                Variation::Fixed => {}
-                Variation::Pseudorandom => random.push(RandomPatch {
-                    slot,
-                    min: g.min,
-                    lemire: g.lemire,
-                    stream: g.stream,
-                }),
-                Variation::Increasing => counted.push(CountPatch {
-                    slot,
-                    start: g.min,
-                    flip: 0,
-                    modulo: g.modulo,
-                }),
-                Variation::Decreasing => counted.push(CountPatch {
-                    slot,
-                    start: g.max,
-                    flip: 0xffff,
-                    modulo: g.modulo,
-                }),
-            }
+            nslots += 1;
         };
-        if let Some(g) = plan.sport {
-            push(layout.sport, 0, 0, g);
+        if plan.sport.is_some() {
+            push(layout.sport, 0, 0);
         }
-        if let Some(g) = plan.dport {
-            push(layout.dport, 0, 0, g);
+        if plan.dport.is_some() {
+            push(layout.dport, 0, 0);
         }
-        if let Some((g, v)) = &plan.src {
-            push(layout.ip_src + var_off(v), 0, ip_mask, *g);
+        if let Some((_, v)) = &plan.src {
+            push(layout.ip_src + var_off(v), 0, ip_mask);
         }
-        if let Some((g, v)) = &plan.dst {
-            push(layout.ip_dst + var_off(v), 0, ip_mask, *g);
+        if let Some((_, v)) = &plan.dst {
+            push(layout.ip_dst + var_off(v), 0, ip_mask);
         }
-        if let Some(g) = plan.net {
+        if plan.net.is_some() {
             let o = usize::from(net_octet);
-            push(layout.ip_dst + (o & !1), if o % 2 == 0 { 8 } else { 0 }, ip_mask, g);
+            push(layout.ip_dst + (o & !1), if o % 2 == 0 { 8 } else { 0 }, ip_mask);
         }
-        let in_ip = random
-            .iter()
-            .map(|p| p.slot)
-            .chain(counted.iter().map(|p| p.slot))
-            .any(|s| s.ip_mask != 0);
+        // What `patch_fast` relies on: every word it writes lies inside the frame.
+        let len = bytes.len();
+        let inside = |off: usize, n: usize| off.checked_add(n).is_some_and(|end| end <= len);
+        if !(slots[..nslots].iter().all(|s| inside(s.off, 2))
+            && inside(layout.field, 8)
+            && inside(layout.udp_checksum, 2)
+            && layout.ip_checksum.is_none_or(|o| inside(o, 2)))
+        {
+            return Err(StreamError::Frame(format!("a varying field lies outside the {len}-byte frame")));
+        }
+        let in_ip = slots[..nslots].iter().any(|s| s.ip_mask != 0);
         let ip_csum_off = match layout.ip_checksum {
             Some(o) if in_ip => o,
             _ => 0,
@@ -336,36 +322,28 @@ impl Template {
             udp_sum,
             ip_sum,
             ip_csum_off,
-            random,
-            counted,
+            slots,
+            nslots,
         })
     }
 
-    /// Copy the template into `out` (exactly its length) and patch frame `seq`, whose 64-bit
-    /// payload field is `field`.
-    #[inline(always)]
-    fn write(&self, seq: u64, field: u64, out: &mut [u8]) {
+    /// Copy the template into `out` (exactly its length): a buffer that held something else.
+    #[cold]
+    #[inline(never)]
+    fn fresh(&self, out: &mut [u8]) {
         out.copy_from_slice(&self.bytes);
-        self.patch(seq, field, out);
     }
 
-    /// Patch frame `seq` into `out`, which holds this template's bytes (fresh, or patched for
+    /// Patch a frame into `out`, which holds this template's bytes (fresh, or patched for
     /// another frame: every field a patch touches is written whole, and the checksums are
-    /// computed from the template's sums, not from what `out` holds).
+    /// computed from the template's sums, not from what `out` holds). `field` goes into the
+    /// 64-bit payload field, `value(row)` into the slots of varying field `row`.
     #[inline(always)]
-    fn patch(&self, seq: u64, field: u64, out: &mut [u8]) {
+    fn patch_with(&self, field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
         let mut udp = self.udp_sum + (field >> 32) + (field & 0xffff_ffff);
         let mut ip = self.ip_sum;
-        // Each loop is homogeneous and branch-free but for the (never taken in practice)
-        // rejection of Lemire's method.
-        for p in &self.random {
-            let v = p.min + p.lemire.reduce(p.stream.at(seq), crate::rng::mix64) as u16;
-            (udp, ip) = p.slot.put(out, v, udp, ip);
-        }
-        for p in &self.counted {
-            let r = p.modulo.rem(seq) as u16;
-            let v = p.start.wrapping_add((r ^ p.flip).wrapping_sub(p.flip));
-            (udp, ip) = p.slot.put(out, v, udp, ip);
+        for s in &self.slots[..self.nslots] {
+            (udp, ip) = s.put(out, value(s.row), udp, ip);
         }
         let f = self.layout.field;
         out[f..f + 8].copy_from_slice(&field.to_be_bytes());
@@ -376,6 +354,118 @@ impl Template {
         let c = xlat_wire::checksum::udp_nonzero(!fold64(udp));
         let o = self.layout.udp_checksum;
         out[o..o + 2].copy_from_slice(&c.to_be_bytes());
+    }
+
+    /// [`Template::patch_with`] for a template with `K` slots, without bounds checks: the
+    /// sender's hot path.
+    ///
+    /// # Safety
+    /// `out.len()` is `self.bytes.len()` and `K` is `self.nslots`. (`Template::build` checked that
+    /// every slot, the payload field and the checksums lie inside the frame.)
+    #[inline(always)]
+    unsafe fn patch_fast<const K: usize>(&self, field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
+        debug_assert!(out.len() == self.bytes.len() && K == self.nslots);
+        let p = out.as_mut_ptr();
+        let put = |off: usize, b: &[u8]| {
+            // SAFETY: off + b.len() <= out.len() (see above); unaligned writes of plain bytes.
+            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p.add(off), b.len()) }
+        };
+        let mut udp = self.udp_sum + (field >> 32) + (field & 0xffff_ffff);
+        let mut ip = self.ip_sum;
+        // SAFETY: K <= MAX_FIELDS is the slots' count.
+        let slots = unsafe { self.slots.get_unchecked(..K) };
+        for s in slots {
+            let v = u32::from(value(s.row)) << s.shift;
+            put(s.off, &((u32::from(s.base) | v) as u16).to_be_bytes());
+            udp += u64::from(v);
+            ip += v & s.ip_mask;
+        }
+        put(self.layout.field, &field.to_be_bytes());
+        if self.ip_csum_off != 0 {
+            put(self.ip_csum_off, &(!fold64(u64::from(ip))).to_be_bytes());
+        }
+        let c = xlat_wire::checksum::udp_nonzero(!fold64(udp));
+        put(self.layout.udp_checksum, &c.to_be_bytes());
+    }
+}
+
+/// Room for the precomputed field values of a burst, kept by the sender between bursts (see
+/// [`DirectionStream::burst`]).
+#[derive(Debug, Clone, Default)]
+pub struct BurstScratch {
+    vals: Vec<u16>,
+    fg: Vec<bool>,
+}
+
+impl BurstScratch {
+    /// Room for bursts of up to `frames` frames (a longer burst grows it once).
+    pub fn new(frames: usize) -> BurstScratch {
+        BurstScratch {
+            vals: vec![0; frames * MAX_FIELDS],
+            fg: vec![false; frames],
+        }
+    }
+}
+
+/// The frames `seq0 .. seq0 + len()` of a stream with their varying fields computed ahead (one
+/// loop per field over the burst, SIMD for the pseudorandom ones): writing a frame then only
+/// copies values and sums checksums.
+#[derive(Debug)]
+pub struct Burst<'a> {
+    fg: Option<&'a Template>,
+    bg: Option<&'a Template>,
+    /// 1: all foreground, 2: all background, 0: per frame in `fgs`.
+    mix: u8,
+    fgs: &'a [bool],
+    vals: &'a [u16],
+    n: usize,
+}
+
+impl Burst<'_> {
+    /// The number of frames.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Write the burst's frame `i` (sequence number `seq0 + i`) with `field` in its 64-bit
+    /// payload field into a recycled backend buffer, as
+    /// [`DirectionStream::write_frame_cookie`] does; returns its length (0 when `i` is outside
+    /// the burst or `buf` is too short). The frame equals `write_frame_field(seq0 + i, field)`.
+    #[inline(always)]
+    pub fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        if i >= self.n {
+            return 0;
+        }
+        let fg = match self.mix {
+            1 => true,
+            2 => false,
+            _ => self.fgs[i],
+        };
+        let Some(t) = (if fg { self.fg } else { self.bg }) else { return 0 };
+        let Some(out) = buf.get_mut(..t.bytes.len()) else { return 0 };
+        if *cookie != t.id {
+            t.fresh(out);
+            *cookie = t.id;
+        }
+        let (vals, n) = (self.vals, self.n);
+        // SAFETY (all arms): `out` is exactly the template's length, and both templates have one
+        // slot per varying field; `vals` holds `rows * n` values with `row < rows`, `i < n`.
+        let value = |row: usize| unsafe { *vals.get_unchecked(row * n + i) };
+        unsafe {
+            match t.nslots {
+                0 => t.patch_fast::<0>(field, out, value),
+                1 => t.patch_fast::<1>(field, out, value),
+                2 => t.patch_fast::<2>(field, out, value),
+                3 => t.patch_fast::<3>(field, out, value),
+                4 => t.patch_fast::<4>(field, out, value),
+                _ => t.patch_fast::<MAX_FIELDS>(field, out, value),
+            }
+        }
+        out.len()
     }
 }
 
@@ -390,6 +480,8 @@ pub struct DirectionStream {
     /// 0: mixed (compute `seq % n`), 1: all foreground, 2: all background.
     mix: u8,
     seed: u64,
+    /// The varying fields, in the order of the templates' slot rows.
+    gens: Vec<FieldGen>,
 }
 
 impl DirectionStream {
@@ -428,6 +520,7 @@ impl DirectionStream {
             m,
             mix,
             seed,
+            gens: plan.gens(),
         })
     }
 
@@ -469,14 +562,12 @@ impl DirectionStream {
     #[inline]
     pub fn write_frame_cookie(&self, seq: u64, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
         let Some((t, out)) = self.target(seq, buf) else { return 0 };
-        let len = out.len();
-        if *cookie == t.id {
-            t.patch(seq, field, out);
-        } else {
-            t.write(seq, field, out);
+        if *cookie != t.id {
+            t.fresh(out);
             *cookie = t.id;
         }
-        len
+        t.patch_with(field, out, |row| self.gens[row].value(seq));
+        out.len()
     }
 
     /// Write frame `seq` (its variation and foreground/background choice follow `seq`) with
@@ -484,8 +575,45 @@ impl DirectionStream {
     #[inline]
     pub fn write_frame_field(&self, seq: u64, field: u64, buf: &mut [u8]) -> usize {
         let Some((t, out)) = self.target(seq, buf) else { return 0 };
-        t.write(seq, field, out);
+        t.fresh(out);
+        t.patch_with(field, out, |row| self.gens[row].value(seq));
         out.len()
+    }
+
+    /// The frames `seq0 .. seq0 + n` with their varying fields computed ahead, for writing into
+    /// a burst of backend buffers with [`Burst::write`]. `scratch` holds the values (it grows
+    /// once if `n` is above its room).
+    pub fn burst<'a>(&'a self, seq0: u64, n: usize, scratch: &'a mut BurstScratch) -> Burst<'a> {
+        let rows = self.gens.len();
+        if scratch.vals.len() < rows * n {
+            scratch.vals.resize(rows * n, 0);
+        }
+        if scratch.fg.len() < n {
+            scratch.fg.resize(n, false);
+        }
+        for (g, out) in self.gens.iter().zip(scratch.vals.chunks_exact_mut(n.max(1))) {
+            g.fill(seq0, out);
+        }
+        if self.mix == 0 {
+            let m = self.m;
+            let period = self.n.divisor();
+            let mut r = self.n.rem(seq0);
+            for f in &mut scratch.fg[..n] {
+                *f = r < m;
+                r += 1;
+                if r == period {
+                    r = 0;
+                }
+            }
+        }
+        Burst {
+            fg: self.foreground.as_ref(),
+            bg: self.background.as_ref(),
+            mix: self.mix,
+            fgs: &scratch.fg[..n],
+            vals: &scratch.vals[..rows * n],
+            n,
+        }
     }
 
     /// The template of frame `seq` and the part of `buf` its frame fills; `None` when this
@@ -536,6 +664,64 @@ mod tests {
                 let m = st.write_frame_field(seq, seq | (3 << 56), &mut fresh);
                 assert_eq!(n, m);
                 assert_eq!(&buf[..n], &fresh[..m], "{v:?} seq {seq}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_burst_writes_the_frames_of_write_frame_field() {
+        let mac = xlat_wire::MacAddr([2, 0, 0, 0, 0, 1]);
+        let modes: [fn(&mut Setup); 5] = [
+            |_| {},
+            |s| {
+                s.forward_ports.sport.variation = Variation::Pseudorandom;
+                s.forward_ports.dport.variation = Variation::Pseudorandom;
+            },
+            |s| {
+                s.forward_ports.sport.variation = Variation::Increasing;
+                s.forward_ports.dport.variation = Variation::Decreasing;
+                s.forward_ports.dport.min = 7;
+                s.forward_ports.dport.max = 11;
+                s.left.ip_var.variation = Variation::Pseudorandom;
+                s.right.num_nets = 256;
+            },
+            |s| {
+                s.forward_ports.sport.variation = Variation::Pseudorandom;
+                s.forward_ports.dport.variation = Variation::Pseudorandom;
+                s.left.ip_var.variation = Variation::Pseudorandom;
+                s.right.ip_var.variation = Variation::Decreasing;
+                s.right.ip_var.min = 2;
+                s.right.ip_var.max = 1001;
+                s.fg_n = 7;
+                s.fg_m = 5;
+            },
+            |s| {
+                s.fg_m = 0;
+                s.left.ip_var.variation = Variation::Increasing;
+            },
+        ];
+        for v in [IpVersion::V4, IpVersion::V6] {
+            for (k, mode) in modes.iter().enumerate() {
+                let mut s = router_setup(v);
+                mode(&mut s);
+                let st = DirectionStream::new(&s, Direction::Forward, 84, mac, mac).unwrap();
+                let mut scratch = BurstScratch::new(4);
+                let mut bufs = vec![(vec![0u8; 256], 0u64); 32];
+                let mut fresh = [0u8; 256];
+                for seq0 in [0u64, 1, 100, (1 << 32) - 17, 0x00ab_cdef_0123_4567] {
+                    for n in [1usize, 5, 32] {
+                        let b = st.burst(seq0, n, &mut scratch);
+                        assert_eq!(b.len(), n);
+                        for (i, (buf, cookie)) in bufs.iter_mut().enumerate().take(n) {
+                            let field = (seq0 + i as u64) | (9 << 56);
+                            let len = b.write(i, field, buf, cookie);
+                            let want = st.write_frame_field(seq0 + i as u64, field, &mut fresh);
+                            assert_eq!(len, want);
+                            assert_eq!(&buf[..len], &fresh[..want], "{v:?} mode {k} seq {}", seq0 + i as u64);
+                        }
+                        assert_eq!(b.write(n, 0, &mut fresh, &mut 0), 0);
+                    }
+                }
             }
         }
     }

@@ -41,6 +41,32 @@ impl FieldGen {
         u32::from(self.max - self.min) + 1
     }
 
+    /// The field's values in frames `first ..= first + out.len() - 1`, in one loop: what
+    /// [`FieldGen::value`] gives for each.
+    pub fn fill(&self, first: u64, out: &mut [u16]) {
+        let span = self.span();
+        match self.variation {
+            Variation::Fixed => out.fill(self.min),
+            Variation::Increasing | Variation::Decreasing => {
+                let (start, flip) = if self.variation == Variation::Increasing {
+                    (self.min, 0u16)
+                } else {
+                    (self.max, 0xffff)
+                };
+                let mut r = self.modulo.rem(first) as u32;
+                for o in out.iter_mut() {
+                    // (r ^ flip) - flip is r or -r.
+                    *o = start.wrapping_add(((r as u16) ^ flip).wrapping_sub(flip));
+                    r += 1;
+                    if r == span {
+                        r = 0;
+                    }
+                }
+            }
+            Variation::Pseudorandom => self.lemire.fill(self.stream, first, self.min, out),
+        }
+    }
+
     /// The field's value in frame `seq`.
     #[inline(always)]
     pub fn value(&self, seq: u64) -> u16 {
@@ -48,7 +74,7 @@ impl FieldGen {
             Variation::Fixed => self.min,
             Variation::Increasing => self.min + self.modulo.rem(seq) as u16,
             Variation::Decreasing => self.max - self.modulo.rem(seq) as u16,
-            Variation::Pseudorandom => self.min + self.lemire.reduce(self.stream.at(seq), crate::rng::mix64) as u16,
+            Variation::Pseudorandom => self.min + self.lemire.reduce(self.stream.at(seq)) as u16,
         }
     }
 }

@@ -6,9 +6,17 @@
 //! port id (`"0"`) or device name (`"net_null0"`), then [`Port::queues`]. A port has one receive
 //! queue and two transmit queues: 0 for traffic, 1 for control frames (ARP/NDP answers).
 //!
-//! The frame path has no allocation and no system call: a transmit burst is one bulk mbuf
-//! allocation, the caller's fill writes each frame straight into its mbuf, then one
-//! `rte_eth_tx_burst`; a receive burst is one `rte_eth_rx_burst` and one bulk free. Threads that
+//! The frame path has no allocation and no system call: a transmit burst takes mbufs from the
+//! pool as they are (one bulk get), the caller's fill writes each frame straight into its mbuf,
+//! then one `rte_eth_tx_burst`; a receive burst is one `rte_eth_rx_burst` and one bulk free.
+//!
+//! Recycled mbufs are not reset when their sender cookie says they already hold a frame of the
+//! same kind and length (see [`TxQueue::tx_burst_cookie`]): the cookie and the length sit in the
+//! last 16 bytes of the mbuf's headroom, and a non-zero cookie vouches that the mbuf's header is
+//! as the sender left it (reset, with that length; drivers do not change the header of a frame
+//! they transmit). Every other user of the pool's mbufs clears the cookie: the receive path and
+//! the pool's creation; a plain [`TxQueue::tx_burst`] writes cookie 0. So a sender that patches
+//! recycled frames touches neither the mbuf header nor the unchanged bytes of the frame. Threads that
 //! use the queues are registered with EAL on their first burst (and unregistered when they end),
 //! so that they get a per-lcore mempool cache as EAL's own lcores do.
 
@@ -361,6 +369,8 @@ pub struct DpdkPort {
     mbufs: u32,
     /// Writable bytes per mbuf (data room minus headroom).
     room: usize,
+    /// Where a reset mbuf's data starts, from the mbuf's address.
+    data_off: usize,
     opened: bool,
 }
 
@@ -469,6 +479,13 @@ impl DpdkPort {
                 "creating a mempool of {mbufs} mbufs of {data_room} bytes (is EAL's -m large enough?)"
             ))));
         }
+        // SAFETY: the pool was just created and no mbuf of it is in use.
+        let data_off = unsafe { ffi::xlat_pool_prepare(dev.pool) };
+        let data_off = usize::try_from(data_off).map_err(|_| {
+            backend(what(
+                "the mempool's mbufs do not all have their data at one offset from their header",
+            ))
+        })?;
         // SAFETY: port is configured; NULL rx_conf means the driver's default; the pool is ours.
         let r = unsafe { ffi::rte_eth_rx_queue_setup(port, 0, rx_desc, socket as c_uint, std::ptr::null(), dev.pool) };
         if r != 0 {
@@ -509,6 +526,7 @@ impl DpdkPort {
             tx_desc,
             mbufs,
             room,
+            data_off,
             opened: false,
         };
         let deadline = Instant::now() + opts.link_timeout;
@@ -572,10 +590,9 @@ impl Port for DpdkPort {
             queue,
             pool: self.dev.pool,
             room: self.room,
+            data_off: self.data_off,
             pkts: [std::ptr::null_mut(); MAX_TX_BURST],
-            data: [std::ptr::null_mut(); MAX_TX_BURST],
             lens: [0; MAX_TX_BURST],
-            len_hint: 0,
             _dev: self.dev.clone(),
         };
         let rx = DpdkRx {
@@ -597,12 +614,12 @@ pub struct DpdkTx {
     pool: *mut RteMempool,
     /// The writable bytes of each mbuf: data room minus headroom.
     room: usize,
+    /// Where a reset mbuf's data starts, from the mbuf's address (the same for the whole pool).
+    data_off: usize,
     pkts: [*mut RteMbuf; MAX_TX_BURST],
-    data: [*mut u8; MAX_TX_BURST],
+    /// Per frame of the burst: 0 when the mbuf is sent as it is, else the length to give it
+    /// after a reset.
     lens: [u16; MAX_TX_BURST],
-    /// The length of the last frame sent: mbufs are allocated with it, and only frames of
-    /// another length cost an extra write to their mbuf.
-    len_hint: u16,
     /// Keeps the device open while the queue exists.
     _dev: Arc<Device>,
 }
@@ -613,22 +630,13 @@ pub struct DpdkTx {
 unsafe impl Send for DpdkTx {}
 
 impl DpdkTx {
-    /// Allocate up to `want` mbufs into `self.pkts`; fewer when the pool runs low, 0 if empty.
+    /// Take up to `want` mbufs into `self.pkts`; fewer when the pool runs low, 0 if empty.
     #[inline(always)]
     fn alloc(&mut self, want: usize) -> usize {
         let mut n = want;
         while n > 0 {
-            // SAFETY: pkts and data have room for MAX_TX_BURST >= n pointers; pool is this port's.
-            if unsafe {
-                ffi::xlat_tx_alloc(
-                    self.pool,
-                    self.pkts.as_mut_ptr(),
-                    self.data.as_mut_ptr(),
-                    n as c_uint,
-                    self.len_hint,
-                )
-            } == 0
-            {
+            // SAFETY: pkts has room for MAX_TX_BURST >= n pointers; pool is this port's.
+            if unsafe { ffi::xlat_tx_get(self.pool, self.pkts.as_mut_ptr(), n as c_uint) } == 0 {
                 return n;
             }
             n /= 2;
@@ -637,15 +645,15 @@ impl DpdkTx {
     }
 }
 
-/// Where an mbuf keeps the sender's cookie: the last 8 bytes of its headroom, just before the
-/// data (a freshly reset mbuf's data starts after RTE_PKTMBUF_HEADROOM = 128 bytes; received
-/// mbufs have their cookie cleared before they go back to the pool, because the NIC wrote them).
+/// The sender's metadata of an mbuf: `[length, cookie]`, the 16 bytes before a reset mbuf's data
+/// (in its headroom; see the module text and `xlat_pool_prepare` in the shim).
 ///
 /// # Safety
-/// `data` must be the data pointer of an mbuf we own whose data offset is at least 8.
+/// `data` must be the data pointer of a reset mbuf of our pools (RTE_PKTMBUF_HEADROOM = 128
+/// bytes into its buffer), which we own.
 #[inline(always)]
-unsafe fn cookie_of(data: *mut u8) -> *mut u64 {
-    data.sub(8) as *mut u64
+unsafe fn meta_of(data: *mut u8) -> (*mut u64, *mut u64) {
+    (data.sub(16) as *mut u64, data.sub(8) as *mut u64)
 }
 
 impl TxQueue for DpdkTx {
@@ -665,25 +673,39 @@ impl TxQueue for DpdkTx {
         let room = self.room;
         let mut filled = 0;
         while filled < got {
-            // SAFETY: data[filled] starts the data room of a freshly allocated mbuf that we own,
-            // with `room` writable bytes (the pool's data room minus the headroom).
-            let buf = unsafe { std::slice::from_raw_parts_mut(self.data[filled], room) };
-            // SAFETY: a reset mbuf's data starts RTE_PKTMBUF_HEADROOM (128) bytes into its
-            // buffer, so the 8 bytes before it are ours; unaligned access is allowed.
-            let cp = unsafe { cookie_of(self.data[filled]) };
-            // SAFETY: as above.
-            let mut cookie = unsafe { cp.read_unaligned() };
+            // The data of mbuf `filled` once reset: xlat_pool_prepare checked that it lies
+            // `data_off` bytes after every mbuf of the pool.
+            let data = (self.pkts[filled] as *mut u8).wrapping_add(self.data_off);
+            // SAFETY: the mbuf is ours (taken from the pool), and its buffer has `room` bytes
+            // after the headroom.
+            let buf = unsafe { std::slice::from_raw_parts_mut(data, room) };
+            // SAFETY: as above; the 16 bytes before the data lie in the headroom.
+            let (lp, cp) = unsafe { meta_of(data) };
+            // SAFETY: as above; unaligned access is allowed.
+            let (old_len, old) = unsafe { (lp.read_unaligned(), cp.read_unaligned()) };
+            let mut cookie = old;
             let len = fill(filled, buf, &mut cookie);
-            // SAFETY: as above.
-            unsafe { cp.write_unaligned(cookie) };
             if len == 0 || len > room {
+                // The fill may have written into the buffer: nothing vouches for it any more.
+                // SAFETY: as above.
+                unsafe { cp.write_unaligned(0) };
                 break;
             }
-            self.lens[filled] = len as u16;
+            // An mbuf whose cookie and length stay is sent as it is; any other gets a reset
+            // and its length in the shim, and keeps the new cookie and length.
+            let same = cookie != 0 && cookie == old && old_len == len as u64;
+            self.lens[filled] = if same { 0 } else { len as u16 };
+            if !same {
+                // SAFETY: as above.
+                unsafe {
+                    lp.write_unaligned(len as u64);
+                    cp.write_unaligned(cookie);
+                }
+            }
             filled += 1;
         }
-        // SAFETY: pkts[..got] are ours, pkts[..filled] filled with lens[..filled] bytes; the
-        // queue is set up and used by this thread alone. The shim frees pkts[sent..got].
+        // SAFETY: pkts[..got] are ours, pkts[..filled] filled (lens as above); the queue is set
+        // up and used by this thread alone. The shim frees pkts[sent..got].
         let sent = unsafe {
             ffi::xlat_tx_send(
                 self.port,
@@ -692,12 +714,8 @@ impl TxQueue for DpdkTx {
                 self.lens.as_ptr(),
                 filled as u16,
                 got as u16,
-                self.len_hint,
             )
         };
-        if filled > 0 {
-            self.len_hint = self.lens[filled - 1];
-        }
         Ok(sent as usize)
     }
 }
@@ -737,12 +755,8 @@ impl RxQueue for DpdkRx {
             // SAFETY: data[i] and lens[i] give the first segment of a received mbuf that we own
             // until the free below (frames up to max_frame_len arrive in one segment).
             let frame = unsafe { std::slice::from_raw_parts(self.data[i], self.lens[i] as usize) };
+            // (The shim cleared the mbuf's sender cookie: the device wrote it.)
             f(frame);
-            // The device wrote this buffer: no sender cookie may vouch for its contents when
-            // the pool hands it out again.
-            // SAFETY: received mbufs start their data after the headroom (128 bytes), so the 8
-            // bytes before it lie in the mbuf's own buffer, which we own until the free below.
-            unsafe { cookie_of(self.data[i] as *mut u8).write_unaligned(0) };
         }
         if n > 0 {
             // SAFETY: pkts[..n] are ours and no longer referenced.
