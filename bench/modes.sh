@@ -3,7 +3,8 @@
 # 32) on the same net_null vdev and core, in one run: fixed frames, RFC 4814 pseudorandom ports,
 # pseudorandom IP addresses (16 bits per side), both; and the port modes of seeds/003 Table VII:
 # rsport (pseudorandom source port), isport (increasing source port), rdport, idport (the same
-# for the destination port). One line per mode and IP version:
+# for the destination port); and those of Table VIII, with 256 destination networks per
+# direction: nets (fixed ports), netsports (pseudorandom ports). One line per mode and IP version:
 #   <mode> <ip version> <xlatperf frames/s> <testpmd frames/s> <ratio>
 # Environment as bench/sender.sh (REPS, DURATION, CORE, XLATPERF). Extra arguments: MODES to run.
 set -euo pipefail
@@ -21,7 +22,9 @@ for mode in "${@:-fixed ports ips both}"; do
             isport) sets="--set traffic.forward_ports.sport.variation=increasing" ;;
             rdport) sets="--set traffic.forward_ports.dport.variation=pseudorandom" ;;
             idport) sets="--set traffic.forward_ports.dport.variation=increasing" ;;
-            *) echo "unknown mode $m (fixed ports ips both rsport isport rdport idport)" >&2; exit 2 ;;
+            nets) sets="--set right.num_nets=256" ;;
+            netsports) sets="$P --set right.num_nets=256" ;;
+            *) echo "unknown mode $m (fixed ports ips both rsport isport rdport idport nets netsports)" >&2; exit 2 ;;
         esac
         # shellcheck disable=SC2086
         WHAT=$m bench/sender.sh $sets

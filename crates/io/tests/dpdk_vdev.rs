@@ -231,6 +231,10 @@ fn unknown_devices_and_double_opens_are_clear_errors() {
     assert!(msg.contains("\"net_nosuch0\" not found") && msg.contains("ports:"), "{msg}");
     let e = DpdkPort::open("31", &opts()).err().expect("unknown port id").to_string();
     assert!(e.contains("port 31 does not exist"), "{e}");
+    // A PCI address that no DPDK driver holds (EAL runs with --no-pci here): named in DPDK's
+    // form, with what a PCI port needs.
+    let e = DpdkPort::open("3b:00.1", &opts()).err().expect("no such PCI port").to_string();
+    assert!(e.contains("\"0000:3b:00.1\" not found") && e.contains("vfio-pci"), "{e}");
     let _p = DpdkPort::open("net_null1", &opts()).unwrap();
     let e = DpdkPort::open("net_null1", &opts()).err().expect("second open").to_string();
     assert!(e.contains("already open"), "{e}");

@@ -287,14 +287,37 @@ fn resolve(name_or_id: &str) -> Result<u16> {
         }
         return Err(backend(format!("DPDK port {id} does not exist; ports: {}", port_list())));
     }
-    let c = CString::new(name_or_id).map_err(|_| backend(format!("DPDK device name with a NUL byte: {name_or_id:?}")))?;
+    let name = pci_name(name_or_id).unwrap_or_else(|| name_or_id.to_string());
+    let c = CString::new(name.as_str()).map_err(|_| backend(format!("DPDK device name with a NUL byte: {name_or_id:?}")))?;
     let mut id = 0u16;
     // SAFETY: c is a valid NUL-terminated string; id is a valid out-pointer.
     let r = unsafe { ffi::rte_eth_dev_get_port_by_name(c.as_ptr(), &mut id) };
     if r != 0 {
-        return Err(backend(format!("DPDK device {name_or_id:?} not found; ports: {}", port_list())));
+        let hint = if pci_name(name_or_id).is_some() {
+            " (a PCI port must be bound to vfio-pci or uio_pci_generic, e.g. with dpdk-devbind.py, \
+             and EAL must scan the bus: no --no-pci, or allow it with -a <address>)"
+        } else {
+            ""
+        };
+        return Err(backend(format!("DPDK device {name:?} not found{hint}; ports: {}", port_list())));
     }
     Ok(id)
+}
+
+/// A PCI address as DPDK names its ports, `dddd:bb:dd.f`, from that form or the short
+/// `bb:dd.f` that `lspci` prints; `None` for other names.
+fn pci_name(s: &str) -> Option<String> {
+    let hex = |p: &str, n: usize| p.len() == n && p.chars().all(|c| c.is_ascii_hexdigit());
+    let (rest, func) = s.rsplit_once('.')?;
+    if !(func.len() == 1 && matches!(func.as_bytes()[0], b'0'..=b'7')) {
+        return None;
+    }
+    let parts: Vec<&str> = rest.split(':').collect();
+    match parts.as_slice() {
+        [bus, dev] if hex(bus, 2) && hex(dev, 2) => Some(format!("0000:{}", s.to_ascii_lowercase())),
+        [dom, bus, dev] if hex(dom, 4) && hex(bus, 2) && hex(dev, 2) => Some(s.to_ascii_lowercase()),
+        _ => None,
+    }
 }
 
 /// Create two `net_ring` ports joined back to back, named `net_ring_<a>` and `net_ring_<b>`:
@@ -769,6 +792,15 @@ impl RxQueue for DpdkRx {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pci_addresses_take_dpdk_form() {
+        assert_eq!(pci_name("01:00.0").as_deref(), Some("0000:01:00.0"));
+        assert_eq!(pci_name("0000:3B:00.1").as_deref(), Some("0000:3b:00.1"));
+        for other in ["net_null0", "0", "01:00", "1:00.0", "01:00.8", "0000:01:00.0x", "zz:00.0", ""] {
+            assert_eq!(pci_name(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn mempool_size_is_a_power_of_two_minus_one_and_covers_the_rings() {
