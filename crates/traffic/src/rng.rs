@@ -9,7 +9,8 @@
 //! value is `hash32(base(seq >> 32) + (seq mod 2^32) * GAMMA32)`, with a per-field 32-bit key in
 //! `base`. Over any 2^32 consecutive frames every 32-bit value appears exactly once; the high half
 //! of `seq` re-keys the next 2^32 frames. It is built from 32-bit lane operations only, so a
-//! burst's values are computed in one SIMD loop (AVX2 where the CPU has it, chosen at run time).
+//! burst's values are computed in one SIMD loop (AVX-512 or AVX2 where the CPU has them, chosen
+//! at run time).
 //! Each field of each direction has its own key, derived from the master seed by SplitMix64
 //! (Steele, Lea, Flood, OOPSLA 2014). Values in a range come from Lemire's multiply-shift
 //! reduction with rejection ("Fast random integer generation in an interval", ACM TOMACS 2019),
@@ -158,7 +159,8 @@ impl Lemire {
     }
 }
 
-/// The burst loop of [`Lemire::fill`], compiled for AVX2 and for the baseline, picked at run time.
+/// The burst loop of [`Lemire::fill`], compiled for AVX-512, AVX2 and the baseline, picked at run
+/// time.
 mod simd {
     use super::{Lemire, Stream};
 
@@ -181,26 +183,64 @@ mod simd {
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn has_avx2() -> bool {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    unsafe fn body_avx512(l: &Lemire, base: u32, lo: u32, min: u16, out: &mut [u16]) -> bool {
+        body(l, base, lo, min, out)
+    }
+
+    /// The widest vector unit of this CPU: 0 baseline, 1 AVX2, 2 AVX-512 (F, BW, VL).
+    #[cfg(target_arch = "x86_64")]
+    fn level() -> u8 {
         use std::sync::atomic::{AtomicU8, Ordering};
-        static HAS: AtomicU8 = AtomicU8::new(0);
-        match HAS.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let h = std::is_x86_feature_detected!("avx2");
-                HAS.store(if h { 2 } else { 1 }, Ordering::Relaxed);
-                h
+        static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
+        match LEVEL.load(Ordering::Relaxed) {
+            u8::MAX => {
+                let l = if std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx512vl")
+                {
+                    2
+                } else {
+                    u8::from(std::is_x86_feature_detected!("avx2"))
+                };
+                LEVEL.store(l, Ordering::Relaxed);
+                l
+            }
+            l => l,
+        }
+    }
+
+    /// A variant of the burst loop.
+    #[cfg(test)]
+    pub(super) type Body = fn(&Lemire, u32, u32, u16, &mut [u16]) -> bool;
+
+    /// Every variant this CPU can run, with its name, for tests.
+    #[cfg(test)]
+    pub(super) fn variants() -> Vec<(&'static str, Body)> {
+        let mut v: Vec<(&'static str, Body)> = vec![("baseline", body)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                v.push(("avx2", |l, b, lo, m, o| unsafe { body_avx2(l, b, lo, m, o) }));
+            }
+            if level() == 2 {
+                // SAFETY: the CPU has AVX-512 F, BW and VL.
+                v.push(("avx512", |l, b, lo, m, o| unsafe { body_avx512(l, b, lo, m, o) }));
             }
         }
+        v
     }
 
     #[inline]
     pub(super) fn fill(l: &Lemire, base: u32, lo: u32, min: u16, out: &mut [u16]) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if has_avx2() {
+        match level() {
+            // SAFETY: the CPU has AVX-512 F, BW and VL (checked at run time).
+            2 => return unsafe { body_avx512(l, base, lo, min, out) },
             // SAFETY: the CPU has AVX2 (checked at run time).
-            return unsafe { body_avx2(l, base, lo, min, out) };
+            1 => return unsafe { body_avx2(l, base, lo, min, out) },
+            _ => {}
         }
         body(l, base, lo, min, out)
     }
@@ -331,6 +371,28 @@ mod tests {
             let l = Lemire::new(span);
             let accepted = (1u64 << 32) - u64::from(l.threshold);
             assert_eq!(accepted % span, 0, "span {span}");
+        }
+    }
+
+    #[test]
+    fn every_simd_variant_gives_the_scalar_values() {
+        let s = Stream::derive(3, 1, 4);
+        let variants = simd::variants();
+        eprintln!("variants tested: {:?}", variants.iter().map(|v| v.0).collect::<Vec<_>>());
+        for span in [1u64, 3, 256, 1000, 64512, 65536] {
+            let l = Lemire::new(span);
+            for (first, n) in [(0u32, 32usize), (77, 1), (1000, 63), (u32::MAX - 100, 64)] {
+                let base = s.base(0);
+                let want: Vec<u16> = (0..n as u32)
+                    .map(|i| 9u16.wrapping_add(l.step(Stream::at_base(base, first.wrapping_add(i))).0 as u16))
+                    .collect();
+                let rejected = (0..n as u32).any(|i| l.step(Stream::at_base(base, first.wrapping_add(i))).1);
+                for (name, f) in &variants {
+                    let mut out = vec![0u16; n];
+                    assert_eq!(f(&l, base, first, 9, &mut out), rejected, "{name} span {span}");
+                    assert_eq!(out, want, "{name} span {span} first {first}");
+                }
+            }
         }
     }
 
