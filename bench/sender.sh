@@ -75,6 +75,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+medianf() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # ours <ip version> <frame size>: frames/s
@@ -96,9 +97,15 @@ testpmd() {
         --no-mlockall --forward-mode=txonly --txpkts="$1" --burst=32 --txq=1 --rxq=1 --nb-cores=1 --stats-period 1 \
         > "$log" 2>&1 < /dev/null &
     TESTPMD_PID=$!
-    # Startup (mempool creation) takes about 2 s; then DURATION s of displays, plus one for the
-    # partial first one.
-    sleep $((DURATION + 3))
+    # Startup (mempool creation) takes about 2 s, more on a busy machine: wait for DURATION
+    # non-zero displays after the partial first one (at most DURATION + 30 s).
+    local waited=0
+    while [ "$(awk '/Tx-pps:/ && $2 > 0 { n++ } END { print n + 0 }' "$log")" -le "$DURATION" ]; do
+        kill -0 "$TESTPMD_PID" 2> /dev/null || break
+        [ "$waited" -lt $(((DURATION + 30) * 10)) ] || break
+        sleep 0.1
+        waited=$((waited + 1))
+    done
     kill -INT "$TESTPMD_PID" 2> /dev/null || true
     local i
     for i in $(seq 1 100); do
@@ -119,13 +126,18 @@ for ip in 4 6; do
     len=$((size - 4))
     : > "$TMP/ours"
     : > "$TMP/tp"
+    : > "$TMP/pairs"
     for rep in $(seq 1 "$REPS"); do
         o=$(ours "$ip" "$size")
         t=$(testpmd "$len")
         echo "# rep $rep IPv$ip $size bytes: ours $o testpmd $t" >&2
         echo "$o" >> "$TMP/ours"
         echo "$t" >> "$TMP/tp"
+        awk -v o="$o" -v t="$t" 'BEGIN { printf "%.4f\n", o / t }' >> "$TMP/pairs"
     done
+    # On a shared machine whole runs are slowed at random: the median of the ratios of the
+    # adjacent pairs is a second, steadier view of the same figures.
+    echo "# IPv$ip median of the per-repetition ratios: $(medianf < "$TMP/pairs")" >&2
     mo=$(median < "$TMP/ours")
     mt=$(median < "$TMP/tp")
     echo "$WHAT $ip $mo $mt $(awk -v o="$mo" -v t="$mt" 'BEGIN { printf "%.2f", o / t }')"
