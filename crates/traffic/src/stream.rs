@@ -58,7 +58,7 @@ pub mod field_id {
 pub const MAX_FIELDS: usize = 5;
 
 /// Where a varying 16-bit word is: `base | value << shift` is written at `off`, `value` being the
-/// value of the direction's varying field number `row`.
+/// value of the direction's varying field with the slot's index (see `Plan::gens`).
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     off: usize,
@@ -68,18 +68,6 @@ struct Slot {
     shift: u32,
     /// All ones when the word is in the IPv4 header (its checksum covers it), else zero.
     ip_mask: u32,
-    /// Which of the direction's varying fields ([`DirectionStream::gens`]) goes here.
-    row: usize,
-}
-
-impl Slot {
-    /// Write `v` into the slot; return the checksum accumulators with it added.
-    #[inline(always)]
-    fn put(&self, out: &mut [u8], v: u16, udp: u64, ip: u32) -> (u64, u32) {
-        let v = u32::from(v) << self.shift;
-        out[self.off..self.off + 2].copy_from_slice(&((u32::from(self.base) | v) as u16).to_be_bytes());
-        (udp + u64::from(v), ip + (v & self.ip_mask))
-    }
 }
 
 /// A pre-built frame, where its fields are, and what varies in it.
@@ -270,14 +258,13 @@ impl Template {
         let ip_mask = if v6 { 0 } else { u32::MAX };
         let mut slots = [Slot::default(); MAX_FIELDS];
         let mut nslots = 0;
-        // The same order as `Plan::gens`: a slot's row is its index.
+        // The same order as `Plan::gens`: slot k holds varying field k.
         let mut push = |off: usize, shift: u32, ip_mask: u32| {
             slots[nslots] = Slot {
                 off,
                 base: word(off),
                 shift,
                 ip_mask,
-                row: nslots,
             };
             nslots += 1;
         };
@@ -337,27 +324,27 @@ impl Template {
     /// Patch a frame into `out`, which holds this template's bytes (fresh, or patched for
     /// another frame: every field a patch touches is written whole, and the checksums are
     /// computed from the template's sums, not from what `out` holds). `field` goes into the
-    /// 64-bit payload field, `value(row)` into the slots of varying field `row`.
+    /// 64-bit payload field, `value(k)` into slot `k` (varying field `k`). Writes nothing when
+    /// `out` is not exactly the template's length.
     #[inline(always)]
-    fn patch_with(&self, field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
-        let mut udp = self.udp_sum + (field >> 32) + (field & 0xffff_ffff);
-        let mut ip = self.ip_sum;
-        for s in &self.slots[..self.nslots] {
-            (udp, ip) = s.put(out, value(s.row), udp, ip);
+    fn patch(&self, field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
+        if out.len() != self.bytes.len() {
+            return;
         }
-        let f = self.layout.field;
-        out[f..f + 8].copy_from_slice(&field.to_be_bytes());
-        if self.ip_csum_off != 0 {
-            let o = self.ip_csum_off;
-            out[o..o + 2].copy_from_slice(&(!fold64(u64::from(ip))).to_be_bytes());
+        // SAFETY (all arms): `out` is exactly the template's length and K is its slot count.
+        unsafe {
+            match self.nslots {
+                0 => self.patch_fast::<0>(field, out, value),
+                1 => self.patch_fast::<1>(field, out, value),
+                2 => self.patch_fast::<2>(field, out, value),
+                3 => self.patch_fast::<3>(field, out, value),
+                4 => self.patch_fast::<4>(field, out, value),
+                _ => self.patch_fast::<MAX_FIELDS>(field, out, value),
+            }
         }
-        let c = xlat_wire::checksum::udp_nonzero(!fold64(udp));
-        let o = self.layout.udp_checksum;
-        out[o..o + 2].copy_from_slice(&c.to_be_bytes());
     }
 
-    /// [`Template::patch_with`] for a template with `K` slots, without bounds checks: the
-    /// sender's hot path.
+    /// [`Template::patch`] for a template with `K` slots, without bounds checks.
     ///
     /// # Safety
     /// `out.len()` is `self.bytes.len()` and `K` is `self.nslots`. (`Template::build` checked that
@@ -374,8 +361,8 @@ impl Template {
         let mut ip = self.ip_sum;
         // SAFETY: K <= MAX_FIELDS is the slots' count.
         let slots = unsafe { self.slots.get_unchecked(..K) };
-        for s in slots {
-            let v = u32::from(value(s.row)) << s.shift;
+        for (k, s) in slots.iter().enumerate() {
+            let v = u32::from(value(k)) << s.shift;
             put(s.off, &((u32::from(s.base) | v) as u16).to_be_bytes());
             udp += u64::from(v);
             ip += v & s.ip_mask;
@@ -452,19 +439,9 @@ impl Burst<'_> {
             *cookie = t.id;
         }
         let (vals, n) = (self.vals, self.n);
-        // SAFETY (all arms): `out` is exactly the template's length, and both templates have one
-        // slot per varying field; `vals` holds `rows * n` values with `row < rows`, `i < n`.
-        let value = |row: usize| unsafe { *vals.get_unchecked(row * n + i) };
-        unsafe {
-            match t.nslots {
-                0 => t.patch_fast::<0>(field, out, value),
-                1 => t.patch_fast::<1>(field, out, value),
-                2 => t.patch_fast::<2>(field, out, value),
-                3 => t.patch_fast::<3>(field, out, value),
-                4 => t.patch_fast::<4>(field, out, value),
-                _ => t.patch_fast::<MAX_FIELDS>(field, out, value),
-            }
-        }
+        // SAFETY: both templates have one slot per varying field, and `vals` holds `rows * n`
+        // values: the slot index is below `rows`, and `i < n`.
+        t.patch(field, out, |k| unsafe { *vals.get_unchecked(k * n + i) });
         out.len()
     }
 }
@@ -566,7 +543,7 @@ impl DirectionStream {
             t.fresh(out);
             *cookie = t.id;
         }
-        t.patch_with(field, out, |row| self.gens[row].value(seq));
+        t.patch(field, out, |k| self.gens[k].value(seq));
         out.len()
     }
 
@@ -576,7 +553,7 @@ impl DirectionStream {
     pub fn write_frame_field(&self, seq: u64, field: u64, buf: &mut [u8]) -> usize {
         let Some((t, out)) = self.target(seq, buf) else { return 0 };
         t.fresh(out);
-        t.patch_with(field, out, |row| self.gens[row].value(seq));
+        t.patch(field, out, |k| self.gens[k].value(seq));
         out.len()
     }
 
