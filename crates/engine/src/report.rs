@@ -19,6 +19,15 @@ pub struct DirectionReport {
     pub unexpected: u64,
     /// Frames received that were not test frames (ARP, NDP, other).
     pub other: u64,
+    /// Test frames the tester itself failed to transmit after its backend had accepted them
+    /// (an AF_PACKET slot the kernel refused, DPDK `oerrors`). Never counted as the DUT's loss:
+    /// a trial with any is invalid.
+    #[serde(default)]
+    pub tester_tx_dropped: u64,
+    /// Frames the tester's receiving port dropped before the receiver saw them (AF_PACKET
+    /// `tp_drops`, DPDK `imissed` + `ierrors` + `rx_nombuf`). A trial with any is invalid.
+    #[serde(default)]
+    pub tester_rx_dropped: u64,
     /// Seconds from the first frame's scheduled time to the last frame's transmission.
     pub send_duration_s: f64,
     /// sent / send_duration_s.
