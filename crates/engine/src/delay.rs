@@ -337,6 +337,11 @@ impl DelayRecorder {
         }
     }
 
+    /// Record `n` lost frames (infinite delays).
+    pub fn record_lost(&mut self, n: u64) {
+        self.lost += n;
+    }
+
     pub fn is_exact(&self) -> bool {
         matches!(self.store, Store::Exact { .. })
     }

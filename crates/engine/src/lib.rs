@@ -19,5 +19,5 @@ pub mod trial;
 pub use clock::Clock;
 pub use report::PdvReport;
 pub use report::{DirectionReport, TrialReport};
-pub use spec::{CpuPlan, LatencySpec, PdvSpec, RateChange, TrialSpec};
+pub use spec::{CpuPlan, LatencySpec, PdvSpec, RateChange, SpecError, TrialSpec};
 pub use trial::{EngineError, Tester, TOLERANCE};

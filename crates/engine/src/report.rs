@@ -40,19 +40,27 @@ pub struct DirectionReport {
     /// Per-frame delay statistics, when the trial asked for them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pdv: Option<PdvReport>,
+    /// The sequence number (from 0 at the trial's first frame) of the last frame that was sent
+    /// and never received; `None` when nothing was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_lost_seq: Option<u64>,
     /// Seconds from the start to the scheduled send time of the last lost frame (system
     /// recovery); `None` when nothing was lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_lost_s: Option<f64>,
 }
 
-/// The one-way delay of every frame of a direction (RFC 8219 s.7.3).
+/// The one-way delay of every frame of a direction (RFC 8219 section 7.3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PdvReport {
-    /// PDV = 99.9th percentile - minimum of the one-way delays (RFC 8219 s.7.3.1).
+    /// PDV = 99.9th percentile - minimum of the one-way delays (RFC 8219 section 7.3.1).
     pub pdv: Option<crate::delay::PdvStats>,
-    /// IPDV = D(i) - D(i-1) over received frames in arrival order (RFC 8219 s.7.3.2).
+    /// IPDV = D(i) - D(i-1) over received frames in arrival order (RFC 8219 section 7.3.2).
     pub ipdv: Option<crate::delay::IpdvStats>,
+    /// More than 0.1 % of the frames were lost: like PDV, IPDV is infinite (a lost frame's
+    /// delay is infinite), whatever `ipdv` says about the frames that arrived.
+    #[serde(default)]
+    pub ipdv_infinite: bool,
     /// Frames whose delay was measured.
     pub timed: u64,
     /// Frames later than the frame timeout: counted as lost.
@@ -60,6 +68,12 @@ pub struct PdvReport {
     /// The bound on the relative error of the percentiles (0 in exact mode).
     pub relative_error: f64,
     pub exact: bool,
+    /// How long after the start of its burst each frame was stamped (mean and largest, ns):
+    /// what one transmit stamp per burst would have added to the measured delays.
+    #[serde(default)]
+    pub burst_stamp_skew_mean_ns: u64,
+    #[serde(default)]
+    pub burst_stamp_skew_max_ns: u64,
     /// Points (delay ns, cumulative fraction) of the delay distribution, for plots.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cdf: Vec<(u64, f64)>,

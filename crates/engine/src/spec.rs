@@ -20,12 +20,55 @@ pub struct TrialSpec {
     pub latency: Option<LatencySpec>,
     /// Per-frame one-way delay (PDV, IPDV); `None` for none.
     pub pdv: Option<PdvSpec>,
-    /// System recovery (RFC 2544 s.26.5): after `at_s` seconds, continue at another rate.
+    /// System recovery (RFC 2544 section 26.5): after `at_s` seconds, continue at another rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_change: Option<RateChange>,
 }
 
+/// Why a [`TrialSpec`] cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    #[error("a trial needs a rate above 0 frames/s")]
+    ZeroRate,
+    #[error("a trial needs a duration above 0 s, not {0}")]
+    BadDuration(f64),
+    #[error("a trial needs a burst of at least 1 frame")]
+    ZeroBurst,
+    #[error("{rate} frames/s for {duration_s} s is no frame at all")]
+    NoFrames { rate: u64, duration_s: f64 },
+    #[error("{frames} frames per direction is more than the {max} one trial can track")]
+    TooManyFrames { frames: u64, max: u64 },
+}
+
 impl TrialSpec {
+    /// Check that the trial can run: a rate, a duration and a burst above 0, and between 1 and
+    /// [`crate::trial::MAX_FRAMES`] frames per direction.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.rate == 0 {
+            return Err(SpecError::ZeroRate);
+        }
+        if !(self.duration_s > 0.0 && self.duration_s.is_finite()) {
+            return Err(SpecError::BadDuration(self.duration_s));
+        }
+        if self.burst == 0 {
+            return Err(SpecError::ZeroBurst);
+        }
+        let frames = self.frames();
+        if frames == 0 {
+            return Err(SpecError::NoFrames {
+                rate: self.rate,
+                duration_s: self.duration_s,
+            });
+        }
+        if frames > crate::trial::MAX_FRAMES {
+            return Err(SpecError::TooManyFrames {
+                frames,
+                max: crate::trial::MAX_FRAMES,
+            });
+        }
+        Ok(())
+    }
+
     pub fn new(frame_size: usize, rate: u64, duration_s: f64, timeout_ms: u64) -> TrialSpec {
         TrialSpec {
             frame_size,

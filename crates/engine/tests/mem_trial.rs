@@ -87,6 +87,7 @@ fn injected_losses_duplicates_and_reordering_are_counted_apart() {
         duplicate: dup,
         delay_one: delay,
         drop_all: false,
+        ..Default::default()
     };
     let mut t = tester(setup(IpVersion::V6, true, true), fwd, Impairment::default());
     let r = t.run_trial(&TrialSpec::new(84, 10_000, 1.0, 100)).unwrap();

@@ -18,7 +18,6 @@ const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_VERSION: libc::c_int = 10;
 const PACKET_TX_RING: libc::c_int = 13;
-const PACKET_LOSS: libc::c_int = 14;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
@@ -234,6 +233,7 @@ pub struct AfPacketPort {
     mac: MacAddr,
     ctl: OwnedFd,
     frame_size: u32,
+    mtu: usize,
     opened: bool,
 }
 
@@ -271,6 +271,7 @@ impl AfPacketPort {
             mac,
             ctl,
             frame_size,
+            mtu: usize::try_from(mtu).unwrap_or(0),
             opened: false,
         })
     }
@@ -280,11 +281,12 @@ impl AfPacketPort {
             let fd = packet_socket(0)?;
             setsockopt(&fd, SOL_PACKET, PACKET_VERSION, &TPACKET_V2, "PACKET_VERSION")?;
             setsockopt(&fd, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")?;
-            // Malformed ring frames are skipped instead of stopping the ring.
-            setsockopt(&fd, SOL_PACKET, PACKET_LOSS, &1i32, "PACKET_LOSS")?;
+            // PACKET_LOSS stays off: the kernel then marks a slot it cannot send
+            // TP_STATUS_WRONG_FORMAT instead of skipping it silently, and `tx_burst` counts it
+            // as the tester's own drop when it comes round to that slot again.
             let ring = ring(&fd, PACKET_TX_RING, self.opts.tx_frames, self.frame_size, "PACKET_TX_RING")?;
             bind(&fd, self.ifindex, 0, &self.iface)?;
-            Ok(AfPacketTx { fd, ring, pending: 0 })
+            Ok(AfPacketTx { fd, ring, dropped: 0 })
         })
     }
 
@@ -335,6 +337,11 @@ impl Port for AfPacketPort {
         }
     }
 
+    /// The MTU plus the Ethernet header (the kernel refuses longer frames), within a ring slot.
+    fn max_frame_len(&self) -> usize {
+        (self.mtu + 14).min(self.frame_size as usize - TX_DATA_OFFSET).min(MAX_FRAME_LEN)
+    }
+
     fn queues(&mut self) -> Result<Queues<AfPacketTx, AfPacketRx>> {
         if self.opened {
             return Err(IoError::Backend(format!("{}: queues already opened", self.name())));
@@ -353,7 +360,8 @@ impl Port for AfPacketPort {
 pub struct AfPacketTx {
     fd: OwnedFd,
     ring: Ring,
-    pending: usize,
+    /// Slots the kernel gave back as TP_STATUS_WRONG_FORMAT (not sent), not yet reported.
+    dropped: u64,
 }
 
 impl AfPacketTx {
@@ -372,7 +380,6 @@ impl AfPacketTx {
                 }
             }
         }
-        self.pending = 0;
         Ok(())
     }
 }
@@ -384,7 +391,11 @@ impl TxQueue for AfPacketTx {
         while sent < n {
             let i = self.ring.next;
             let st = self.ring.status(i).load(Ordering::Acquire);
-            if st != TP_STATUS_AVAILABLE && st != TP_STATUS_WRONG_FORMAT {
+            if st == TP_STATUS_WRONG_FORMAT {
+                // The kernel refused the frame this slot held: it was counted as sent, but
+                // never left. The slot is ours again.
+                self.dropped += 1;
+            } else if st != TP_STATUS_AVAILABLE {
                 break; // the kernel still owns this slot: the ring is full
             }
             let slot = self.ring.slot(i);
@@ -403,7 +414,6 @@ impl TxQueue for AfPacketTx {
             sent += 1;
         }
         if sent > 0 {
-            self.pending += sent;
             self.kick()?;
         }
         Ok(sent)
@@ -411,6 +421,17 @@ impl TxQueue for AfPacketTx {
 
     fn flush(&mut self) -> Result<()> {
         self.kick()
+    }
+
+    fn dropped(&mut self) -> Result<u64> {
+        // Slots refused since the last look and not yet reused: look at the whole ring once.
+        for i in 0..self.ring.frames {
+            if self.ring.status(i).load(Ordering::Acquire) == TP_STATUS_WRONG_FORMAT {
+                self.ring.status(i).store(TP_STATUS_AVAILABLE, Ordering::Release);
+                self.dropped += 1;
+            }
+        }
+        Ok(std::mem::take(&mut self.dropped))
     }
 }
 
@@ -426,8 +447,9 @@ impl AfPacketRx {
         while self.rx_burst(usize::MAX, |_| {}).map(|n| n > 0).unwrap_or(false) {}
     }
 
-    /// Frames the kernel dropped because the ring was full, since the last call.
-    pub fn kernel_drops(&self) -> u64 {
+    /// Frames the kernel dropped because the ring was full, since the last call
+    /// (PACKET_STATISTICS resets its counters when read).
+    fn kernel_drops(&self) -> Result<u64> {
         let mut st = TpacketStats::default();
         let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
         // SAFETY: st and len are valid for getsockopt(PACKET_STATISTICS).
@@ -440,15 +462,18 @@ impl AfPacketRx {
                 &mut len,
             )
         };
-        if r == 0 {
-            u64::from(st.tp_drops)
-        } else {
-            0
+        if r != 0 {
+            return Err(IoError::last_os("getsockopt(PACKET_STATISTICS)"));
         }
+        Ok(u64::from(st.tp_drops))
     }
 }
 
 impl RxQueue for AfPacketRx {
+    fn dropped(&mut self) -> Result<u64> {
+        self.kernel_drops()
+    }
+
     fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
         let mut n = 0;
         while n < max {

@@ -68,6 +68,12 @@ pub trait TxQueue: Send {
     fn flush(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// Frames this queue accepted (counted in a `tx_burst` return) that the backend then failed
+    /// to transmit, since the last call: the tester's own loss, never the DUT's.
+    fn dropped(&mut self) -> Result<u64> {
+        Ok(0)
+    }
 }
 
 /// A receive queue.
@@ -75,6 +81,12 @@ pub trait RxQueue: Send {
     /// Receive up to `max` frames without waiting; `f` sees each frame, which is valid only
     /// during the call. Returns the number of frames seen.
     fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, f: F) -> Result<usize>;
+
+    /// Frames that reached the port but that the backend dropped before `rx_burst` could hand
+    /// them over (a full ring, no buffers), since the last call: the tester's own loss.
+    fn dropped(&mut self) -> Result<u64> {
+        Ok(0)
+    }
 }
 
 /// The three queues of an open port.
@@ -97,7 +109,14 @@ pub trait Port {
     fn link_up(&self) -> bool;
     /// Open the queues. May be called once per port.
     fn queues(&mut self) -> Result<Queues<Self::Tx, Self::Rx>>;
+    /// The longest frame (without FCS) the port can send: its MTU plus the Ethernet header, or
+    /// its buffers, whichever is smaller.
+    fn max_frame_len(&self) -> usize {
+        MAX_FRAME_LEN
+    }
 }
 
 /// Bursts are at most this long (DPDK's customary 32).
 pub const DEFAULT_BURST: usize = 32;
+/// The most frames one receive call hands over.
+pub const RX_BURST: usize = 64;

@@ -19,6 +19,10 @@ pub struct Impairment {
     pub delay_one: HashSet<u64>,
     /// Drop every test frame (a DUT that forwards nothing).
     pub drop_all: bool,
+    /// The transmit side accepts no frame at all (a backend that takes nothing).
+    pub refuse_tx: bool,
+    /// Both queues of the wire fail with an error (a port that disappeared).
+    pub broken: bool,
 }
 
 /// What a wire direction did.
@@ -128,11 +132,23 @@ pub struct MemTx {
 pub struct MemRx {
     wire: Wire,
     batch: Vec<Vec<u8>>,
+    /// `overflow` when `dropped` was last called.
+    overflow_seen: u64,
+}
+
+fn gone() -> IoError {
+    IoError::Backend("mem port: the wire is broken (simulated)".into())
 }
 
 impl TxQueue for MemTx {
     fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
         let mut st = self.wire.lock();
+        if st.imp.broken {
+            return Err(gone());
+        }
+        if st.imp.refuse_tx {
+            return Ok(0);
+        }
         let mut sent = 0;
         for i in 0..n {
             let mut buf = st.free.pop().unwrap_or_default();
@@ -162,6 +178,9 @@ impl RxQueue for MemRx {
     fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
         {
             let mut st = self.wire.lock();
+            if st.imp.broken {
+                return Err(gone());
+            }
             let k = max.min(st.queue.len());
             self.batch.extend(st.queue.drain(..k));
         }
@@ -173,6 +192,14 @@ impl RxQueue for MemRx {
         st.free.append(&mut self.batch);
         Ok(n)
     }
+
+    /// Frames lost because this port's receive queue was full: the tester's own loss.
+    fn dropped(&mut self) -> Result<u64> {
+        let now = self.wire.lock().counters.overflow;
+        let d = now - self.overflow_seen;
+        self.overflow_seen = now;
+        Ok(d)
+    }
 }
 
 /// One end of a mem pair.
@@ -182,9 +209,15 @@ pub struct MemPort {
     tx: Wire,
     rx: Wire,
     opened: bool,
+    max_frame_len: usize,
 }
 
 impl MemPort {
+    /// Give the port an MTU: frames longer than it plus the Ethernet header are refused.
+    pub fn set_mtu(&mut self, mtu: usize) {
+        self.max_frame_len = (mtu + 14).min(MAX_FRAME_LEN);
+    }
+
     /// The wire this port transmits onto (to impair or count it).
     pub fn tx_wire(&self) -> Wire {
         self.tx.clone()
@@ -201,6 +234,7 @@ pub fn pair(capacity: usize) -> (MemPort, MemPort) {
         tx: l2r.clone(),
         rx: r2l.clone(),
         opened: false,
+        max_frame_len: MAX_FRAME_LEN,
     };
     let right = MemPort {
         name: "mem:right".into(),
@@ -208,6 +242,7 @@ pub fn pair(capacity: usize) -> (MemPort, MemPort) {
         tx: r2l,
         rx: l2r,
         opened: false,
+        max_frame_len: MAX_FRAME_LEN,
     };
     (left, right)
 }
@@ -228,6 +263,10 @@ impl Port for MemPort {
         true
     }
 
+    fn max_frame_len(&self) -> usize {
+        self.max_frame_len
+    }
+
     fn queues(&mut self) -> Result<Queues<MemTx, MemRx>> {
         if self.opened {
             return Err(IoError::Backend(format!("{}: queues already opened", self.name)));
@@ -238,6 +277,7 @@ impl Port for MemPort {
             rx: MemRx {
                 wire: self.rx.clone(),
                 batch: Vec::with_capacity(crate::DEFAULT_BURST),
+                overflow_seen: 0,
             },
             ctl: MemTx { wire: self.tx.clone() },
         })
@@ -289,6 +329,7 @@ mod tests {
             duplicate: [5].into(),
             delay_one: [7].into(),
             drop_all: false,
+            ..Default::default()
         };
         l.tx_wire().set_impairment(imp);
         let mut lq = l.queues().unwrap();

@@ -104,7 +104,7 @@ fn frames_cross_a_veth_pair_intact_and_in_order() {
             })
             .unwrap();
     }
-    assert_eq!(qb.rx.kernel_drops(), 0);
+    assert_eq!(qb.rx.dropped().unwrap(), 0);
     assert_eq!(sent, total);
     assert_eq!(got.len() as u64, total, "all frames arrive");
     assert!(got.windows(2).all(|w| w[1] == w[0] + 1), "in order");

@@ -387,6 +387,7 @@ impl Drop for Device {
 pub struct DpdkPort {
     dev: Arc<Device>,
     mac: MacAddr,
+    rx_queues: u16,
     rx_desc: u16,
     tx_desc: u16,
     mbufs: u32,
@@ -398,9 +399,13 @@ pub struct DpdkPort {
 }
 
 /// The mempool size for a port (see [`DpdkPort::open`]).
-pub fn mempool_size(rx_desc: u16, tx_desc: u16, cache: u32, lcores: u32) -> u32 {
+pub fn mempool_size(rx_queues: u16, rx_desc: u16, tx_desc: u16, cache: u32, lcores: u32) -> u32 {
     let cache_max = cache + cache.div_ceil(2);
-    let n = rx_desc as u32 + 2 * tx_desc as u32 + 2 * MAX_TX_BURST as u32 + MAX_RX_BURST as u32 + (lcores + 4) * cache_max;
+    let n = u32::from(rx_queues) * u32::from(rx_desc)
+        + 2 * u32::from(tx_desc)
+        + 2 * MAX_TX_BURST as u32
+        + MAX_RX_BURST as u32
+        + (lcores + 4) * cache_max;
     // 2^k - 1: the mempool's ring has 2^k slots, one always free.
     (n + 1).next_power_of_two() - 1
 }
@@ -409,12 +414,13 @@ impl DpdkPort {
     /// Open and start a port given by port id (`"0"`) or device name (`"net_null0"`,
     /// `"net_ring0"`, `"net_af_packet0"`, a PCI address), after [`eal_init`].
     ///
-    /// The port gets 1 receive queue and 2 transmit queues (0: traffic, 1: control; a
-    /// `net_af_packet` device needs `qpairs=2` for that), descriptor counts as the driver
+    /// The port gets 1 receive queue (all of a `net_af_packet` device's, which the receive queue
+    /// reads in turn) and 2 transmit queues (0: traffic, 1: control; a `net_af_packet` device
+    /// needs `qpairs=2` for that), descriptor counts as the driver
     /// adjusts them, and its own mempool of
     ///
     /// ```text
-    /// rx_desc + 2 × tx_desc           mbufs the receive ring and both transmit rings may hold
+    /// rx_queues × rx_desc + 2 × tx_desc   mbufs the receive rings and both transmit rings hold
     /// + 2 × 64 + 32                   one burst in the hands of each queue's user
     /// + (lcores + 4) × 1.5 × cache    each lcore's cache may hold 1.5 × its size before it
     ///                                 flushes: EAL's lcores and up to 4 registered threads
@@ -474,10 +480,20 @@ impl DpdkPort {
         } else {
             0
         };
+        // net_af_packet opens one packet socket per queue pair when the vdev is created, in one
+        // fanout group that spreads received frames over them by a flow hash seeded at boot:
+        // configure and read every one of its receive queues, or some frames (an ARP reply, a
+        // share of the test frames) land on a queue nobody reads. Other drivers deliver
+        // everything to queue 0 when only one is configured (no RSS).
+        let rx_queues: u16 = if driver.contains("af_packet") {
+            info.max_rx_queues.max(1)
+        } else {
+            1
+        };
         // SAFETY: port is valid and not started.
-        let r = unsafe { ffi::xlat_port_configure(port, 1, 2, mtu) };
+        let r = unsafe { ffi::xlat_port_configure(port, rx_queues, 2, mtu) };
         if r != 0 {
-            return Err(call_err(what("rte_eth_dev_configure (1 rx, 2 tx queues)"), r));
+            return Err(call_err(what(&format!("rte_eth_dev_configure ({rx_queues} rx, 2 tx queues)")), r));
         }
         let (mut rx_desc, mut tx_desc) = (opts.rx_desc, opts.tx_desc);
         // SAFETY: port is configured; both pointers are valid.
@@ -491,7 +507,7 @@ impl DpdkPort {
         // SAFETY: EAL is initialised.
         let lcores = unsafe { ffi::rte_lcore_count() };
         let cache = opts.mempool_cache.min(ffi::MEMPOOL_CACHE_MAX_SIZE);
-        let mbufs = mempool_size(rx_desc, tx_desc, cache, lcores);
+        let mbufs = mempool_size(rx_queues, rx_desc, tx_desc, cache, lcores);
         let pool_name =
             CString::new(format!("xlat_p{}_{}", port, POOLS.fetch_add(1, Ordering::Relaxed))).expect("no NUL in a formatted name");
         // SAFETY: pool_name is a valid NUL-terminated string; the sizes are within DPDK's limits
@@ -509,10 +525,13 @@ impl DpdkPort {
                 "the mempool's mbufs do not all have their data at one offset from their header",
             ))
         })?;
-        // SAFETY: port is configured; NULL rx_conf means the driver's default; the pool is ours.
-        let r = unsafe { ffi::rte_eth_rx_queue_setup(port, 0, rx_desc, socket as c_uint, std::ptr::null(), dev.pool) };
-        if r != 0 {
-            return Err(call_err(what("rte_eth_rx_queue_setup"), r));
+        for q in 0..rx_queues {
+            // SAFETY: port is configured with rx_queues receive queues; NULL rx_conf means the
+            // driver's default; the pool is ours.
+            let r = unsafe { ffi::rte_eth_rx_queue_setup(port, q, rx_desc, socket as c_uint, std::ptr::null(), dev.pool) };
+            if r != 0 {
+                return Err(call_err(what(&format!("rte_eth_rx_queue_setup({q})")), r));
+            }
         }
         for q in 0..2 {
             // SAFETY: port is configured with 2 transmit queues.
@@ -545,6 +564,7 @@ impl DpdkPort {
         let p = DpdkPort {
             dev: Arc::new(dev),
             mac: MacAddr(mac),
+            rx_queues,
             rx_desc,
             tx_desc,
             mbufs,
@@ -576,13 +596,7 @@ impl DpdkPort {
 
     /// The port's counters.
     pub fn stats(&self) -> Result<PortStats> {
-        let mut st = PortStats::default();
-        // SAFETY: the port is started; st is a valid out-pointer.
-        let r = unsafe { ffi::xlat_port_stats(self.dev.port, &mut st) };
-        if r != 0 {
-            return Err(call_err(format!("DPDK port {}: rte_eth_stats_get", self.dev.port), r));
-        }
-        Ok(st)
+        port_stats(self.dev.port)
     }
 }
 
@@ -603,6 +617,11 @@ impl Port for DpdkPort {
         unsafe { ffi::xlat_link_up(self.dev.port) == 1 }
     }
 
+    /// An mbuf's writable bytes (frames are sent in one segment).
+    fn max_frame_len(&self) -> usize {
+        self.room.min(crate::MAX_FRAME_LEN)
+    }
+
     fn queues(&mut self) -> Result<Queues<DpdkTx, DpdkRx>> {
         if self.opened {
             return Err(backend(format!("{}: queues already opened", self.name())));
@@ -616,11 +635,14 @@ impl Port for DpdkPort {
             data_off: self.data_off,
             pkts: [std::ptr::null_mut(); MAX_TX_BURST],
             lens: [0; MAX_TX_BURST],
+            oerrors_seen: None,
             _dev: self.dev.clone(),
         };
         let rx = DpdkRx {
             port: self.dev.port,
-            queue: 0,
+            queues: self.rx_queues,
+            next: 0,
+            seen: RxDrops::default(),
             pkts: [std::ptr::null_mut(); MAX_RX_BURST],
             data: [std::ptr::null(); MAX_RX_BURST],
             lens: [0; MAX_RX_BURST],
@@ -643,8 +665,20 @@ pub struct DpdkTx {
     /// Per frame of the burst: 0 when the mbuf is sent as it is, else the length to give it
     /// after a reset.
     lens: [u16; MAX_TX_BURST],
+    /// The port's `oerrors` when `dropped` was last called (`None`: never).
+    oerrors_seen: Option<u64>,
     /// Keeps the device open while the queue exists.
     _dev: Arc<Device>,
+}
+
+fn port_stats(port: u16) -> Result<PortStats> {
+    let mut st = PortStats::default();
+    // SAFETY: the port is started; st is a valid out-pointer.
+    let r = unsafe { ffi::xlat_port_stats(port, &mut st) };
+    if r != 0 {
+        return Err(call_err(format!("DPDK port {port}: rte_eth_stats_get"), r));
+    }
+    Ok(st)
 }
 
 // SAFETY: a DPDK transmit queue may be used by one thread at a time, from any thread; DpdkTx is
@@ -680,6 +714,14 @@ unsafe fn meta_of(data: *mut u8) -> (*mut u64, *mut u64) {
 }
 
 impl TxQueue for DpdkTx {
+    /// The port's `oerrors` since the last call (the first call only takes the baseline).
+    fn dropped(&mut self) -> Result<u64> {
+        let now = port_stats(self.port)?.oerrors;
+        let d = self.oerrors_seen.map_or(0, |s| now.saturating_sub(s));
+        self.oerrors_seen = Some(now);
+        Ok(d)
+    }
+
     #[inline]
     fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
         // A frame written without a cookie invalidates what the buffer's cookie said.
@@ -728,7 +770,8 @@ impl TxQueue for DpdkTx {
             filled += 1;
         }
         // SAFETY: pkts[..got] are ours, pkts[..filled] filled (lens as above); the queue is set
-        // up and used by this thread alone. The shim frees pkts[sent..got].
+        // up and used by this thread alone. The shim frees pkts[sent..got]: they were not
+        // accepted, and the caller offers those frames again.
         let sent = unsafe {
             ffi::xlat_tx_send(
                 self.port,
@@ -746,7 +789,12 @@ impl TxQueue for DpdkTx {
 /// The receive queue of a DPDK port.
 pub struct DpdkRx {
     port: u16,
-    queue: u16,
+    /// Receive queues 0..queues, read in turn.
+    queues: u16,
+    /// The queue read first by the next call.
+    next: u16,
+    /// The port's receive drop counters when `dropped` was last called.
+    seen: RxDrops,
     pkts: [*mut RteMbuf; MAX_RX_BURST],
     data: [*const u8; MAX_RX_BURST],
     lens: [u16; MAX_RX_BURST],
@@ -763,17 +811,27 @@ impl RxQueue for DpdkRx {
     fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
         attach_thread();
         let want = max.min(MAX_RX_BURST) as u16;
-        // SAFETY: the arrays have room for MAX_RX_BURST >= want entries; the queue is ours alone.
-        let n = unsafe {
-            ffi::xlat_rx(
-                self.port,
-                self.queue,
-                self.pkts.as_mut_ptr(),
-                self.data.as_mut_ptr(),
-                self.lens.as_mut_ptr(),
-                want,
-            )
-        } as usize;
+        // Every receive queue in turn, starting one further each call, until one has frames.
+        let mut n = 0;
+        for _ in 0..self.queues {
+            let queue = self.next;
+            self.next = (self.next + 1) % self.queues;
+            // SAFETY: the arrays have room for MAX_RX_BURST >= want entries; the queue is ours
+            // alone.
+            n = unsafe {
+                ffi::xlat_rx(
+                    self.port,
+                    queue,
+                    self.pkts.as_mut_ptr(),
+                    self.data.as_mut_ptr(),
+                    self.lens.as_mut_ptr(),
+                    want,
+                )
+            } as usize;
+            if n > 0 {
+                break;
+            }
+        }
         for i in 0..n {
             // SAFETY: data[i] and lens[i] give the first segment of a received mbuf that we own
             // until the free below (frames up to max_frame_len arrive in one segment).
@@ -786,6 +844,36 @@ impl RxQueue for DpdkRx {
             unsafe { ffi::rte_pktmbuf_free_bulk(self.pkts.as_mut_ptr(), n as c_uint) };
         }
         Ok(n)
+    }
+
+    /// `imissed + ierrors + rx_nombuf` of the port since the last call.
+    fn dropped(&mut self) -> Result<u64> {
+        let now = RxDrops::of(&port_stats(self.port)?);
+        let d = now.total().saturating_sub(self.seen.total());
+        self.seen = now;
+        Ok(d)
+    }
+}
+
+/// The receive counters of a port that count frames the port dropped.
+#[derive(Debug, Clone, Copy, Default)]
+struct RxDrops {
+    imissed: u64,
+    ierrors: u64,
+    rx_nombuf: u64,
+}
+
+impl RxDrops {
+    fn of(st: &PortStats) -> RxDrops {
+        RxDrops {
+            imissed: st.imissed,
+            ierrors: st.ierrors,
+            rx_nombuf: st.rx_nombuf,
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.imissed + self.ierrors + self.rx_nombuf
     }
 }
 
@@ -804,10 +892,13 @@ mod tests {
 
     #[test]
     fn mempool_size_is_a_power_of_two_minus_one_and_covers_the_rings() {
-        let n = mempool_size(1024, 1024, 256, 2);
+        let n = mempool_size(1, 1024, 1024, 256, 2);
         assert_eq!(n, 8191);
         assert!(n >= 1024 + 2048 + 160 + 6 * 384);
-        assert_eq!(mempool_size(512, 512, 0, 1), 2047);
+        assert_eq!(mempool_size(1, 512, 512, 0, 1), 2047);
+        // Every receive queue's ring is counted.
+        assert_eq!(mempool_size(2, 512, 512, 0, 1), 2047);
+        assert_eq!(mempool_size(4, 512, 512, 0, 1), 4095);
     }
 
     #[test]

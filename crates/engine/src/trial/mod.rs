@@ -1,0 +1,698 @@
+//! The tester: two ports, their neighbour handling, and one trial at a time (RFC 2544 sections
+//! 23-25: trial, duration, address resolution).
+//!
+//! A trial runs in four steps ([`Tester::run_trial`]): `check` the spec and the ports, `plan`
+//! the senders and receivers and the cores they run on, `run` one worker thread per core
+//! ([`worker`]), and `assemble` the report. Every wait ends at a deadline: a sender gives up
+//! half a second after the duration x 1.00001 limit, receivers wait the timeout after their
+//! sender, and no worker runs past the sum of both plus half a second. A worker that fails stops
+//! the others; so does Ctrl-C (the abort flag).
+
+mod receiver;
+mod schedule;
+mod sender;
+mod worker;
+
+use crate::clock::Clock;
+use crate::delay::{DelayRecorder, IpdvRecorder, PdvStats};
+use crate::neighbour::Neighbour;
+use crate::pin::{allowed_cores, pin_current_thread};
+use crate::report::{DirectionReport, PdvReport, TrialReport};
+use crate::spec::{CpuPlan, SpecError, TrialSpec};
+use receiver::{Count, PdvState, Receiver};
+use schedule::{Schedule, TagPlan};
+use sender::{Sender, StampSkew, TS_RING};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use worker::{dir_index, run_worker, Shared, Worker};
+use xlat_io::{IoError, Port, Queues, RxQueue, TxQueue, RX_BURST};
+use xlat_traffic::{BurstScratch, Direction, DirectionStream, Setup, SideId};
+use xlat_wire::{classify, MacAddr};
+
+/// siitperf's TOLERANCE: sending must end within duration x 1.00001.
+pub const TOLERANCE: f64 = 1.00001;
+/// The largest trial: the receiver keeps one bit per frame (2 GiB per direction at most).
+pub const MAX_FRAMES: u64 = 1 << 34;
+/// A sender still sending this long after the duration x TOLERANCE limit gives up.
+const GIVE_UP_S: f64 = 0.5;
+/// No worker runs longer than this after the receivers' timeout should have ended.
+const HARD_MARGIN_S: f64 = 0.5;
+/// How long a trial waits for a port's link to come up before it fails.
+const LINK_WAIT: Duration = Duration::from_secs(2);
+/// The top byte of the 64-bit field carries a trial tag, so that a straggler from an earlier
+/// trial is never counted in a later one; the low 56 bits are the sequence number.
+const TAG_SHIFT: u32 = 56;
+const SEQ_MASK: u64 = (1 << TAG_SHIFT) - 1;
+/// RFC 8219 section 7.3.1: PDV takes the 99.9th percentile, so with more than 0.1 % of the
+/// frames lost (infinite delay) PDV is infinite; the same holds for IPDV here.
+const PDV_LOST_LIMIT: f64 = 0.001;
+
+/// Errors that stop a trial (as opposed to an invalid trial, which is a result).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    Io(#[from] IoError),
+    #[error("{side} port: {msg}")]
+    Port { side: &'static str, msg: String },
+    #[error("{0}")]
+    Stream(#[from] xlat_traffic::StreamError),
+    #[error("{0}")]
+    Spec(#[from] SpecError),
+    #[error(
+        "frame size {frame_size} makes {len}-byte frames (without FCS) on the {side} port {port}, \
+         which carries at most {max} bytes (its MTU plus the 14-byte Ethernet header, or its buffers)"
+    )]
+    FrameTooLong {
+        frame_size: usize,
+        len: usize,
+        side: &'static str,
+        port: String,
+        max: usize,
+    },
+    #[error("CPU core {core}: {msg}")]
+    Cpu { core: usize, msg: String },
+    #[error("a worker thread panicked")]
+    Panicked,
+    #[error("interrupted")]
+    Interrupted,
+}
+
+type Res<T> = std::result::Result<T, EngineError>;
+
+/// One side's port with the MACs its frames use.
+struct SidePort<P: Port> {
+    id: SideId,
+    name: String,
+    mac: MacAddr,
+    dut_mac: Option<MacAddr>,
+    q: Queues<P::Tx, P::Rx>,
+}
+
+/// The tester: two ports joined through the DUT.
+pub struct Tester<P: Port> {
+    setup: Setup,
+    clock: Clock,
+    cpus: CpuPlan,
+    trials: u64,
+    /// Set from outside (Ctrl-C) to end the running trial at once.
+    abort: Arc<AtomicBool>,
+    left: SidePort<P>,
+    right: SidePort<P>,
+    // Dropped after the queues above (fields drop in order).
+    ports: (P, P),
+}
+
+impl<P: Port> Tester<P> {
+    /// Open both ports' queues and check their links (waiting up to 5 s for them to come up).
+    pub fn new(setup: Setup, mut left: P, mut right: P, cpus: CpuPlan) -> Res<Self> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for (p, side) in [(&left, "left"), (&right, "right")] {
+            while !p.link_up() {
+                if Instant::now() > deadline {
+                    return Err(EngineError::Port {
+                        side,
+                        msg: format!("link of {} is down", p.name()),
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        let mk = |p: &mut P, id: SideId, s: &Setup| -> Res<SidePort<P>> {
+            let side = s.side(id);
+            Ok(SidePort {
+                id,
+                name: p.name(),
+                mac: side.tester_mac.unwrap_or(p.mac()),
+                dut_mac: side.dut_mac,
+                q: p.queues()?,
+            })
+        };
+        let l = mk(&mut left, SideId::Left, &setup)?;
+        let r = mk(&mut right, SideId::Right, &setup)?;
+        Ok(Tester {
+            setup,
+            clock: Clock::calibrate(),
+            cpus,
+            trials: 0,
+            abort: Arc::new(AtomicBool::new(false)),
+            left: l,
+            right: r,
+            ports: (left, right),
+        })
+    }
+
+    /// The flag that ends the running trial (and refuses the next ones) with
+    /// [`EngineError::Interrupted`] when set, e.g. from a Ctrl-C handler.
+    pub fn abort_flag(&self) -> Arc<AtomicBool> {
+        self.abort.clone()
+    }
+
+    /// Use `flag` as the abort flag (see [`Tester::abort_flag`]).
+    pub fn set_abort_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.abort = flag;
+    }
+
+    pub fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
+    /// Choose the active directions for the next trials (e.g. the self-test's forward-only,
+    /// reverse-only and bidirectional searches on the same open ports).
+    pub fn set_directions(&mut self, forward: bool, reverse: bool) {
+        self.setup.forward = forward;
+        self.setup.reverse = reverse;
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The DUT MACs in use (after [`Tester::prepare`]).
+    pub fn dut_macs(&self) -> (Option<MacAddr>, Option<MacAddr>) {
+        (self.left.dut_mac, self.right.dut_mac)
+    }
+
+    pub fn port_names(&self) -> (String, String) {
+        (self.left.name.clone(), self.right.name.clone())
+    }
+
+    /// Resolve the DUT's MACs that the configuration does not give, and announce the tester's
+    /// addresses to the DUT. Answers the DUT's requests meanwhile. Call before the first trial;
+    /// [`Tester::run_trial`] announces again before each trial.
+    pub fn prepare(&mut self, timeout: Duration) -> Res<()> {
+        let setup = &self.setup;
+        for sp in [&mut self.left, &mut self.right] {
+            let mut nb = Neighbour::new(setup, sp.id, sp.mac);
+            let deadline = Instant::now() + timeout;
+            let mut next_ask = Instant::now();
+            while sp.dut_mac.is_none() {
+                let now = Instant::now();
+                if now > deadline {
+                    let s = setup.side(sp.id);
+                    let what = match (s.dut_ipv4, s.dut_ipv6) {
+                        (Some(a), _) => format!("no ARP reply from the DUT's {a}"),
+                        (None, Some(a)) => format!("no neighbour advertisement from the DUT's {a}"),
+                        (None, None) => {
+                            "the DUT's MAC is not configured and neither is its address to resolve it (set dut_mac, or dut_ipv4 / dut_ipv6)"
+                                .into()
+                        }
+                    };
+                    return Err(EngineError::Port {
+                        side: sp.id.name(),
+                        msg: format!("{} on {}", what, sp.name),
+                    });
+                }
+                if now >= next_ask {
+                    nb.solicit_dut(&mut sp.q.ctl);
+                    next_ask = now + Duration::from_millis(200);
+                }
+                sp.q.rx.rx_burst(RX_BURST, |f| nb.handle(&classify(f), &mut sp.q.ctl))?;
+                if let Some(m) = nb.learnt_dut_mac {
+                    sp.dut_mac = Some(m);
+                }
+                std::thread::yield_now();
+            }
+        }
+        self.announce()
+    }
+
+    /// Announce all tester addresses on both sides and keep answering for 20 ms after.
+    fn announce(&mut self) -> Res<()> {
+        let setup = &self.setup;
+        for sp in [&mut self.left, &mut self.right] {
+            let mut nb = Neighbour::new(setup, sp.id, sp.mac);
+            nb.learnt_dut_mac = sp.dut_mac;
+            let v4 = setup.tester_addresses_v4(sp.id);
+            let v6 = setup.tester_addresses_v6(sp.id);
+            let mut cursor = 0;
+            let start = Instant::now();
+            while !nb.announce(&mut sp.q.ctl, &mut cursor, 32, &v4, &v6) {
+                sp.q.rx.rx_burst(RX_BURST, |f| nb.handle(&classify(f), &mut sp.q.ctl))?;
+                if start.elapsed() > Duration::from_secs(30) {
+                    return Err(EngineError::Port {
+                        side: sp.id.name(),
+                        msg: "announcing the tester's addresses takes too long".into(),
+                    });
+                }
+            }
+        }
+        let until = Instant::now() + Duration::from_millis(20);
+        while Instant::now() < until {
+            for sp in [&mut self.left, &mut self.right] {
+                let mut nb = Neighbour::new(setup, sp.id, sp.mac);
+                sp.q.rx.rx_burst(RX_BURST, |f| nb.handle(&classify(f), &mut sp.q.ctl))?;
+            }
+        }
+        Ok(())
+    }
+
+
+    /// Run one trial: send at `spec.rate` for `spec.duration_s` in each active direction, keep
+    /// receiving for the timeout, and report what each direction sent and received.
+    pub fn run_trial(&mut self, spec: &TrialSpec) -> Res<TrialReport> {
+        self.check(spec)?;
+        self.trials += 1;
+        let tag = (self.trials & 0xff) << TAG_SHIFT;
+        let clock = self.clock;
+        let total = spec.frames();
+        let tags = TagPlan::new(spec, total);
+        let tag_count = tags.map_or(0, |p| p.count as usize);
+        let stamps = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
+        let tx_ts = [stamps(tag_count), stamps(tag_count)];
+        let ring_len = if spec.pdv.is_some() { TS_RING } else { 0 };
+        let frame_ts = [stamps(ring_len), stamps(ring_len)];
+
+        let t0 = clock.now() + clock.ticks(0.05);
+        let limit_s = spec.duration_s * TOLERANCE;
+        let give_up_at = t0 + clock.ticks(limit_s + GIVE_UP_S);
+        let timeout = clock.ticks_ms(spec.timeout_ms);
+        let shared = Shared {
+            clock,
+            t0,
+            timeout,
+            hard_end: give_up_at + timeout + clock.ticks(HARD_MARGIN_S),
+            done: [AtomicU64::new(0), AtomicU64::new(0)],
+            n_active: self.setup.active_directions().count(),
+            failed: AtomicBool::new(false),
+            abort: &self.abort,
+        };
+        let trial = TrialPlan {
+            spec,
+            tag,
+            total,
+            tags,
+            give_up_at,
+            schedule: Schedule::new(spec, &clock),
+            tx_ts: &tx_ts,
+            frame_ts: &frame_ts,
+        };
+        let cores = plan_cores(&self.cpus);
+        let workers = plan_workers(&self.setup, [&mut self.left, &mut self.right], &trial, cores)?;
+        let workers = run_workers(workers, &shared)?;
+        if self.abort.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        Ok(assemble(&trial, &shared, workers))
+    }
+
+    /// Refuse a trial that cannot run: a bad spec, a port whose link stays down, a frame the
+    /// ports cannot carry. Then resolve or re-announce the tester's addresses.
+    fn check(&mut self, spec: &TrialSpec) -> Res<()> {
+        spec.validate()?;
+        if self.abort.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
+        for (p, side) in [(&self.ports.0, "left"), (&self.ports.1, "right")] {
+            let deadline = Instant::now() + LINK_WAIT;
+            while !p.link_up() {
+                if Instant::now() > deadline {
+                    return Err(EngineError::Port {
+                        side,
+                        msg: format!("link of {} is down", p.name()),
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        for (p, sp, d) in [
+            (&self.ports.0, &self.left, Direction::Forward),
+            (&self.ports.1, &self.right, Direction::Reverse),
+        ] {
+            if !self.setup.is_active(d) {
+                continue;
+            }
+            // Any MAC will do to learn the length of the direction's frames.
+            let stream = DirectionStream::new(&self.setup, d, spec.frame_size, sp.mac, sp.mac)?;
+            if stream.max_len() > p.max_frame_len() {
+                return Err(EngineError::FrameTooLong {
+                    frame_size: spec.frame_size,
+                    len: stream.max_len(),
+                    side: sp.id.name(),
+                    port: sp.name.clone(),
+                    max: p.max_frame_len(),
+                });
+            }
+        }
+        if self.left.dut_mac.is_none() || self.right.dut_mac.is_none() {
+            self.prepare(Duration::from_secs(3))
+        } else {
+            self.announce()
+        }
+    }
+}
+
+/// What every sender and receiver of one trial needs to know.
+struct TrialPlan<'a> {
+    spec: &'a TrialSpec,
+    tag: u64,
+    total: u64,
+    tags: Option<TagPlan>,
+    give_up_at: u64,
+    schedule: Schedule,
+    tx_ts: &'a [Vec<AtomicU64>; 2],
+    frame_ts: &'a [Vec<AtomicU64>; 2],
+}
+
+/// The cores of (sender, receiver) of the left and the right port. By default each port gets
+/// its own core (the first two this process may use); roles given the same core share one
+/// worker thread.
+fn plan_cores(cpus: &CpuPlan) -> [(usize, usize); 2] {
+    let c = allowed_cores();
+    let a = c.first().copied().unwrap_or(0);
+    let b = c.get(1).copied().unwrap_or(a);
+    let left_send = cpus.left_send.unwrap_or(a);
+    let right_send = cpus.right_send.unwrap_or(b);
+    [
+        (left_send, cpus.left_recv.unwrap_or(left_send)),
+        (right_send, cpus.right_recv.unwrap_or(right_send)),
+    ]
+}
+
+/// Build the senders of the active directions and a receiver per port, and group them into one
+/// worker per core.
+fn plan_workers<'s, P: Port>(
+    setup: &'s Setup,
+    sides: [&'s mut SidePort<P>; 2],
+    trial: &TrialPlan<'s>,
+    cores: [(usize, usize); 2],
+) -> Res<Vec<Worker<'s, 's, P::Tx, P::Rx>>> {
+    let mut workers: Vec<Worker<'s, 's, P::Tx, P::Rx>> = Vec::new();
+    fn at<'w, 's, T: TxQueue, R: RxQueue>(
+        workers: &'w mut Vec<Worker<'s, 's, T, R>>,
+        core: usize,
+    ) -> &'w mut Worker<'s, 's, T, R> {
+        let i = match workers.iter().position(|w| w.core == core) {
+            Some(i) => i,
+            None => {
+                workers.push(Worker {
+                    core,
+                    senders: Vec::new(),
+                    receivers: Vec::new(),
+                    cut_off: false,
+                });
+                workers.len() - 1
+            }
+        };
+        &mut workers[i]
+    }
+    for (sp, (send_core, recv_core)) in sides.into_iter().zip(cores) {
+        let (send_dir, recv_dir) = match sp.id {
+            SideId::Left => (Direction::Forward, Direction::Reverse),
+            SideId::Right => (Direction::Reverse, Direction::Forward),
+        };
+        let Queues { tx, rx, ctl } = &mut sp.q;
+        if setup.is_active(send_dir) {
+            let dut = sp.dut_mac.ok_or(EngineError::Port {
+                side: sp.id.name(),
+                msg: "the DUT's MAC is unknown".into(),
+            })?;
+            let stream = DirectionStream::new(setup, send_dir, trial.spec.frame_size, sp.mac, dut)?;
+            at(&mut workers, send_core).senders.push(Sender {
+                dir: send_dir,
+                tx,
+                stream,
+                scratch: BurstScratch::new(trial.spec.burst),
+                total: trial.total,
+                tag: trial.tag,
+                burst: trial.spec.burst,
+                schedule: trial.schedule,
+                give_up_at: trial.give_up_at,
+                tags: trial.tags,
+                tx_ts: &trial.tx_ts[dir_index(send_dir)],
+                frame_ts: &trial.frame_ts[dir_index(send_dir)],
+                sent: 0,
+                max_lag: 0,
+                end: 0,
+                gave_up: false,
+                skew: StampSkew::default(),
+                dropped: 0,
+            });
+        }
+        let counting = setup.is_active(recv_dir);
+        let mut nb = Neighbour::new(setup, sp.id, sp.mac);
+        nb.learnt_dut_mac = sp.dut_mac;
+        at(&mut workers, recv_core).receivers.push(Receiver {
+            rx,
+            ctl,
+            nb,
+            dir: counting.then_some(recv_dir),
+            count: Count {
+                tag: trial.tag,
+                total: trial.total,
+                seen: if counting {
+                    vec![0u64; trial.total.div_ceil(64) as usize]
+                } else {
+                    Vec::new()
+                },
+                report: DirectionReport::default(),
+                max_seen: None,
+                tags: if counting { trial.tags } else { None },
+                rx_ts: if counting {
+                    vec![0; trial.tags.map_or(0, |p| p.count as usize)]
+                } else {
+                    Vec::new()
+                },
+                pdv: match trial.spec.pdv {
+                    Some(p) if counting => Some(PdvState {
+                        frame_timeout_ns: p.frame_timeout_ms.saturating_mul(1_000_000),
+                        delays: if p.exact {
+                            DelayRecorder::exact()
+                        } else {
+                            DelayRecorder::histogram()
+                        },
+                        ipdv: if p.exact {
+                            IpdvRecorder::exact()
+                        } else {
+                            IpdvRecorder::histogram()
+                        },
+                        prev_seq: None,
+                        timed: 0,
+                        late: 0,
+                        mul: 0,
+                    }),
+                    _ => None,
+                },
+            },
+            frame_ts: &trial.frame_ts[dir_index(recv_dir)],
+        });
+    }
+    Ok(workers)
+}
+
+/// Run every worker on its own thread, pinned to its core, and wait for all of them. Returns
+/// the first error of any worker (the others stop when one fails).
+fn run_workers<'s, T: TxQueue, R: RxQueue>(
+    workers: Vec<Worker<'s, 's, T, R>>,
+    shared: &Shared<'_>,
+) -> Res<Vec<Worker<'s, 's, T, R>>> {
+    let results: Vec<Res<Worker<'s, 's, T, R>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|mut w| {
+                sc.spawn(move || -> Res<Worker<'s, 's, T, R>> {
+                    if let Err(msg) = pin_current_thread(w.core) {
+                        shared.failed.store(true, Ordering::Relaxed);
+                        return Err(EngineError::Cpu { core: w.core, msg });
+                    }
+                    crate::pin::raise_priority();
+                    for r in &mut w.receivers {
+                        if let Some(p) = &mut r.count.pdv {
+                            p.mul = (1_000_000_000u128 << 32) / u128::from(shared.clock.hz);
+                        }
+                    }
+                    run_worker(&mut w, shared)?;
+                    Ok(w)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    shared.failed.store(true, Ordering::Relaxed);
+                    Err(EngineError::Panicked)
+                })
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
+/// Turn what the workers counted into the trial's report, judging its validity.
+fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, workers: Vec<Worker<'_, '_, T, R>>) -> TrialReport {
+    let clock = sh.clock;
+    let spec = trial.spec;
+    let mut report = TrialReport {
+        valid: true,
+        invalid_reasons: Vec::new(),
+        frame_size: spec.frame_size,
+        rate: spec.rate,
+        duration_s: spec.duration_s,
+        timeout_ms: spec.timeout_ms,
+        forward: None,
+        reverse: None,
+    };
+    let mut invalid = |why: String| {
+        report.valid = false;
+        report.invalid_reasons.push(why);
+    };
+    if workers.iter().any(|w| w.cut_off) {
+        invalid(format!(
+            "the trial was stopped at its deadline ({:.3} s after the start) before every receiver had waited out the timeout, the test is invalid",
+            clock.secs(sh.hard_end - sh.t0)
+        ));
+    }
+    let mut senders = Vec::new();
+    let mut receivers = Vec::new();
+    for w in workers {
+        senders.extend(w.senders);
+        receivers.extend(w.receivers.into_iter().filter(|r| r.dir.is_some()));
+    }
+    let limit = spec.duration_s * TOLERANCE;
+    let mut dirs = Vec::new();
+    for s in senders {
+        let Some(i) = receivers.iter().position(|r| r.dir == Some(s.dir)) else {
+            continue;
+        };
+        let count = receivers.swap_remove(i).count;
+        let d = s.dir;
+        let mut dr = count.report;
+        dr.sent = s.sent;
+        dr.lost = s.sent.saturating_sub(dr.received);
+        dr.tester_tx_dropped = s.dropped;
+        dr.send_duration_s = clock.secs(s.end.saturating_sub(sh.t0));
+        dr.achieved_rate = if dr.send_duration_s > 0.0 {
+            s.sent as f64 / dr.send_duration_s
+        } else {
+            0.0
+        };
+        dr.max_lag_ns = clock.ns(s.max_lag);
+        if dr.lost > 0 {
+            dr.last_lost_seq = last_missing(&count.seen, s.sent);
+            dr.last_lost_s = dr.last_lost_seq.map(|q| clock.secs(trial.schedule.time_of(q)));
+        }
+        if let Some(p) = count.pdv {
+            dr.pdv = Some(pdv_report(p, dr.lost, s.sent, &s.skew, &clock));
+        }
+        if s.gave_up {
+            invalid(format!(
+                "{} sending stopped {:.1} s after the {:.10} seconds limit with {} of {} frames sent (the port took no more), the test is invalid",
+                d.title(),
+                GIVE_UP_S,
+                limit,
+                s.sent,
+                s.total
+            ));
+        } else if dr.send_duration_s > limit {
+            invalid(format!(
+                "{} sending exceeded the {:.10} seconds limit (took {:.6} s), the test is invalid",
+                d.title(),
+                limit,
+                dr.send_duration_s
+            ));
+        }
+        if dr.tester_tx_dropped + dr.tester_rx_dropped > 0 {
+            invalid(format!(
+                "{}: the tester itself dropped frames ({} not transmitted, {} not received by its port), the test is invalid",
+                d.title(),
+                dr.tester_tx_dropped,
+                dr.tester_rx_dropped
+            ));
+        }
+        if let Some(p) = trial.tags {
+            let txs = &trial.tx_ts[dir_index(d)];
+            dr.latency_ns = (0..p.count as usize)
+                .map(|i| {
+                    let (t, r) = (txs[i].load(Ordering::Relaxed), count.rx_ts[i]);
+                    if t != 0 && r != 0 {
+                        clock.ns(r.saturating_sub(t))
+                    } else {
+                        u64::MAX
+                    }
+                })
+                .collect();
+        }
+        dirs.push((d, dr));
+    }
+    for (d, dr) in dirs {
+        match d {
+            Direction::Forward => report.forward = Some(dr),
+            Direction::Reverse => report.reverse = Some(dr),
+        }
+    }
+    report
+}
+
+/// The delay statistics of a direction: every lost frame (including those later than the frame
+/// timeout) counts as an infinite delay (RFC 8219 section 7.3.1), so PDV is infinite when more
+/// than 0.1 % of the frames were lost; IPDV is then reported infinite too.
+fn pdv_report(mut p: PdvState, lost: u64, sent: u64, skew: &StampSkew, clock: &Clock) -> PdvReport {
+    p.delays.record_lost(lost);
+    let exact = p.delays.is_exact();
+    PdvReport {
+        pdv: PdvStats::of(&p.delays),
+        ipdv_infinite: sent > 0 && lost as f64 > PDV_LOST_LIMIT * sent as f64,
+        ipdv: p.ipdv.stats(),
+        timed: p.timed,
+        late: p.late,
+        relative_error: p.delays.relative_error(),
+        exact,
+        cdf: p.delays.cdf_points(200),
+        burst_stamp_skew_mean_ns: if skew.frames > 0 {
+            clock.ns(skew.sum_ticks / skew.frames)
+        } else {
+            0
+        },
+        burst_stamp_skew_max_ns: clock.ns(skew.max_ticks),
+    }
+}
+
+/// The highest sequence number below `sent` whose bit is clear.
+fn last_missing(seen: &[u64], sent: u64) -> Option<u64> {
+    let words = sent.div_ceil(64) as usize;
+    for w in (0..words.min(seen.len())).rev() {
+        let valid = if w as u64 == sent / 64 {
+            (1u64 << (sent % 64)) - 1
+        } else {
+            u64::MAX
+        };
+        let missing = !seen[w] & valid;
+        if missing != 0 {
+            return Some(w as u64 * 64 + 63 - u64::from(missing.leading_zeros()));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_missing_finds_the_highest_hole() {
+        let mut seen = vec![u64::MAX; 4];
+        assert_eq!(last_missing(&seen, 256), None);
+        seen[1] &= !(1 << 5);
+        assert_eq!(last_missing(&seen, 256), Some(69));
+        // Bits at or above `sent` do not count.
+        let seen2 = vec![u64::MAX, 0b0111];
+        assert_eq!(last_missing(&seen2, 67), None);
+        assert_eq!(last_missing(&seen2, 68), Some(67));
+    }
+
+    #[test]
+    fn default_cores_give_each_port_its_own_core_and_a_plan_can_share_one() {
+        let c = allowed_cores();
+        let [l, r] = plan_cores(&CpuPlan::default());
+        assert_eq!(l, (c[0], c[0]));
+        assert_eq!(r.0, r.1);
+        let one = CpuPlan {
+            left_send: Some(0),
+            left_recv: Some(0),
+            right_send: Some(0),
+            right_recv: Some(0),
+        };
+        assert_eq!(plan_cores(&one), [(0, 0), (0, 0)]);
+    }
+}

@@ -1,0 +1,128 @@
+//! The receiver of one port: counts the test frames of the direction it receives (each sequence
+//! number once: loss, duplicates and reordering apart), records their delays when asked, and
+//! answers ARP and NDP for the tester's addresses.
+
+use super::schedule::TagPlan;
+use super::sender::{ts_epoch, TS_RING};
+use super::{Res, SEQ_MASK};
+use crate::clock::Clock;
+use crate::delay::{DelayRecorder, IpdvRecorder};
+use crate::neighbour::Neighbour;
+use crate::report::DirectionReport;
+use std::sync::atomic::{AtomicU64, Ordering};
+use xlat_io::{RxQueue, TxQueue, RX_BURST};
+use xlat_traffic::Direction;
+use xlat_wire::{classify, Rx};
+
+/// Per-frame delay state of a receiver.
+pub(super) struct PdvState {
+    pub(super) frame_timeout_ns: u64,
+    pub(super) delays: DelayRecorder,
+    pub(super) ipdv: IpdvRecorder,
+    pub(super) prev_seq: Option<u64>,
+    /// Frames whose delay was recorded.
+    pub(super) timed: u64,
+    /// Frames later than the frame timeout (counted as lost).
+    pub(super) late: u64,
+    /// ns = ticks * mul >> 32
+    pub(super) mul: u128,
+}
+
+/// The counts of the direction a receiver receives.
+pub(super) struct Count {
+    /// The trial tag every test frame of this trial carries.
+    pub(super) tag: u64,
+    pub(super) total: u64,
+    /// One bit per sequence number: seen.
+    pub(super) seen: Vec<u64>,
+    pub(super) report: DirectionReport,
+    pub(super) max_seen: Option<u64>,
+    pub(super) tags: Option<TagPlan>,
+    /// Receive stamps of the latency tags.
+    pub(super) rx_ts: Vec<u64>,
+    pub(super) pdv: Option<PdvState>,
+}
+
+impl Count {
+    /// Count one test frame with 64-bit field `field`, received at `now` (ticks; read only when
+    /// delays are measured).
+    #[inline]
+    fn test_frame(&mut self, field: u64, now: u64, frame_ts: &[AtomicU64]) {
+        let seq = field & SEQ_MASK;
+        if field & !SEQ_MASK != self.tag || seq >= self.total {
+            // Another trial's straggler, or a frame this trial never sent.
+            self.report.unexpected += 1;
+            return;
+        }
+        let (w, b) = ((seq / 64) as usize, 1u64 << (seq % 64));
+        if self.seen[w] & b != 0 {
+            self.report.duplicates += 1;
+            return;
+        }
+        self.seen[w] |= b;
+        if let Some(p) = &mut self.pdv {
+            let e = frame_ts[seq as usize % TS_RING].load(Ordering::Acquire);
+            if e != 0 && e & 0xff == ts_epoch(seq) {
+                let ns = ((u128::from(now.saturating_sub(e >> 8)) * p.mul) >> 32) as u64;
+                if p.frame_timeout_ns > 0 && ns > p.frame_timeout_ns {
+                    // Later than the frame timeout: lost (siitperf-pdv).
+                    p.late += 1;
+                    p.prev_seq = None;
+                    return;
+                }
+                p.timed += 1;
+                p.delays.record(ns);
+                if p.prev_seq.is_none_or(|q| q + 1 != seq) {
+                    p.ipdv.record(u64::MAX);
+                }
+                p.ipdv.record(ns);
+                p.prev_seq = Some(seq);
+            }
+        }
+        self.report.received += 1;
+        match self.max_seen {
+            Some(m) if seq < m => self.report.reordered += 1,
+            _ => self.max_seen = Some(seq),
+        }
+        if let Some(i) = self.tags.and_then(|p| p.index(seq)) {
+            self.rx_ts[i] = now;
+        }
+    }
+}
+
+/// One port's receiver.
+pub(super) struct Receiver<'s, 'n, R: RxQueue, T: TxQueue> {
+    pub(super) rx: &'s mut R,
+    /// The port's control queue, for ARP and NDP answers.
+    pub(super) ctl: &'s mut T,
+    pub(super) nb: Neighbour<'n>,
+    /// The direction counted here; `None`: this port only answers ARP/NDP.
+    pub(super) dir: Option<Direction>,
+    pub(super) count: Count,
+    /// The sender's per-frame transmit stamps of `dir` (PDV), empty when not measured.
+    pub(super) frame_ts: &'s [AtomicU64],
+}
+
+impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
+    /// Take one burst of received frames.
+    #[inline]
+    pub(super) fn poll(&mut self, clock: &Clock) -> Res<usize> {
+        // When delays are measured, the receive time is read per frame, once the frame is in
+        // hand: a time read before the burst (or at its first frame) could date a frame that
+        // landed in the ring during the burst earlier than its sending.
+        let timed = self.count.pdv.is_some() || self.count.tags.is_some();
+        let counting = self.dir.is_some();
+        let n = self.rx.rx_burst(RX_BURST, |f| match classify(f) {
+            Rx::Test { field, .. } if counting => {
+                let now = if timed { clock.now() } else { 0 };
+                self.count.test_frame(field, now, self.frame_ts);
+            }
+            r @ (Rx::Arp { .. } | Rx::Nd { .. }) => {
+                self.count.report.other += 1;
+                self.nb.handle(&r, &mut *self.ctl);
+            }
+            _ => self.count.report.other += 1,
+        })?;
+        Ok(n)
+    }
+}
