@@ -23,7 +23,6 @@ use receiver::{Count, PdvState, Receiver};
 use schedule::{Schedule, TagPlan};
 use sender::{Sender, StampSkew, TS_RING};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{dir_index, run_worker, Shared, Worker};
 use xlat_io::{IoError, Port, Queues, RxQueue, TxQueue, RX_BURST};
@@ -96,7 +95,7 @@ pub struct Tester<P: Port> {
     cpus: CpuPlan,
     trials: u64,
     /// Set from outside (Ctrl-C) to end the running trial at once.
-    abort: Arc<AtomicBool>,
+    abort: &'static AtomicBool,
     left: SidePort<P>,
     right: SidePort<P>,
     // Dropped after the queues above (fields drop in order).
@@ -135,7 +134,8 @@ impl<P: Port> Tester<P> {
             clock: Clock::calibrate(),
             cpus,
             trials: 0,
-            abort: Arc::new(AtomicBool::new(false)),
+            // One flag per tester unless the caller gives one (a few bytes, never freed).
+            abort: Box::leak(Box::new(AtomicBool::new(false))),
             left: l,
             right: r,
             ports: (left, right),
@@ -144,12 +144,12 @@ impl<P: Port> Tester<P> {
 
     /// The flag that ends the running trial (and refuses the next ones) with
     /// [`EngineError::Interrupted`] when set, e.g. from a Ctrl-C handler.
-    pub fn abort_flag(&self) -> Arc<AtomicBool> {
-        self.abort.clone()
+    pub fn abort_flag(&self) -> &'static AtomicBool {
+        self.abort
     }
 
-    /// Use `flag` as the abort flag (see [`Tester::abort_flag`]).
-    pub fn set_abort_flag(&mut self, flag: Arc<AtomicBool>) {
+    /// Use `flag` as the abort flag (see [`Tester::abort_flag`]), e.g. one a signal handler sets.
+    pub fn set_abort_flag(&mut self, flag: &'static AtomicBool) {
         self.abort = flag;
     }
 
@@ -275,7 +275,7 @@ impl<P: Port> Tester<P> {
             done: [AtomicU64::new(0), AtomicU64::new(0)],
             n_active: self.setup.active_directions().count(),
             failed: AtomicBool::new(false),
-            abort: &self.abort,
+            abort: self.abort,
         };
         let trial = TrialPlan {
             spec,
@@ -639,11 +639,7 @@ fn pdv_report(mut p: PdvState, lost: u64, sent: u64, skew: &StampSkew, clock: &C
         relative_error: p.delays.relative_error(),
         exact,
         cdf: p.delays.cdf_points(200),
-        burst_stamp_skew_mean_ns: if skew.frames > 0 {
-            clock.ns(skew.sum_ticks / skew.frames)
-        } else {
-            0
-        },
+        burst_stamp_skew_mean_ns: skew.sum_ticks.checked_div(skew.frames).map_or(0, |t| clock.ns(t)),
         burst_stamp_skew_max_ns: clock.ns(skew.max_ticks),
     }
 }
