@@ -17,6 +17,10 @@ pub struct DirectionReport {
     pub reordered: u64,
     /// Test frames whose sequence number this trial never sent (foreign or corrupt).
     pub unexpected: u64,
+    /// Frames with the test signature whose checksums or lengths did not verify (corrupted on
+    /// the way): never counted as received.
+    #[serde(default)]
+    pub corrupted: u64,
     /// Frames received that were not test frames (ARP, NDP, other).
     pub other: u64,
     /// Test frames the tester itself failed to transmit after its backend had accepted them

@@ -13,6 +13,7 @@ pub(crate) fn package_of(tool: &str) -> &'static str {
         "nft" => "nftables",
         "sysctl" | "kill" => "procps",
         "tayga" => "tayga",
+        "taskset" => "util-linux",
         _ => "?",
     }
 }

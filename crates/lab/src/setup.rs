@@ -266,6 +266,11 @@ fn start_tayga(t: Topology, st: &mut LabState) -> Result<(), LabError> {
     };
     st.tayga_pid = Some(pid);
     state::write(st)?;
+    // A user-space DUT on the tester's cores preempts the senders (and is preempted by them):
+    // give it a CPU of its own (see CpuSplit), and the lab config keeps the tester off it.
+    if let Some(split) = crate::topology::CpuSplit::here(t) {
+        run("taskset", &["-a", "-p", "-c", &split.dut.to_string(), &pid.to_string()])?;
+    }
     // Give a failing daemon (bad configuration, no TUN) a moment to exit, then check it runs.
     std::thread::sleep(Duration::from_millis(100));
     if !process_is(pid, "tayga") {

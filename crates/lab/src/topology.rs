@@ -145,6 +145,36 @@ impl FromStr for Topology {
     }
 }
 
+/// Where the tester's workers and a user-space DUT (TAYGA) run, so that they do not preempt
+/// each other: with 3 or more CPUs the DUT gets the last one and the tester keeps its default
+/// (a core per port); with 2, the tester's four roles share CPU 0 in one worker thread and the
+/// DUT gets CPU 1; with 1 there is nothing to split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuSplit {
+    /// The one core of every tester role, or `None` for the tester's default.
+    pub tester: Option<usize>,
+    pub dut: usize,
+}
+
+impl CpuSplit {
+    /// The split for a machine with `cpus` CPUs (numbered 0..cpus).
+    pub fn for_cpus(cpus: usize) -> Option<CpuSplit> {
+        match cpus {
+            0 | 1 => None,
+            2 => Some(CpuSplit { tester: Some(0), dut: 1 }),
+            n => Some(CpuSplit { tester: None, dut: n - 1 }),
+        }
+    }
+
+    /// The split for this machine, for a topology whose DUT runs in user space.
+    pub fn here(t: Topology) -> Option<CpuSplit> {
+        if !t.uses_tayga() {
+            return None;
+        }
+        CpuSplit::for_cpus(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
 /// Strip the prefix length: "198.18.0.1/24" -> "198.18.0.1".
 fn addr(with_len: &str) -> &str {
     with_len.split('/').next().unwrap_or(with_len)
@@ -179,8 +209,15 @@ pub fn config_toml(t: Topology) -> String {
         }
     }
     s.push_str(&format!(
-        "[tester]\nbackend = \"afpacket\"\nleft_port = \"{LEFT_PORT}\"\nright_port = \"{RIGHT_PORT}\"\nnetns = \"{TESTER_NS}\"\n\n"
+        "[tester]\nbackend = \"afpacket\"\nleft_port = \"{LEFT_PORT}\"\nright_port = \"{RIGHT_PORT}\"\nnetns = \"{TESTER_NS}\"\n"
     ));
+    if let Some(CpuSplit { tester: Some(c), dut }) = CpuSplit::here(t) {
+        s.push_str(&format!(
+            "# TAYGA runs on CPU {dut}; the tester's senders and receivers share CPU {c} in one thread\n\
+             cpus = {{ left_send = {c}, left_recv = {c}, right_send = {c}, right_recv = {c} }}\n"
+        ));
+    }
+    s.push('\n');
     s.push_str(&format!(
         "[left]\nip_version = {lv}\nipv4_real = \"{TESTER_LEFT_IPV4}\"\nipv6_real = \"{TESTER_LEFT_IPV6}\"\n"
     ));
@@ -214,6 +251,17 @@ pub fn config_toml(t: Topology) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_user_space_dut_gets_a_cpu_of_its_own() {
+        assert_eq!(CpuSplit::for_cpus(1), None);
+        assert_eq!(CpuSplit::for_cpus(2), Some(CpuSplit { tester: Some(0), dut: 1 }));
+        assert_eq!(CpuSplit::for_cpus(8), Some(CpuSplit { tester: None, dut: 7 }));
+        assert_eq!(CpuSplit::here(Topology::Router4), None);
+        let on_two = std::thread::available_parallelism().map_or(1, |n| n.get()) == 2;
+        assert_eq!(config_toml(Topology::Siit).contains("right_recv = 0 }"), on_two);
+        assert!(!config_toml(Topology::Router4).contains("cpus"));
+    }
     use std::net::Ipv6Addr;
 
     #[test]

@@ -14,6 +14,27 @@ pub fn add_bytes(mut acc: u32, data: &[u8]) -> u32 {
     acc
 }
 
+/// The one's complement sum of `data` (big-endian 16-bit words, an odd last byte padded with
+/// zero), folded to 16 bits; the same value as `fold(add_bytes(0, data))`, summed 32 bits at a
+/// time into a 64-bit accumulator (RFC 1071 section 2 (B): deferred carries), for checking
+/// whole received frames.
+#[inline]
+pub fn sum(data: &[u8]) -> u16 {
+    let mut acc: u64 = 0;
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        acc += u64::from(u32::from_be_bytes([w[0], w[1], w[2], w[3]]));
+    }
+    let rest = words.remainder();
+    let mut tail = [0u8; 4];
+    tail[..rest.len()].copy_from_slice(rest);
+    acc += u64::from(u32::from_be_bytes(tail));
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    acc as u16
+}
+
 /// Add one 16-bit word to the accumulator, folding the carry at once so that it never overflows.
 #[inline]
 pub fn add16(acc: u32, w: u16) -> u32 {
@@ -77,6 +98,23 @@ pub fn udp_nonzero(c: u16) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_sum_equals_the_word_by_word_sum() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for len in 0..200 {
+            let data: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            assert_eq!(sum(&data), fold(add_bytes(0, &data)), "len {len}");
+        }
+        assert_eq!(sum(&[0xff; 1501]), fold(add_bytes(0, &[0xff; 1501])));
+    }
 
     #[test]
     fn rfc1071_example() {

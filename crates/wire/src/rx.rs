@@ -4,7 +4,7 @@
 use crate::arp::{self, Arp};
 use crate::eth::{self, MacAddr};
 use crate::ndp::{self, Nd};
-use crate::{ipv4, ipv6, payload, udp};
+use crate::{checksum, ipv4, ipv6, payload, udp};
 
 /// What a received frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,14 +22,20 @@ pub enum Rx {
         eth_src: MacAddr,
         nd: Nd,
     },
+    /// A frame with the test signature whose IPv4 header checksum, UDP checksum or lengths do
+    /// not verify: corrupted on the way, never counted as a received test frame.
+    Corrupt {
+        v6: bool,
+    },
     Other,
 }
 
 /// Classify `frame` (starting at the Ethernet header, without FCS).
 ///
-/// The test-frame path is the fast path: it reads only the EtherType, the IP header length or
-/// next header, and the signature, and does not verify checksums (the DUT would have dropped a
-/// corrupt frame; the payload signature guards against foreign traffic).
+/// The test-frame path is the fast path: it reads the EtherType, the IP header length or next
+/// header and the signature, and then verifies the lengths and checksums (IPv4 header, RFC 791
+/// section 3.1; UDP over the pseudo-header, RFC 768 and RFC 8200 section 8.1): a DUT that
+/// corrupts frames must not have them counted as received.
 #[inline]
 pub fn classify(frame: &[u8]) -> Rx {
     let Some(et) = crate::be16(frame, 12) else { return Rx::Other };
@@ -45,14 +51,16 @@ pub fn classify(frame: &[u8]) -> Rx {
                 return Rx::Other;
             }
             match ip.get(hl + udp::HDR_LEN..).and_then(payload::field) {
-                Some(field) => Rx::Test { v6: false, field },
+                Some(field) if v4_intact(ip, hl) => Rx::Test { v6: false, field },
+                Some(_) => Rx::Corrupt { v6: false },
                 None => Rx::Other,
             }
         }
         eth::ETHERTYPE_IPV6 => match ip.get(6) {
             Some(&ipv6::NH_UDP) if ip.first().map(|v| v >> 4) == Some(6) => {
                 match ip.get(ipv6::HDR_LEN + udp::HDR_LEN..).and_then(payload::field) {
-                    Some(field) => Rx::Test { v6: true, field },
+                    Some(field) if v6_intact(ip) => Rx::Test { v6: true, field },
+                    Some(_) => Rx::Corrupt { v6: true },
                     None => Rx::Other,
                 }
             }
@@ -70,11 +78,96 @@ pub fn classify(frame: &[u8]) -> Rx {
     }
 }
 
+/// The UDP datagram at `udp` (as long as its length field says, which must match `ip_says`)
+/// and the pseudo-header sum `pseudo` verify; a zero checksum means none (IPv4 only).
+#[inline]
+fn udp_intact(udp: &[u8], ip_says: usize, pseudo: u32, zero_ok: bool) -> bool {
+    let Some(len) = crate::be16(udp, 4) else { return false };
+    if usize::from(len) != ip_says || udp.len() != ip_says {
+        return false;
+    }
+    if zero_ok && udp.get(6..8) == Some(&[0, 0]) {
+        return true;
+    }
+    let acc = checksum::add16(checksum::add16(pseudo, checksum::sum(udp)), len);
+    checksum::fold(acc) == 0xffff
+}
+
+/// IPv4: total length within the frame, header checksum, UDP length and checksum.
+#[inline]
+fn v4_intact(ip: &[u8], hl: usize) -> bool {
+    let Some(total) = crate::be16(ip, 2).map(usize::from) else { return false };
+    if total < hl {
+        return false;
+    }
+    let (Some(h), Some(dgram)) = (ip.get(..hl), ip.get(hl..total)) else { return false };
+    if checksum::sum(h) != 0xffff {
+        return false;
+    }
+    let pseudo = checksum::add16(u32::from(checksum::sum(&h[12..20])), u16::from(ipv4::PROTO_UDP));
+    udp_intact(dgram, total - hl, pseudo, true)
+}
+
+/// IPv6: payload length within the frame, UDP length and checksum (mandatory over IPv6).
+#[inline]
+fn v6_intact(ip: &[u8]) -> bool {
+    let Some(plen) = crate::be16(ip, 4).map(usize::from) else { return false };
+    let (Some(addrs), Some(dgram)) = (ip.get(8..ipv6::HDR_LEN), ip.get(ipv6::HDR_LEN..ipv6::HDR_LEN + plen)) else {
+        return false;
+    };
+    let pseudo = checksum::add16(u32::from(checksum::sum(addrs)), u16::from(ipv6::NH_UDP));
+    udp_intact(dgram, plen, pseudo, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::frame::{IpPair, TestFrame};
     use std::net::{Ipv4Addr, Ipv6Addr};
+
+    #[test]
+    fn any_corrupted_byte_of_a_test_frame_is_not_a_received_test_frame() {
+        let pairs = [
+            IpPair::V4 {
+                src: Ipv4Addr::new(198, 18, 0, 2),
+                dst: Ipv4Addr::new(198, 19, 0, 2),
+            },
+            IpPair::V6 {
+                src: "2001:2::2".parse::<Ipv6Addr>().unwrap(),
+                dst: "2001:2:0:8000::2".parse::<Ipv6Addr>().unwrap(),
+            },
+        ];
+        for ip in pairs {
+            for size in [84usize, 128, 1538] {
+                let size = if matches!(ip, IpPair::V4 { .. }) { size - 20 } else { size };
+                let t = TestFrame {
+                    eth_src: MacAddr([2, 0, 0, 0, 0, 1]),
+                    eth_dst: MacAddr([2, 0, 0, 0, 0, 2]),
+                    ip,
+                    sport: 1234,
+                    dport: 5678,
+                    frame_size: size,
+                    field: 0x0100_0000_0000_002a,
+                };
+                let mut buf = vec![0u8; 2048];
+                let n = t.write(&mut buf).unwrap().len;
+                let good = &buf[..n];
+                assert!(matches!(classify(good), Rx::Test { field: 0x0100_0000_0000_002a, .. }));
+                // IPv6's traffic class, flow label and hop limit are covered by no checksum (a
+                // router changes the hop limit): the version nibble and everything else are.
+                let unchecked = |i: usize| matches!(ip, IpPair::V6 { .. }) && matches!(i - eth::HDR_LEN, 1..=3 | 7);
+                for i in (eth::HDR_LEN..n).filter(|&i| !unchecked(i)) {
+                    let mut f = good.to_vec();
+                    f[i] ^= 0x5a;
+                    assert!(!matches!(classify(&f), Rx::Test { .. }), "{ip:?} size {size}: byte {i} flipped");
+                }
+                // Trailing Ethernet padding beyond the IP length is not the datagram's.
+                let mut padded = good.to_vec();
+                padded.extend_from_slice(&[0xee; 6]);
+                assert!(matches!(classify(&padded), Rx::Test { .. }));
+            }
+        }
+    }
 
     #[test]
     fn random_bytes_never_panic() {

@@ -117,6 +117,7 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
                 let now = if timed { clock.now() } else { 0 };
                 self.count.test_frame(field, now, self.frame_ts);
             }
+            Rx::Corrupt { .. } if counting => self.count.report.corrupted += 1,
             r @ (Rx::Arp { .. } | Rx::Nd { .. }) => {
                 self.count.report.other += 1;
                 self.nb.handle(&r, &mut *self.ctl);
