@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{is_root, lab_lock, lab_up, ok, until_valid, LabDown};
+use common::{lab_lock, lab_up, ok, skip_unless_root, until_valid, LabDown, LAB_TOOLS};
 use serde_json::Value;
 use std::process::Command;
 
@@ -24,8 +24,7 @@ fn neighbours(dev: &str) -> Vec<(String, String)> {
 }
 
 fn thousand_addresses(topology: &str, offset_key: &str, offset: &str) {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if skip_unless_root(LAB_TOOLS) {
         return;
     }
     let _g = lab_lock();
