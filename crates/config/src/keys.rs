@@ -276,7 +276,7 @@ fn build() -> Vec<KeyDef> {
         C::Number,
         Some((1, i64::from(u32::MAX))),
         "none",
-        "DPDK memory channels (ignored by the other backends)".into(),
+        "DPDK memory channels: accepted, not passed on (give EAL's -n in eal_args)".into(),
     );
     for (role, conf, what) in [
         ("left_send", "CPU-L-Send", "left sender (forward)"),
