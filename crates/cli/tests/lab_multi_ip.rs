@@ -1,4 +1,5 @@
-//! Lab tests of multiple IP addresses per side (seeds/000 section 6.2): 1000 pseudorandom
+//! Lab tests of multiple IP addresses per side (as in section 6.2 of G. Lencse, "Making stateless
+//! and stateful network performance measurements unbiased", 2024): 1000 pseudorandom
 //! addresses on each side through a Linux router, with no static neighbour entries in the DUT:
 //! the tester announces and answers for every address itself.
 
