@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Sender efficiency in the traffic modes of seeds/000 Tables 4-5 against testpmd txonly (burst
+# Sender efficiency in the traffic modes of Tables 4-5 of G. Lencse, "Making stateless and
+# stateful network performance measurements unbiased" (2024) against testpmd txonly (burst
 # 32) on the same net_null vdev and core, in one run: fixed frames, RFC 4814 pseudorandom ports,
-# pseudorandom IP addresses (16 bits per side), both; and the port modes of seeds/003 Table VII:
+# pseudorandom IP addresses (16 bits per side), both; and the port modes of Table VII of
+# G. Lencse, "Adding RFC 4814 random port feature to siitperf":
 # rsport (pseudorandom source port), isport (increasing source port), rdport, idport (the same
 # for the destination port); and those of Table VIII, with 256 destination networks per
 # direction: nets (fixed ports), netsports (pseudorandom ports). One line per mode and IP version:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sender efficiency (DESIGN.md, "Targets"): frames per second that one core sends into a
+# Sender efficiency (BENCHMARKS.md): frames per second that one core sends into a
 # discarding sink (DPDK's net_null), ours against dpdk-testpmd's txonly mode in the same run, on
 # the same vdev and the same core, for IPv4 64-byte and IPv6 84-byte frames (sizes with FCS: 60
 # and 80 bytes are handed to the backend). Each measurement is repeated REPS times, ours and
@@ -31,8 +31,13 @@
 # non-zero one covers only part of its period: both are dropped, and the median of the remaining
 # displays is testpmd's figure. testpmd's txonly mode builds IPv4/UDP frames only: for the
 # "IPv6 84-byte" line it sends 80-byte IPv4 frames, which cost the sink and the mbuf path the
-# same. Its mbufs are filled as ours are: headers copied into each frame, one burst of 32 per
-# rte_eth_tx_burst.
+# same. Both take a burst of 32 mbufs from the pool per rte_eth_tx_burst, but the work per mbuf
+# differs: testpmd (pkt_burst_prepare in app/test-pmd/txonly.c) resets each mbuf's headroom and
+# sets its length, flags and segment fields, and copies the 42 bytes of Ethernet, IPv4 and UDP
+# headers, all fixed, with no UDP checksum and no payload written; xlatperf copies its whole
+# template only into an mbuf that does not hold it yet, skips rte_pktmbuf_reset for a recycled
+# mbuf whose length and cookie still match, and writes in every frame the varying fields, the
+# 64-bit payload field, the UDP checksum (and the IPv4 header checksum when an address varies).
 set -euo pipefail
 
 REPS=${REPS:-5}

@@ -1,4 +1,5 @@
-//! `xlatperf selftest`: the tester's self-test (seeds/000 section 5). The two ports are looped
+//! `xlatperf selftest`: the tester's self-test (section 5 of G. Lencse, "Making stateless and
+//! stateful network performance measurements unbiased", 2024). The two ports are looped
 //! back with no DUT (a net_ring pair, a veth pair, a cable); a throughput search finds the
 //! highest rate the tester itself sustains, per direction and bidirectionally, for the given
 //! frame size and traffic options. A DUT result near these figures measured the tester, not the

@@ -1,4 +1,4 @@
-//! siitperf's command lines (SIITPERF-COMPAT.md): `siitperf-tp`, `siitperf-lat`, `siitperf-pdv`.
+//! siitperf's command lines (docs/siitperf-compat.md): `siitperf-tp`, `siitperf-lat`, `siitperf-pdv`.
 //! Each reads ./siitperf.conf, takes siitperf's positional arguments and prints the lines that
 //! siitperf's scripts grep (`<Side> frames sent: `, `... received: `, `<Side> TL: `, `<Side> WCL: `,
 //! `<Side> PDV: `, values in milliseconds with six decimals). Errors contain `Error:`.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{is_root, lab_lock, lab_up, until_valid, LabDown};
+use common::{lab_lock, lab_up, skip_unless_root, until_valid, LabDown, LAB_TOOLS};
 use serde_json::Value;
 use std::process::{Command, Output};
 
@@ -50,8 +50,7 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
 fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     // Trials spin on both cores: one test at a time.
     let _serial = lab_lock();
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if skip_unless_root(LAB_TOOLS) {
         return;
     }
     let conf = lab_up("router4");
@@ -116,8 +115,7 @@ impl Drop for Hugepages {
 fn net_ring_self_test_with_hugepages() {
     // Trials spin on both cores: one test at a time.
     let _serial = lab_lock();
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if skip_unless_root(&["mount", "umount"]) {
         return;
     }
     let huge = Hugepages::reserve(512);

@@ -1,10 +1,11 @@
-//! Lab tests of multiple IP addresses per side (seeds/000 section 6.2): 1000 pseudorandom
+//! Lab tests of multiple IP addresses per side (as in section 6.2 of G. Lencse, "Making stateless
+//! and stateful network performance measurements unbiased", 2024): 1000 pseudorandom
 //! addresses on each side through a Linux router, with no static neighbour entries in the DUT:
 //! the tester announces and answers for every address itself.
 
 mod common;
 
-use common::{is_root, lab_lock, lab_up, ok, until_valid, LabDown};
+use common::{lab_lock, lab_up, ok, skip_unless_root, until_valid, LabDown, LAB_TOOLS};
 use serde_json::Value;
 use std::process::Command;
 
@@ -24,8 +25,7 @@ fn neighbours(dev: &str) -> Vec<(String, String)> {
 }
 
 fn thousand_addresses(topology: &str, offset_key: &str, offset: &str) {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if skip_unless_root(LAB_TOOLS) {
         return;
     }
     let _g = lab_lock();

@@ -3,12 +3,12 @@
 //! and rates a 2-core machine sustains. Where a test needs the DUT to lose frames above a known
 //! rate, an nftables limiter in the DUT namespace provides it: the kernel then drops what
 //! exceeds `limit rate over N/second` (both directions together), and the measured throughput
-//! must land just below it. They need root (CI runs as root); without it they say so and pass
-//! nothing off as tested.
+//! must land just below it. They need root (CI runs as root); without it they skip, which fails
+//! under CI=true and makes scripts/test.sh fail (common::skip_unless_root).
 
 mod common;
 
-use common::{dut_exec, is_root, lab_lock, lab_up, ok, xlatperf};
+use common::{dut_exec, lab_lock, lab_up, ok, skip_unless_root, xlatperf, LAB_TOOLS};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -75,11 +75,7 @@ impl Drop for Lab {
 }
 
 fn skip() -> bool {
-    if !is_root() {
-        eprintln!("skipped: needs root");
-        return true;
-    }
-    false
+    skip_unless_root(LAB_TOOLS)
 }
 
 fn f(v: &Value) -> f64 {

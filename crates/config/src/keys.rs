@@ -276,7 +276,7 @@ fn build() -> Vec<KeyDef> {
         C::Number,
         Some((1, i64::from(u32::MAX))),
         "none",
-        "DPDK memory channels (ignored by the other backends)".into(),
+        "DPDK memory channels: accepted, not passed on (give EAL's -n in eal_args)".into(),
     );
     for (role, conf, what) in [
         ("left_send", "CPU-L-Send", "left sender (forward)"),
@@ -568,7 +568,7 @@ mod tests {
             assert_eq!(k.conf.is_empty(), k.conf_value.is_none(), "{}", k.path);
             assert!(!is_table(&k.path), "{} is a key and a table", k.path);
         }
-        // Every siitperf.conf key of SIITPERF-COMPAT.md, plus the Responder-ports alias.
+        // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }

@@ -1,5 +1,5 @@
 //! xlatperf's test description: the TOML format (docs/config.md), the siitperf.conf reader
-//! (SIITPERF-COMPAT.md), `--set KEY=VALUE` overrides, and validation into a typed
+//! (docs/siitperf-compat.md), `--set KEY=VALUE` overrides, and validation into a typed
 //! [`TestConfig`] with errors that name the file, the line and the key.
 //!
 //! Both formats are read into one TOML document that remembers where each key came from,

@@ -1,5 +1,5 @@
 //! The rules that a typed configuration must follow: the ranges that depend on more than one
-//! key, the siitperf cross-key rules (SIITPERF-COMPAT.md, each its own error), the addresses the
+//! key, the siitperf cross-key rules (docs/config.md, "Rules between keys"; each its own error), the addresses the
 //! chosen IP versions need, and the benchmarking address ranges.
 
 use crate::build::MAX_DURATION_S;
@@ -314,7 +314,7 @@ fn order_name(v: Variation) -> &'static str {
 }
 
 /// The TOML paths of the source and destination address keys of direction `d`'s foreground
-/// frames (the table "Which address is used" of SIITPERF-COMPAT.md).
+/// frames (docs/config.md, "Which addresses a direction uses").
 fn foreground_keys(s: &Setup, d: Direction) -> (String, String) {
     let (snd, rcv) = (d.sender(), d.receiver());
     let (sp, rp) = (side_path(snd), side_path(rcv));

@@ -141,7 +141,9 @@ fn siitperf_conf_to_toml_to_the_same_config() {
     }
 }
 
-/// The parameter settings of seeds/000 Appendix A2, as siitperf.conf fragments on top of a base.
+/// The parameter settings of Appendix A2 of G. Lencse, "Making stateless and stateful network
+/// performance measurements unbiased" (Computer Communications, 2024), as siitperf.conf
+/// fragments on top of a base.
 #[test]
 fn appendix_a2_fragments_parse() {
     let base4 = "IP-L-Vers 4\nIP-R-Vers 4\nIPv4-L-Real 198.18.0.2\nIPv4-R-Real 198.19.0.2\nMAC-L-DUT 02:00:00:00:00:01\nMAC-R-DUT 02:00:00:00:00:02\nForward 1\nReverse 1\n";

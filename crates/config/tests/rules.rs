@@ -1,4 +1,4 @@
-//! Each cross-key rule of SIITPERF-COMPAT.md (and xlatperf's own) triggers its own error
+//! Each cross-key rule of siitperf (docs/config.md, "Rules between keys") and of xlatperf triggers its own error
 //! variant, whose message names every key involved.
 
 use xlat_config::{parse_siitperf, parse_toml, parse_with_overrides, ConfigError, SourceKind};

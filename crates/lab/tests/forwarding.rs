@@ -13,10 +13,11 @@ use xlat_lab::*;
 
 const WAIT: Duration = Duration::from_secs(3);
 
+/// Return from the test unless it runs as root with the lab's tools and `$tool`s (see
+/// common::skip_unless_root).
 macro_rules! need_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: needs root");
+    ($($tool:literal),*) => {
+        if common::skip_unless_root(&["ip", "nft", "sysctl", "kill", $($tool),*]) {
             return;
         }
     };
@@ -123,7 +124,7 @@ fn router6_forwards() {
 
 #[test]
 fn siit_translates_both_ways() {
-    need_root!();
+    need_root!("tayga");
     let _serial = serial();
     let _guard = cleanup_guard();
     let info = up(Topology::Siit, &UpOptions::default()).unwrap();
@@ -175,7 +176,7 @@ fn running(pid: u32) -> bool {
 
 #[test]
 fn siit_down_finds_tayga_without_state_file() {
-    need_root!();
+    need_root!("tayga");
     let _serial = serial();
     let _guard = cleanup_guard();
     up(Topology::Siit, &UpOptions::default()).unwrap();
@@ -221,7 +222,7 @@ fn nat44_masquerades_and_answers_return_traffic() {
 
 #[test]
 fn nat64_translates_masquerades_and_returns() {
-    need_root!();
+    need_root!("tayga");
     let _serial = serial();
     let _guard = cleanup_guard();
     up(Topology::Nat64, &UpOptions::default()).unwrap();

@@ -10,10 +10,11 @@ use std::process::Command;
 use common::{cleanup_guard, serial};
 use xlat_lab::*;
 
+/// Return from the test unless it runs as root with the lab's tools and `$tool`s (see
+/// common::skip_unless_root).
 macro_rules! need_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: needs root");
+    ($($tool:literal),*) => {
+        if common::skip_unless_root(&["ip", "nft", "sysctl", "kill", $($tool),*]) {
             return;
         }
     };

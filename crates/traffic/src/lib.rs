@@ -1,5 +1,5 @@
 //! What xlatperf sends: the test setup (sides, IP versions, real and virtual addresses, MACs),
-//! which addresses each direction uses (SIITPERF-COMPAT.md, "Which address is used"), the
+//! which addresses each direction uses (docs/config.md, "Which addresses a direction uses"), the
 //! foreground/background mix, the variation of ports and addresses, and the frame templates with
 //! the per-frame patcher that the engine's senders call.
 //!

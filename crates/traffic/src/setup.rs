@@ -158,8 +158,9 @@ impl Default for PortSpec {
     }
 }
 
-/// The 16-bit varying part of one side's addresses (seeds/000: IP-{L,R}-var/min/max and the
-/// IPv4/IPv6 offsets).
+/// The 16-bit varying part of one side's addresses (IP-{L,R}-var/min/max and the IPv4/IPv6
+/// offsets of G. Lencse, "Making stateless and stateful network performance measurements
+/// unbiased", 2024).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IpVarSpec {
     pub variation: Variation,
@@ -232,7 +233,8 @@ pub enum Stateful {
     InitiatorRight,
 }
 
-/// Stateful options (seeds/000 A1.2); carried and validated now, used by a later engine.
+/// Stateful options (Appendix A1.2 of the same paper); carried and validated now, used by a
+/// later engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct StatefulSpec {
     pub mode: Stateful,
@@ -302,8 +304,8 @@ impl Setup {
         self.fg_m > 0
     }
 
-    /// The source and destination of foreground frames of direction `d` (the table of
-    /// SIITPERF-COMPAT.md), or which key is missing.
+    /// The source and destination of foreground frames of direction `d` (docs/config.md, "Which
+    /// addresses a direction uses"), or which key is missing.
     pub fn foreground_addresses(&self, d: Direction) -> Result<AddrPair, MissingAddress> {
         let (s, r) = (d.sender(), d.receiver());
         let (snd, rcv) = (self.side(s), self.side(r));

@@ -1,7 +1,8 @@
 //! The frames of one direction: templates built once, and a per-frame patcher that writes only
 //! what changes and updates the checksums incrementally (RFC 1624).
 //!
-//! What varies per frame (SIITPERF-COMPAT.md, seeds/003, seeds/000):
+//! What varies per frame (docs/frame-format.md; G. Lencse, "Adding RFC 4814 random port feature
+//! to siitperf", and "Making stateless and stateful network performance measurements unbiased"):
 //! - the 64-bit payload field (sequence number, latency tag);
 //! - the UDP source and destination ports of the direction (`Fwd-var-sport` ...), fixed ones
 //!   being RFC 2544's 0xC020 and 7;
@@ -13,8 +14,8 @@
 //! Background frames vary exactly like foreground frames (ports, both addresses at the sides'
 //! IPv6 offsets, destination networks). siitperf does the same: its senders set working pointers
 //! into whichever frame (foreground or background) goes next and modify it at one point
-//! (seeds/003 section III.B; seeds/000 section 4.3 skips only the IPv4 header checksum for
-//! background frames). Otherwise the native IPv6 share of an RFC 8219 test would be a single
+//! (the RFC 4814 paper, section III.B; the "unbiased" paper, section 4.3, skips only the IPv4
+//! header checksum for background frames). Otherwise the native IPv6 share of an RFC 8219 test would be a single
 //! flow that one DUT core handles.
 //!
 //! Every value is a pure function of the frame's sequence number and the seed, so `write_frame`

@@ -57,7 +57,7 @@ pub enum Addr {
     V6(Ipv6Addr),
 }
 
-/// The foreground source and destination of a direction, per SIITPERF-COMPAT.md's table, written
+/// The foreground source and destination of a direction, per docs/config.md's table, written
 /// out independently of `Setup::foreground_addresses`.
 pub fn table_addresses(left: IpVersion, right: IpVersion, forward: bool) -> (Addr, Addr) {
     use IpVersion::*;
