@@ -96,11 +96,15 @@ fn udp_intact(udp: &[u8], ip_says: usize, pseudo: u32, zero_ok: bool) -> bool {
 /// IPv4: total length within the frame, header checksum, UDP length and checksum.
 #[inline]
 fn v4_intact(ip: &[u8], hl: usize) -> bool {
-    let Some(total) = crate::be16(ip, 2).map(usize::from) else { return false };
+    let Some(total) = crate::be16(ip, 2).map(usize::from) else {
+        return false;
+    };
     if total < hl {
         return false;
     }
-    let (Some(h), Some(dgram)) = (ip.get(..hl), ip.get(hl..total)) else { return false };
+    let (Some(h), Some(dgram)) = (ip.get(..hl), ip.get(hl..total)) else {
+        return false;
+    };
     if checksum::sum(h) != 0xffff {
         return false;
     }
@@ -111,7 +115,9 @@ fn v4_intact(ip: &[u8], hl: usize) -> bool {
 /// IPv6: payload length within the frame, UDP length and checksum (mandatory over IPv6).
 #[inline]
 fn v6_intact(ip: &[u8]) -> bool {
-    let Some(plen) = crate::be16(ip, 4).map(usize::from) else { return false };
+    let Some(plen) = crate::be16(ip, 4).map(usize::from) else {
+        return false;
+    };
     let (Some(addrs), Some(dgram)) = (ip.get(8..ipv6::HDR_LEN), ip.get(ipv6::HDR_LEN..ipv6::HDR_LEN + plen)) else {
         return false;
     };
@@ -152,7 +158,13 @@ mod tests {
                 let mut buf = vec![0u8; 2048];
                 let n = t.write(&mut buf).unwrap().len;
                 let good = &buf[..n];
-                assert!(matches!(classify(good), Rx::Test { field: 0x0100_0000_0000_002a, .. }));
+                assert!(matches!(
+                    classify(good),
+                    Rx::Test {
+                        field: 0x0100_0000_0000_002a,
+                        ..
+                    }
+                ));
                 // IPv6's traffic class, flow label and hop limit are covered by no checksum (a
                 // router changes the hop limit): the version nibble and everything else are.
                 let unchecked = |i: usize| matches!(ip, IpPair::V6 { .. }) && matches!(i - eth::HDR_LEN, 1..=3 | 7);

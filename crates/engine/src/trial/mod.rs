@@ -247,7 +247,6 @@ impl<P: Port> Tester<P> {
         Ok(())
     }
 
-
     /// Run one trial: send at `spec.rate` for `spec.duration_s` in each active direction, keep
     /// receiving for the timeout, and report what each direction sent and received.
     pub fn run_trial(&mut self, spec: &TrialSpec) -> Res<TrialReport> {
@@ -378,10 +377,7 @@ fn plan_workers<'s, P: Port>(
     cores: [(usize, usize); 2],
 ) -> Res<Vec<Worker<'s, 's, P::Tx, P::Rx>>> {
     let mut workers: Vec<Worker<'s, 's, P::Tx, P::Rx>> = Vec::new();
-    fn at<'w, 's, T: TxQueue, R: RxQueue>(
-        workers: &'w mut Vec<Worker<'s, 's, T, R>>,
-        core: usize,
-    ) -> &'w mut Worker<'s, 's, T, R> {
+    fn at<'w, 's, T: TxQueue, R: RxQueue>(workers: &'w mut Vec<Worker<'s, 's, T, R>>, core: usize) -> &'w mut Worker<'s, 's, T, R> {
         let i = match workers.iter().position(|w| w.core == core) {
             Some(i) => i,
             None => {
@@ -482,10 +478,7 @@ fn plan_workers<'s, P: Port>(
 
 /// Run every worker on its own thread, pinned to its core, and wait for all of them. Returns
 /// the first error of any worker (the others stop when one fails).
-fn run_workers<'s, T: TxQueue, R: RxQueue>(
-    workers: Vec<Worker<'s, 's, T, R>>,
-    shared: &Shared<'_>,
-) -> Res<Vec<Worker<'s, 's, T, R>>> {
+fn run_workers<'s, T: TxQueue, R: RxQueue>(workers: Vec<Worker<'s, 's, T, R>>, shared: &Shared<'_>) -> Res<Vec<Worker<'s, 's, T, R>>> {
     let results: Vec<Res<Worker<'s, 's, T, R>>> = std::thread::scope(|sc| {
         let handles: Vec<_> = workers
             .into_iter()
