@@ -15,6 +15,12 @@
 //!   i.e. the frames the DUT had to hold (the burst minus what it forwarded while the burst
 //!   arrived) expressed in time at line rate. It needs T (from the throughput test) and is not
 //!   defined when T >= R (the DUT then needs no buffer: the benchmark does not apply).
+//!
+//! A burst whose trials stay invalid after the retries is **tester-bound**: the tester could not
+//! send that many frames back to back at the line rate. It bounds the search from above like a
+//! lost frame (without being counted as one), and the run records it (`tester_bound`, the
+//! shortest such burst). If no burst of a repetition passed and its shortest burst tried was
+//! tester-bound, the test fails with [`BenchError::TesterLimit`].
 
 use std::time::Duration;
 
@@ -113,6 +119,10 @@ pub struct BackToBackRun {
     pub frames: u64,
     /// The longest burst tried passed: the buffer is at least this large.
     pub at_max: bool,
+    /// The shortest burst of this repetition that the tester could not send (every attempt
+    /// invalid): the buffer may be larger than found when `frames` is within `error` of it.
+    #[serde(default)]
+    pub tester_bound: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,6 +139,9 @@ pub struct BackToBackResult {
     /// Average frames / line rate, seconds.
     pub implied_buffer_time_s: f64,
     pub measured_throughput: Option<u64>,
+    /// The shortest burst over the repetitions that the tester could not send.
+    #[serde(default)]
+    pub tester_bound: Option<u64>,
     /// RFC 9004 corrected DUT buffer time, seconds (needs the throughput, and throughput < line rate).
     pub corrected_buffer_time_s: Option<f64>,
     pub trial_seconds: f64,
@@ -160,7 +173,8 @@ pub fn back_to_back(
     let idle = Duration::from_secs_f64(cfg.idle_s);
     let per_trial = cfg.max_burst as f64 / cfg.line_rate as f64 / 2.0 + cfg.trial.timeout_ms as f64 / 1000.0 + cfg.idle_s;
     let steps_per_rep = 1.0 + (cfg.max_burst as f64 / cfg.error as f64).log2().ceil().max(0.0);
-    let mut burst = |s: &mut Session, frames: u64, phase: &str, low: u64, high: u64, rep: usize| -> Result<bool, BenchError> {
+    // Some(pass), or None: tester-bound.
+    let mut burst = |s: &mut Session, frames: u64, phase: &str, low: u64, high: u64, rep: usize| -> Result<Option<bool>, BenchError> {
         if !first {
             sleeper.sleep(idle);
             s.add_idle(cfg.idle_s);
@@ -174,22 +188,47 @@ pub fn back_to_back(
     for rep in 0..cfg.repetitions as usize {
         let phase = format!("burst {}", rep + 1);
         let (mut low, mut high) = (0u64, cfg.max_burst);
-        let at_max = burst(&mut s, high, &phase, low, high, rep)?;
+        let mut tester_bound: Option<(u64, String)> = None;
+        let mut note = |frames: u64, s: &Session| {
+            let reasons = s.trials.last().map(|t| t.invalid_reasons.join("; ")).unwrap_or_default();
+            if tester_bound.as_ref().map_or(true, |(b, _)| frames < *b) {
+                tester_bound = Some((frames, reasons));
+            }
+        };
+        let first = burst(&mut s, high, &phase, low, high, rep)?;
+        let at_max = first == Some(true);
         if at_max {
             low = high;
+        } else if first.is_none() {
+            note(high, &s);
         }
         while high - low > cfg.error {
             let mid = low + (high - low) / 2;
-            if burst(&mut s, mid, &phase, low, high, rep)? {
-                low = mid;
-            } else {
-                high = mid;
+            match burst(&mut s, mid, &phase, low, high, rep)? {
+                Some(true) => low = mid,
+                Some(false) => high = mid,
+                None => {
+                    high = mid;
+                    note(mid, &s);
+                }
+            }
+        }
+        if let Some((b, reasons)) = &tester_bound {
+            // Nothing passed, so every burst tried was shorter than the one before: `high` is
+            // the shortest, and it was tester-bound.
+            if low == 0 && *b == high {
+                return Err(BenchError::TesterLimit {
+                    rate: cfg.line_rate,
+                    attempts: s.retries().saturating_add(1),
+                    reasons: format!("a burst of {b} frames at the line rate: {reasons}"),
+                });
             }
         }
         runs.push(BackToBackRun {
             repetition: rep,
             frames: low,
             at_max,
+            tester_bound: tester_bound.map(|(b, _)| b),
         });
     }
     let n = runs.len() as f64;
@@ -210,6 +249,7 @@ pub fn back_to_back(
         std_dev_frames: var.sqrt(),
         implied_buffer_time_s: average / cfg.line_rate as f64,
         measured_throughput: cfg.measured_throughput,
+        tester_bound: runs.iter().filter_map(|r| r.tester_bound).min(),
         corrected_buffer_time_s: cfg
             .measured_throughput
             .and_then(|t| corrected_buffer_time_s(average, cfg.line_rate, t)),

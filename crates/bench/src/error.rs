@@ -1,17 +1,26 @@
 //! The errors of the procedures.
 
+use crate::trial::TrialRecord;
+
 /// Why a procedure could not produce a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BenchError {
     /// The procedure's parameters make no sense (min > max, zero error, bad durations, ...).
     #[error("invalid configuration: {0}")]
     Config(String),
-    /// Every attempt of a trial was invalid: the tester itself could not keep the rate.
+    /// Even the lowest rate the procedure tried stayed invalid after every retry: the tester
+    /// itself cannot send at it, so there is nothing below it to measure the DUT with. (A rate
+    /// above a valid one that stays invalid is not an error: it bounds the search, see
+    /// [`crate::throughput`].)
     #[error(
-        "the tester could not keep up at {rate} frames/s: {attempts} trial(s) in a row were invalid ({reasons}); \
-         the result would measure the tester, not the DUT"
+        "the tester cannot send even at {rate} frames/s, the lowest rate tried: {attempts} trial(s) in a row were \
+         invalid ({reasons}); a result would measure the tester, not the DUT"
     )]
     TesterLimit { rate: u64, attempts: u32, reasons: String },
+    /// The run was interrupted (Ctrl-C) before a trial: every trial done so far in this run of
+    /// the procedure, so that the caller can still write them out.
+    #[error("interrupted by Ctrl-C after {} trial(s)", trials.len())]
+    Interrupted { trials: Vec<TrialRecord> },
     /// The trial runner cannot do what the procedure needs.
     #[error("not supported by this trial runner: {0}")]
     Unsupported(String),

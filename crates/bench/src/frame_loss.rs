@@ -6,6 +6,12 @@
 //! consecutive trials in which no frame was lost in any direction, or when the next rate would
 //! be 0. With an explicit list of rates, every listed rate is measured in the given order and
 //! nothing stops early. Frame loss rate per direction = (sent - received) x 100 / sent.
+//!
+//! A step whose trials stay invalid after the retries is **tester-bound** (the tester could not
+//! send at that rate): it is recorded as such, with no loss figure, it neither counts as a
+//! zero-loss trial nor breaks a run of them, and the series goes on. The result's `tester_bound`
+//! is the lowest such rate. If the lowest rate tried is tester-bound, the measurement fails with
+//! [`BenchError::TesterLimit`].
 
 use serde::{Deserialize, Serialize};
 use xlat_engine::TrialSpec;
@@ -69,12 +75,15 @@ pub struct FrameLossPoint {
     pub percent_of_max: f64,
     pub forward_loss_percent: Option<f64>,
     pub reverse_loss_percent: Option<f64>,
-    /// Index of the valid trial in `trials`.
+    /// Index of the valid trial in `trials` (of the last invalid one for a tester-bound step).
     pub trial: usize,
+    /// Every attempt at this rate was invalid: the tester could not send it. No loss is given.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tester_bound: bool,
 }
 
 impl FrameLossPoint {
-    /// The largest loss over the directions.
+    /// The largest loss over the directions (0 for a tester-bound step, which has none).
     pub fn max_loss_percent(&self) -> f64 {
         self.forward_loss_percent
             .into_iter()
@@ -91,6 +100,9 @@ pub struct FrameLossResult {
     pub points: Vec<FrameLossPoint>,
     /// True when the series ended by two consecutive zero-loss trials.
     pub two_zero_loss: bool,
+    /// The lowest rate at which the tester could not send (a tester-bound step).
+    #[serde(default)]
+    pub tester_bound: Option<u64>,
     pub trial_seconds: f64,
     pub elapsed_s: f64,
     pub trials: Vec<TrialRecord>,
@@ -127,8 +139,9 @@ pub fn frame_loss(runner: &mut dyn TrialRunner, cfg: &FrameLossConfig, progress:
             ..cfg.trial.clone()
         };
         let out = s.run(&spec, "frame-loss", 0.0)?;
+        let valid = out.pass.is_some();
         let loss = |d: Option<&xlat_engine::DirectionReport>| {
-            d.and_then(|d| (d.sent > 0).then(|| d.sent.saturating_sub(d.received) as f64 * 100.0 / d.sent as f64))
+            d.and_then(|d| (valid && d.sent > 0).then(|| d.sent.saturating_sub(d.received) as f64 * 100.0 / d.sent as f64))
         };
         let point = FrameLossPoint {
             rate,
@@ -140,15 +153,26 @@ pub fn frame_loss(runner: &mut dyn TrialRunner, cfg: &FrameLossConfig, progress:
             forward_loss_percent: loss(out.report.forward.as_ref()),
             reverse_loss_percent: loss(out.report.reverse.as_ref()),
             trial: s.trials.len() - 1,
+            tester_bound: !valid,
         };
         points.push(point);
         i += 1;
         if cfg.rates.is_none() {
-            zero_run = if out.pass { zero_run + 1 } else { 0 };
+            zero_run = match out.pass {
+                Some(true) => zero_run + 1,
+                Some(false) => 0,
+                None => zero_run,
+            };
             if zero_run >= 2 {
                 two_zero_loss = true;
                 break;
             }
+        }
+    }
+    let lowest = points.iter().min_by_key(|p| p.rate);
+    if let (Some(p), Some(inv)) = (lowest, &s.lowest_invalid) {
+        if p.tester_bound {
+            return Err(inv.error());
         }
     }
     Ok(FrameLossResult {
@@ -156,6 +180,7 @@ pub fn frame_loss(runner: &mut dyn TrialRunner, cfg: &FrameLossConfig, progress:
         max_rate: cfg.max_rate,
         points,
         two_zero_loss,
+        tester_bound: s.lowest_invalid.as_ref().map(|i| i.rate),
         trial_seconds: s.trial_seconds,
         elapsed_s: s.elapsed_s,
         trials: s.trials,

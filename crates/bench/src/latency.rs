@@ -2,7 +2,9 @@
 //! with `tags` frames tagged evenly after a 60 s delay; per direction the typical latency (TL,
 //! median) and worst-case latency (WCL, 99.9th percentile) of the tagged frames, a lost tag
 //! counting as infinite (nearest-rank percentiles, see [`crate::delay`]). The trial is repeated
-//! (RFC 8219: at least 20 times) and the medians of TL and WCL are reported.
+//! (RFC 8219: at least 20 times) and the medians of TL and WCL are reported. An invalid trial is
+//! retried and never summarised; one that stays invalid after the retries ends the test with
+//! [`crate::BenchError::TesterLimit`] (the rate is fixed: there is no lower one to go on with).
 
 use serde::{Deserialize, Serialize};
 use xlat_engine::{LatencySpec, TrialSpec};
@@ -162,7 +164,9 @@ pub fn latency(runner: &mut dyn TrialRunner, cfg: &LatencyConfig, progress: &mut
             cfg.rate,
             Some((cfg.repetitions as usize - rep) as f64 * per_trial),
         );
-        let out = s.run(&spec, "latency", 1.0)?;
+        // A fixed rate: there is nothing lower to go to, so a trial that stays invalid after
+        // the retries is the error that the tester cannot send at this rate.
+        let (report, _) = s.run_valid(&spec, "latency", 1.0)?;
         let stats = |d: Option<&xlat_engine::DirectionReport>| -> Result<Option<LatencyStats>, BenchError> {
             match d {
                 None => Ok(None),
@@ -175,8 +179,8 @@ pub fn latency(runner: &mut dyn TrialRunner, cfg: &LatencyConfig, progress: &mut
         runs.push(LatencyRun {
             repetition: rep,
             trial: s.trials.len() - 1,
-            forward: stats(out.report.forward.as_ref())?,
-            reverse: stats(out.report.reverse.as_ref())?,
+            forward: stats(report.forward.as_ref())?,
+            reverse: stats(report.reverse.as_ref())?,
         });
     }
     let forward = summarise(runs.iter().filter_map(|r| r.forward.as_ref()).collect());

@@ -97,9 +97,46 @@ fn float(v: f64) -> String {
     }
 }
 
-/// The header of [`trials_csv`].
-pub const TRIALS_CSV_HEADER: &str = "procedure,repetition,index,phase,attempt,frame_size,rate,duration_s,frames,valid,pass,\
-fwd_sent,fwd_received,fwd_lost,fwd_loss_percent,rev_sent,rev_received,rev_lost,rev_loss_percent,invalid_reasons";
+/// The header of [`trials_csv`]. `tester_bound` marks the last attempt at a rate whose every
+/// attempt was invalid; `*_tester_tx_dropped` / `*_tester_rx_dropped` are the frames the tester
+/// itself failed to send / its receiving port dropped.
+pub const TRIALS_CSV_HEADER: &str = "procedure,repetition,index,phase,attempt,frame_size,rate,duration_s,frames,valid,pass,tester_bound,\
+fwd_sent,fwd_received,fwd_lost,fwd_loss_percent,fwd_tester_tx_dropped,fwd_tester_rx_dropped,\
+rev_sent,rev_received,rev_lost,rev_loss_percent,rev_tester_tx_dropped,rev_tester_rx_dropped,invalid_reasons";
+
+/// One row of [`trials_csv`] (with its newline): trial `t` of repetition `repetition`.
+pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> String {
+    let dir = |d: Option<&crate::trial::DirectionCounts>| match d {
+        Some(d) => format!(
+            "{},{},{},{},{},{}",
+            d.sent,
+            d.received,
+            d.lost,
+            opt(d.loss_percent()),
+            d.tester_tx_dropped,
+            d.tester_rx_dropped
+        ),
+        None => ",,,,,".to_string(),
+    };
+    format!(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        csv_field(procedure),
+        repetition,
+        t.index,
+        csv_field(&t.phase),
+        t.attempt,
+        t.frame_size,
+        t.rate,
+        float(t.duration_s),
+        t.frames,
+        t.valid,
+        opt(t.pass),
+        t.tester_bound,
+        dir(t.forward.as_ref()),
+        dir(t.reverse.as_ref()),
+        csv_field(&t.invalid_reasons.join("; "))
+    )
+}
 
 /// One row per trial of every repetition.
 pub fn trials_csv<T: BenchResult>(result: &Repeated<T>) -> String {
@@ -107,28 +144,7 @@ pub fn trials_csv<T: BenchResult>(result: &Repeated<T>) -> String {
     out.push('\n');
     for (rep, run) in result.runs.iter().enumerate() {
         for t in run.trials() {
-            let dir = |d: Option<&crate::trial::DirectionCounts>| match d {
-                Some(d) => format!("{},{},{},{}", d.sent, d.received, d.lost, opt(d.loss_percent())),
-                None => ",,,".to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                run.procedure(),
-                rep,
-                t.index,
-                csv_field(&t.phase),
-                t.attempt,
-                t.frame_size,
-                t.rate,
-                float(t.duration_s),
-                t.frames,
-                t.valid,
-                opt(t.pass),
-                dir(t.forward.as_ref()),
-                dir(t.reverse.as_ref()),
-                csv_field(&t.invalid_reasons.join("; "))
-            );
+            out.push_str(&trial_csv_row(run.procedure(), rep, t));
         }
     }
     out
@@ -226,10 +242,16 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
         .iter()
         .map(|t| {
             let d = |d: Option<&crate::trial::DirectionCounts>| {
-                d.map_or(("-".to_string(), "-".to_string()), |d| (group(d.sent), group(d.received)))
+                d.map_or(("-".to_string(), "-".to_string(), "-".to_string()), |d| {
+                    (
+                        group(d.sent),
+                        group(d.received),
+                        format!("{}/{}", group(d.tester_tx_dropped), group(d.tester_rx_dropped)),
+                    )
+                })
             };
-            let (fs, fr) = d(t.forward.as_ref());
-            let (rs, rr) = d(t.reverse.as_ref());
+            let (fs, fr, fd) = d(t.forward.as_ref());
+            let (rs, rr, rd) = d(t.reverse.as_ref());
             vec![
                 t.index.to_string(),
                 t.phase.clone(),
@@ -237,9 +259,12 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
                 format!("{:.3}", t.duration_s),
                 fs,
                 fr,
+                fd,
                 rs,
                 rr,
+                rd,
                 match t.pass {
+                    None if t.tester_bound => "invalid: tester-bound".into(),
                     None => "invalid".into(),
                     Some(true) => "pass".into(),
                     Some(false) => "fail".into(),
@@ -255,8 +280,10 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
             "duration (s)",
             "fwd sent",
             "fwd received",
+            "fwd tester dropped tx/rx",
             "rev sent",
             "rev received",
+            "rev tester dropped tx/rx",
             "result",
         ],
         &rows,
@@ -271,10 +298,14 @@ impl BenchResult for ThroughputResult {
         &self.trials
     }
     fn metrics(&self) -> Vec<(String, f64)> {
-        vec![
+        let mut m = vec![
             ("throughput_fps".into(), self.throughput as f64),
             ("trial_seconds".into(), self.trial_seconds),
-        ]
+        ];
+        if let Some(b) = self.tester_bound {
+            m.push(("tester_bound_fps".into(), b as f64));
+        }
+        m
     }
     fn human_table(&self) -> String {
         let mut s = format!(
@@ -293,6 +324,23 @@ impl BenchResult for ThroughputResult {
             self.trial_seconds,
             self.elapsed_s
         );
+        if let Some(b) = self.tester_bound {
+            if self.bounded_by_tester {
+                let _ = writeln!(
+                    s,
+                    "bounded by the tester at {} frames/s: the tester could not send faster (its trials were invalid), \
+                     the DUT lost nothing up to {} frames/s and may be faster than measured\n",
+                    group(b),
+                    group(self.throughput)
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "the tester could not send at {} frames/s (its trials were invalid); the DUT's limit was found below it\n",
+                    group(b)
+                );
+            }
+        }
         s.push_str(&trials_table(&self.trials));
         s
     }
@@ -333,15 +381,27 @@ impl BenchResult for FrameLossResult {
             .points
             .iter()
             .map(|p| {
-                vec![
-                    group(p.rate),
-                    format!("{:.1}", p.percent_of_max),
-                    pct(p.forward_loss_percent),
-                    pct(p.reverse_loss_percent),
-                ]
+                if p.tester_bound {
+                    let na = "invalid: tester-bound".to_string();
+                    vec![group(p.rate), format!("{:.1}", p.percent_of_max), na.clone(), na]
+                } else {
+                    vec![
+                        group(p.rate),
+                        format!("{:.1}", p.percent_of_max),
+                        pct(p.forward_loss_percent),
+                        pct(p.reverse_loss_percent),
+                    ]
+                }
             })
             .collect();
         s.push_str(&text_table(&["rate (fps)", "% of max", "fwd loss %", "rev loss %"], &rows));
+        if let Some(b) = self.tester_bound {
+            let _ = writeln!(
+                s,
+                "note: the tester could not send at {} frames/s and above where marked (invalid trials, not loss)",
+                group(b)
+            );
+        }
         s
     }
 }
@@ -456,6 +516,15 @@ impl BenchResult for BackToBackResult {
             ],
             &rows,
         ));
+        if let Some(b) = self.tester_bound {
+            let _ = writeln!(
+                s,
+                "note: the tester could not send bursts of {} frames at the line rate (invalid trials, not loss): \
+                 where a run found within {} frames of that, the buffer may be larger (bounded by the tester)",
+                group(b),
+                group(self.error)
+            );
+        }
         if self.runs.iter().any(|r| r.at_max) {
             let _ = writeln!(
                 s,
@@ -496,12 +565,18 @@ impl BenchResult for RecoveryResult {
             self.recovery_s,
             group(self.throughput)
         );
+        let drops = |name: &str| {
+            let t = self.trials.iter().rev().find(|t| t.valid);
+            let d = t.and_then(|t| if name == "forward" { t.forward.as_ref() } else { t.reverse.as_ref() });
+            d.map_or("-".to_string(), |d| format!("{}/{}", group(d.tester_tx_dropped), group(d.tester_rx_dropped)))
+        };
         let row = |name: &str, d: &Option<RecoveryDirectionResult>| {
             d.as_ref().map(|d| {
                 vec![
                     name.to_string(),
                     group(d.sent),
                     group(d.lost),
+                    drops(name),
                     d.recovery_time_s.map_or("-".to_string(), |t| format!("{:.3}", t * 1000.0)),
                     if d.lost_until_end { "no".into() } else { "yes".into() },
                 ]
@@ -512,7 +587,7 @@ impl BenchResult for RecoveryResult {
             .flatten()
             .collect();
         s.push_str(&text_table(
-            &["direction", "sent", "lost", "recovery time (ms)", "recovered"],
+            &["direction", "sent", "lost", "tester dropped tx/rx", "recovery time (ms)", "recovered"],
             &rows,
         ));
         if !self.overloaded {

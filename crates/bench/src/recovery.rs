@@ -7,6 +7,10 @@
 //! [`TrialRunner::run_recovery`] from the runner; the default implementation says it is not
 //! supported. If the throughput already equals the line rate there is no overload to apply and
 //! the test is refused.
+//!
+//! An invalid trial (the sender could not keep either schedule) is retried and never judged;
+//! one that stays invalid after the retries ends the test with [`BenchError::TesterLimit`]: its
+//! rates are fixed by the throughput, there is no lower one to go on with.
 
 use serde::{Deserialize, Serialize};
 use xlat_engine::TrialSpec;
@@ -132,6 +136,8 @@ fn counts(d: &RecoveryDirection) -> DirectionCounts {
         sent: d.sent,
         received: d.received,
         lost: d.lost,
+        tester_tx_dropped: d.tester_tx_dropped,
+        tester_rx_dropped: d.tester_rx_dropped,
         ..DirectionCounts::default()
     }
 }
@@ -182,6 +188,7 @@ pub fn system_recovery(
             valid: r.valid,
             pass: r.valid.then_some(recovered),
             invalid_reasons: r.invalid_reasons.clone(),
+            tester_bound: !r.valid && attempt == attempts,
             forward: r.forward.as_ref().map(counts),
             reverse: r.reverse.as_ref().map(counts),
         };
@@ -191,6 +198,9 @@ pub fn system_recovery(
             break;
         }
         reasons.clone_from(&r.invalid_reasons);
+        if attempt == attempts {
+            s.note_tester_bound(over, attempts, &r.invalid_reasons);
+        }
     }
     let Some(r) = report else {
         return Err(BenchError::TesterLimit {

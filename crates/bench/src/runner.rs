@@ -82,6 +82,12 @@ pub struct RecoveryDirection {
     /// The highest sequence number that was sent and never received; `None`: nothing was lost.
     /// (Sequence numbers count from 0 at the first frame of the overload part.)
     pub last_lost_seq: Option<u64>,
+    /// Frames the tester itself failed to send after its backend accepted them.
+    #[serde(default)]
+    pub tester_tx_dropped: u64,
+    /// Frames the tester's receiving port dropped before its receiver saw them.
+    #[serde(default)]
+    pub tester_rx_dropped: u64,
 }
 
 /// What a system recovery trial measured.

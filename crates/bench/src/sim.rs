@@ -198,6 +198,7 @@ impl TrialRunner for SimDut {
                 received: sent - lost,
                 lost,
                 last_lost_seq: last,
+                ..RecoveryDirection::default()
             }
         };
         Ok(RecoveryReport {

@@ -2,8 +2,14 @@
 //! is lost (or at most `loss_tolerance` x sent frames, per direction), found by binary search.
 //!
 //! A trial passes only if it is valid and every active direction is within the loss tolerance.
-//! An invalid trial is neither pass nor fail: it is retried up to `retries` times, and if it stays
-//! invalid the search stops with [`BenchError::TesterLimit`] (the tester could not keep the rate).
+//! An invalid trial is neither pass nor fail: it is retried up to `retries` times, and a rate
+//! whose trials all stay invalid is **tester-bound**: the tester, not the DUT, cannot go that
+//! fast. It becomes an upper bound of the search like a failure (without being one: its records
+//! keep `pass: None`), and the search goes on below it. The result's `tester_bound` is the lowest
+//! such rate, and `bounded_by_tester` says that the final interval ends at it within `error`:
+//! the DUT forwarded everything the tester could send, so it may be faster than measured. If no
+//! trial passes and no valid trial failed below the lowest tester-bound rate (the tester could
+//! not send even at the lowest rate tried), the search fails with [`BenchError::TesterLimit`].
 //!
 //! Three methods ([`SearchMethod`]):
 //!
@@ -22,8 +28,9 @@
 //!   tries `max_rate`; a failed trial gives a forwarding-rate estimate (rate x received / sent,
 //!   the smallest over the directions), which is the next rate tried. A lower bound must pass at
 //!   the phase's own duration (each phase starts by re-testing the previous phase's lower
-//!   bound); an upper bound (a failure) from a shorter trial stays valid, on the assumption that
-//!   a longer trial never loses less. Within a phase: with no lower bound yet, go down from the
+//!   bound); an upper bound (a failure or a tester-bound rate) from a shorter trial stays
+//!   valid, on the assumption that a longer trial never loses less (and a tester that cannot
+//!   send a rate briefly cannot send it longer). Within a phase: with no lower bound yet, go down from the
 //!   upper bound by doubling steps (never above the estimate of the last failure); with a lower
 //!   bound more than two up-steps below the upper bound, go up by doubling steps (starting at
 //!   the phase's width); otherwise bisect. Only the
@@ -164,6 +171,14 @@ pub struct ThroughputResult {
     pub trial_seconds: f64,
     /// Test time including timeouts, seconds.
     pub elapsed_s: f64,
+    /// The lowest rate at which the tester could not keep up (every attempt invalid); `None`
+    /// when it always could. Frames/s per direction.
+    #[serde(default)]
+    pub tester_bound: Option<u64>,
+    /// The final interval ends at `tester_bound` and the throughput is within `error` of it:
+    /// the tester, not the DUT, limited the search; the DUT may be faster than measured.
+    #[serde(default)]
+    pub bounded_by_tester: bool,
     pub trials: Vec<TrialRecord>,
 }
 
@@ -181,19 +196,53 @@ pub fn throughput(
         SearchMethod::ShortThenConfirm { short_s } => short_then_confirm(&mut s, cfg, short_s)?,
         SearchMethod::Accelerated { initial_s, phases } => accelerated(&mut s, cfg, initial_s, phases)?,
     };
+    let lower = if ok { lower } else { 0 };
+    if lower == 0 {
+        // Nothing passed. A DUT that failed a valid trial below every tester-bound rate has a
+        // throughput of 0; otherwise the tester could not send even at the lowest rate tried.
+        if let Some(inv) = &s.lowest_invalid {
+            if !s.trials.iter().any(|t| t.pass == Some(false) && t.rate < inv.rate) {
+                return Err(inv.error());
+            }
+        }
+    }
+    let tester_bound = s.lowest_invalid.as_ref().map(|i| i.rate);
     Ok(ThroughputResult {
         frame_size: cfg.trial.frame_size,
         method: cfg.method.clone(),
-        throughput: if ok { lower } else { 0 },
-        lower: if ok { lower } else { 0 },
+        throughput: lower,
+        lower,
         upper,
         error: cfg.error,
         loss_tolerance: cfg.loss_tolerance,
         duration_s: full,
         trial_seconds: s.trial_seconds,
         elapsed_s: s.elapsed_s,
+        tester_bound,
+        bounded_by_tester: tester_bound == Some(upper) && upper.saturating_sub(lower) <= cfg.error,
         trials: s.trials,
     })
+}
+
+/// What a search trial said about its rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Pass,
+    /// The DUT lost too much.
+    Fail,
+    /// Every attempt was invalid: the tester cannot send at this rate (an upper bound, not a
+    /// failure).
+    TesterBound,
+}
+
+impl Verdict {
+    fn of(pass: Option<bool>) -> Verdict {
+        match pass {
+            Some(true) => Verdict::Pass,
+            Some(false) => Verdict::Fail,
+            None => Verdict::TesterBound,
+        }
+    }
 }
 
 fn steps_left(low: u64, high: u64, width: u64) -> f64 {
@@ -206,7 +255,7 @@ fn steps_left(low: u64, high: u64, width: u64) -> f64 {
     n
 }
 
-/// One trial at `rate`; returns whether it passed.
+/// One trial at `rate` (retried while invalid).
 fn probe(
     s: &mut Session,
     cfg: &ThroughputConfig,
@@ -215,12 +264,13 @@ fn probe(
     phase: &str,
     bounds: (u64, u64),
     remaining_s: Option<f64>,
-) -> Result<bool, BenchError> {
+) -> Result<Verdict, BenchError> {
     s.announce(phase, rate, bounds.0, bounds.1, remaining_s);
-    Ok(s.run(&cfg.spec(rate, duration_s), phase, cfg.loss_tolerance)?.pass)
+    Ok(Verdict::of(s.run(&cfg.spec(rate, duration_s), phase, cfg.loss_tolerance)?.pass))
 }
 
-/// A search interval: `low` passed (or is assumed), `high` failed (or is assumed).
+/// A search interval: `low` passed (or is assumed), `high` failed, is tester-bound, or is
+/// assumed.
 struct Bounds {
     low: u64,
     high: u64,
@@ -237,7 +287,7 @@ fn bisect(s: &mut Session, cfg: &ThroughputConfig, duration_s: f64, phase: &str,
             break;
         }
         let remaining = steps_left(b.low, b.high, width) * per_trial;
-        if probe(s, cfg, mid, duration_s, phase, (b.low, b.high), Some(remaining))? {
+        if probe(s, cfg, mid, duration_s, phase, (b.low, b.high), Some(remaining))? == Verdict::Pass {
             b.low = mid;
             b.low_ok = true;
         } else {
@@ -257,13 +307,13 @@ fn binary(s: &mut Session, cfg: &ThroughputConfig, duration_s: f64, phase: &str)
     let per_trial = duration_s + cfg.trial.timeout_ms as f64 / 1000.0;
     if cfg.probe_max_first {
         let remaining = (1.0 + steps_left(b.low, b.high, cfg.error)) * per_trial;
-        if probe(s, cfg, b.high, duration_s, phase, (b.low, b.high), Some(remaining))? {
+        if probe(s, cfg, b.high, duration_s, phase, (b.low, b.high), Some(remaining))? == Verdict::Pass {
             return Ok((b.high, b.high, true));
         }
     }
     bisect(s, cfg, duration_s, phase, &mut b, cfg.error)?;
     if !b.low_ok && b.low > 0 {
-        if probe(s, cfg, b.low, duration_s, phase, (b.low, b.high), Some(per_trial))? {
+        if probe(s, cfg, b.low, duration_s, phase, (b.low, b.high), Some(per_trial))? == Verdict::Pass {
             b.low_ok = true;
         } else {
             b.high = b.low;
@@ -279,10 +329,11 @@ fn short_then_confirm(s: &mut Session, cfg: &ThroughputConfig, short_s: f64) -> 
     if low == 0 || !ok {
         return Ok((0, high, false));
     }
-    if probe(s, cfg, low, full, "confirm", (low, high), Some(per_trial))? {
+    if probe(s, cfg, low, full, "confirm", (low, high), Some(per_trial))? == Verdict::Pass {
         return Ok((low, high, true));
     }
-    // Confirmation failed: go down from it with doubling steps, full length.
+    // Confirmation failed (or the tester could not send that long): go down from it with
+    // doubling steps, full length.
     let mut high_full = low;
     let mut step = cfg.error;
     let low_full;
@@ -296,7 +347,7 @@ fn short_then_confirm(s: &mut Session, cfg: &ThroughputConfig, short_s: f64) -> 
             // min_rate itself failed.
             return Ok((0, high_full, false));
         }
-        if probe(s, cfg, r, full, "confirm-down", (cfg.min_rate, high_full), None)? {
+        if probe(s, cfg, r, full, "confirm-down", (cfg.min_rate, high_full), None)? == Verdict::Pass {
             low_full = r;
             break;
         }
@@ -396,16 +447,22 @@ fn accelerated(s: &mut Session, cfg: &ThroughputConfig, initial_s: f64, phases: 
             let remaining = steps_left(low.unwrap_or(min), h_eff.min(max), w) * (d + timeout_s) + later;
             s.announce(&phase, r, low.unwrap_or(min), h_eff.min(max), Some(remaining));
             let outcome = s.run(&cfg.spec(r, d), &phase, cfg.loss_tolerance)?;
-            if outcome.pass {
-                low = Some(r);
-                if going_up {
-                    step_up = step_up.saturating_mul(2);
+            match Verdict::of(outcome.pass) {
+                Verdict::Pass => {
+                    low = Some(r);
+                    if going_up {
+                        step_up = step_up.saturating_mul(2);
+                    }
                 }
-            } else {
-                high = Some(r);
-                est = Some(forwarding_estimate(&outcome.report, r));
-                if stepping_down {
-                    step_down = step_down.saturating_mul(2);
+                verdict => {
+                    high = Some(r);
+                    if verdict == Verdict::Fail {
+                        // An invalid trial's counts say nothing about the DUT: no estimate.
+                        est = Some(forwarding_estimate(&outcome.report, r));
+                    }
+                    if stepping_down {
+                        step_down = step_down.saturating_mul(2);
+                    }
                 }
             }
         }

@@ -18,6 +18,12 @@ pub struct DirectionCounts {
     pub unexpected: u64,
     pub achieved_rate: f64,
     pub max_lag_ns: u64,
+    /// Frames the tester itself failed to send after its backend accepted them.
+    #[serde(default)]
+    pub tester_tx_dropped: u64,
+    /// Frames the tester's receiving port dropped before its receiver saw them.
+    #[serde(default)]
+    pub tester_rx_dropped: u64,
 }
 
 impl DirectionCounts {
@@ -31,6 +37,8 @@ impl DirectionCounts {
             unexpected: d.unexpected,
             achieved_rate: d.achieved_rate,
             max_lag_ns: d.max_lag_ns,
+            tester_tx_dropped: d.tester_tx_dropped,
+            tester_rx_dropped: d.tester_rx_dropped,
         }
     }
 
@@ -70,6 +78,10 @@ pub struct TrialRecord {
     pub pass: Option<bool>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid_reasons: Vec<String>,
+    /// This is the last attempt at a spec whose every attempt was invalid: the tester could not
+    /// send at this rate, which bounds the procedure from above (it is not a failure of the DUT).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tester_bound: bool,
     pub forward: Option<DirectionCounts>,
     pub reverse: Option<DirectionCounts>,
 }
@@ -87,6 +99,7 @@ impl TrialRecord {
             valid: report.valid,
             pass,
             invalid_reasons: report.invalid_reasons.clone(),
+            tester_bound: false,
             forward: report.forward.as_ref().map(DirectionCounts::from_report),
             reverse: report.reverse.as_ref().map(DirectionCounts::from_report),
         }
@@ -120,10 +133,32 @@ pub fn judge(report: &TrialReport, loss_tolerance: f64) -> Result<Option<bool>, 
     })))
 }
 
-/// A valid trial and how it was judged.
+/// A trial spec run with the invalid-trial retry rule.
 pub(crate) struct Outcome {
+    /// The last attempt's report.
     pub report: TrialReport,
-    pub pass: bool,
+    /// `Some(pass)` for a valid trial; `None` when every attempt was invalid (the tester could
+    /// not send at the rate): neither a pass nor a fail.
+    pub pass: Option<bool>,
+}
+
+/// A rate at which every attempt of a trial was invalid.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Invalid {
+    pub rate: u64,
+    pub attempts: u32,
+    pub reasons: String,
+}
+
+impl Invalid {
+    /// The error of a procedure for which even this, its lowest rate, was invalid.
+    pub fn error(&self) -> BenchError {
+        BenchError::TesterLimit {
+            rate: self.rate,
+            attempts: self.attempts,
+            reasons: self.reasons.clone(),
+        }
+    }
 }
 
 /// The running state every procedure shares: runs trials with the invalid-trial retry rule,
@@ -138,6 +173,8 @@ pub(crate) struct Session<'a> {
     pub elapsed_s: f64,
     /// Trial durations only, seconds.
     pub trial_seconds: f64,
+    /// The lowest rate whose trial stayed invalid after every retry.
+    pub lowest_invalid: Option<Invalid>,
     step: usize,
 }
 
@@ -151,6 +188,7 @@ impl<'a> Session<'a> {
             trials: Vec::new(),
             elapsed_s: 0.0,
             trial_seconds: 0.0,
+            lowest_invalid: None,
             step: 0,
         }
     }
@@ -180,9 +218,37 @@ impl<'a> Session<'a> {
         self.trials.push(record);
     }
 
+    /// Remember `rate` as tester-bound (every attempt invalid) if it is the lowest so far. The
+    /// caller marks the trial's last record `tester_bound`.
+    pub fn note_tester_bound(&mut self, rate: u64, attempts: u32, reasons: &[String]) {
+        let reasons = if reasons.is_empty() {
+            "the trial reported itself invalid".to_string()
+        } else {
+            reasons.join("; ")
+        };
+        if self.lowest_invalid.as_ref().map_or(true, |i| rate < i.rate) {
+            self.lowest_invalid = Some(Invalid { rate, attempts, reasons });
+        }
+    }
+
+    /// The error for an interruption: every trial so far.
+    pub fn interrupted(&self) -> BenchError {
+        BenchError::Interrupted {
+            trials: self.trials.clone(),
+        }
+    }
+
+    /// A runner's error, with the trials so far if it is an interruption.
+    fn runner_error(&self, e: BenchError) -> BenchError {
+        match e {
+            BenchError::Interrupted { .. } => self.interrupted(),
+            e => e,
+        }
+    }
+
     /// The runner's system recovery trial (no retry, no recording: the caller does both).
     pub fn runner_recovery(&mut self, spec: &RecoverySpec) -> Result<RecoveryReport, BenchError> {
-        self.runner.run_recovery(spec)
+        self.runner.run_recovery(spec).map_err(|e| self.runner_error(e))
     }
 
     pub fn add_idle(&mut self, seconds: f64) {
@@ -193,33 +259,54 @@ impl<'a> Session<'a> {
         self.retries
     }
 
-    /// Run `spec`; an invalid trial is retried up to `retries` times, and if it stays invalid
-    /// the procedure is aborted with [`BenchError::TesterLimit`].
+    /// Run `spec`; an invalid trial is retried up to `retries` times. If every attempt is
+    /// invalid the outcome has no verdict (`pass: None`), the last record is marked
+    /// `tester_bound` and the rate is remembered in `lowest_invalid`: what that means is the
+    /// procedure's decision (an upper bound of a search, or an error).
     pub fn run(&mut self, spec: &TrialSpec, phase: &str, loss_tolerance: f64) -> Result<Outcome, BenchError> {
         check_spec(spec)?;
-        let mut reasons = Vec::new();
         let attempts = self.retries.saturating_add(1);
-        for attempt in 1..=attempts {
-            let report = self.runner.run(spec)?;
+        let mut attempt = 1;
+        loop {
+            let report = self.runner.run(spec).map_err(|e| self.runner_error(e))?;
             self.trial_seconds += spec.duration_s;
             self.elapsed_s += spec.duration_s + spec.timeout_ms as f64 / 1000.0;
             let verdict = judge(&report, loss_tolerance)?;
-            let record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, verdict);
+            let mut record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, verdict);
+            let bound = verdict.is_none() && attempt >= attempts;
+            record.tester_bound = bound;
             self.progress.trial(self.procedure, &record);
             self.trials.push(record);
-            match verdict {
-                Some(pass) => return Ok(Outcome { report, pass }),
-                None => reasons.clone_from(&report.invalid_reasons),
+            if verdict.is_some() {
+                return Ok(Outcome { report, pass: verdict });
+            }
+            if bound {
+                self.note_tester_bound(spec.rate, attempts, &report.invalid_reasons);
+                return Ok(Outcome { report, pass: None });
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Like [`Session::run`] for a procedure with nowhere lower to go: a spec that stays
+    /// invalid is the error [`BenchError::TesterLimit`].
+    pub fn run_valid(&mut self, spec: &TrialSpec, phase: &str, loss_tolerance: f64) -> Result<(TrialReport, bool), BenchError> {
+        let out = self.run(spec, phase, loss_tolerance)?;
+        match out.pass {
+            Some(pass) => Ok((out.report, pass)),
+            None => {
+                let reasons = if out.report.invalid_reasons.is_empty() {
+                    "the trial reported itself invalid".to_string()
+                } else {
+                    out.report.invalid_reasons.join("; ")
+                };
+                Err(BenchError::TesterLimit {
+                    rate: spec.rate,
+                    attempts: self.retries.saturating_add(1),
+                    reasons,
+                })
             }
         }
-        if reasons.is_empty() {
-            reasons.push("the trial reported itself invalid".into());
-        }
-        Err(BenchError::TesterLimit {
-            rate: spec.rate,
-            attempts,
-            reasons: reasons.join("; "),
-        })
     }
 }
 

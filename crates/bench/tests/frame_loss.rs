@@ -79,11 +79,11 @@ fn bad_configurations_are_errors() {
 }
 
 #[test]
-fn invalid_trials_abort_with_the_tester_limit() {
+fn invalid_trials_are_marked_not_counted_as_loss() {
     let mut dut = SimDut::new(500_000.0, 1).invalid_above(950_000);
     let cfg = FrameLossConfig::new(64, 1_000_000);
-    assert!(matches!(
-        frame_loss(&mut dut, &cfg, &mut NoProgress),
-        Err(BenchError::TesterLimit { rate: 1_000_000, .. })
-    ));
+    let r = frame_loss(&mut dut, &cfg, &mut NoProgress).unwrap();
+    assert!(r.points[0].rate == 1_000_000 && r.points[0].tester_bound && r.points[0].forward_loss_percent.is_none());
+    assert!(r.points[1..].iter().all(|p| !p.tester_bound) && r.two_zero_loss);
+    assert_eq!(r.tester_bound, Some(1_000_000));
 }

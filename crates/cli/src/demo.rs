@@ -11,7 +11,6 @@
 use anyhow::{bail, Result};
 use clap::{Args, Parser};
 use xlat_bench::output::group;
-use xlat_bench::BenchError;
 
 use crate::args::parse_rate;
 use crate::output::human_results;
@@ -56,13 +55,6 @@ fn parse(argv: &[String]) -> Result<Cmd> {
     Ok(Cli::try_parse_from(argv)?.cmd)
 }
 
-fn is_tester_limit(e: &anyhow::Error) -> Option<u64> {
-    e.chain().find_map(|c| match c.downcast_ref::<BenchError>() {
-        Some(BenchError::TesterLimit { rate, .. }) => Some(*rate),
-        _ => None,
-    })
-}
-
 fn show(argv: &[String]) {
     eprintln!("\n$ {}", argv.join(" "));
 }
@@ -85,54 +77,39 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<String>>();
 
     eprintln!("\n== 1. throughput (RFC 2544 26.1, RFC 8219 7.1): binary search with 2 s trials, then a 10 s confirmation");
-    let mut max = a.max_rate;
-    let mut tries = 0;
-    let tp = loop {
-        let mut argv = s(&[
-            "xlatperf",
-            "throughput",
-            "-c",
-            &conf,
-            "--short",
-            "2",
-            "--duration",
-            "10",
-            "--max-rate",
-            &max.to_string(),
-            "--error",
-            "1%",
-            "--timeout",
-            "500",
-            "--retries",
-            "2",
-        ]);
-        argv.extend(verbose.iter().cloned());
-        show(&argv);
-        let Cmd::Throughput(t) = parse(&argv)? else {
-            bail!("internal: not a throughput command")
-        };
-        match procedures::throughput(&t, &argv) {
-            Ok(r) => break r,
-            Err(e) if tries < 3 && !interrupt::requested() => match is_tester_limit(&e) {
-                Some(rate) => {
-                    tries += 1;
-                    max = (rate.min(max) * 6 / 10).max(1000);
-                    eprintln!(
-                        "the tester itself could not keep {} fps on this machine (its trials were invalid, not failed); searching below {} fps",
-                        group(rate),
-                        group(max)
-                    );
-                }
-                None => return Err(e),
-            },
-            Err(e) => return Err(e),
-        }
+    // On a small machine the tester may not keep up with --max-rate: the search then treats the
+    // rates it cannot send as upper bounds (tester-bound, not failures) and goes on below them.
+    let mut argv = s(&[
+        "xlatperf",
+        "throughput",
+        "-c",
+        &conf,
+        "--short",
+        "2",
+        "--duration",
+        "10",
+        "--max-rate",
+        &a.max_rate.to_string(),
+        "--error",
+        "1%",
+        "--timeout",
+        "500",
+        "--retries",
+        "2",
+    ]);
+    argv.extend(verbose.iter().cloned());
+    show(&argv);
+    let Cmd::Throughput(t) = parse(&argv)? else {
+        bail!("internal: not a throughput command")
     };
+    let tp = procedures::throughput(&t, &argv)?;
     print!("{}", human_results(&tp));
     if interrupt::requested() {
         bail!("interrupted by Ctrl-C");
     }
-    let throughput = tp.first().and_then(|r| r.result.runs.first()).map_or(0, |r| r.throughput);
+    let run = tp.first().and_then(|r| r.result.runs.first());
+    let throughput = run.map_or(0, |r| r.throughput);
+    let tester_bound = run.and_then(|r| r.bounded_by_tester.then_some(r.tester_bound).flatten());
     if throughput == 0 {
         bail!("the DUT lost frames at every rate tried: no throughput to measure the latency at");
     }
@@ -169,12 +146,16 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         tp[0].frame_size
     );
     println!("throughput: {} frames/s per direction", group(throughput));
-    if throughput >= max && max < a.max_rate {
-        println!("(the DUT forwarded all the tester could send: on this machine the tester is the limit, not the DUT)");
-    } else if throughput >= max {
+    if let Some(b) = tester_bound {
+        println!(
+            "(bounded by the tester at {} frames/s: the DUT forwarded all the tester could send; on this machine the tester \
+             is the limit, not the DUT)",
+            group(b)
+        );
+    } else if throughput >= a.max_rate {
         println!(
             "(no loss up to --max-rate {}: the throughput is at least this; try a higher --max-rate)",
-            group(max)
+            group(a.max_rate)
         );
     }
     if let Some(run) = lat.first().and_then(|r| r.result.runs.first()) {

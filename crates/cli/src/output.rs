@@ -12,7 +12,7 @@ use xlat_bench::delay::DelayRecorder;
 use xlat_bench::output::{group, text_table, SUMMARY_CSV_HEADER};
 use xlat_bench::recovery::RecoveryResult;
 use xlat_bench::svg::{self, LinePlot, Series};
-use xlat_bench::{BenchResult, FrameLossResult, LatencyResult, Repeated, RunMeta, ThroughputResult};
+use xlat_bench::{BenchResult, FrameLossResult, LatencyResult, Repeated, RunMeta, ThroughputResult, TrialRecord};
 use xlat_engine::TrialReport;
 
 use crate::pdv::PdvResult;
@@ -37,10 +37,12 @@ pub fn human(r: &TrialReport) -> String {
     for (name, d) in r.directions() {
         let loss = if d.sent > 0 { 100.0 * d.lost as f64 / d.sent as f64 } else { 0.0 };
         s.push_str(&format!(
-            "{name:<8} sent {:>12}  received {:>12}  lost {:>10} ({loss:.4} %)  dup {:>6}  reordered {:>6}  rate {:>12.1}/s  max lag {:>9.1} us\n",
+            "{name:<8} sent {:>12}  received {:>12}  lost {:>10} ({loss:.4} %)  tester dropped: tx {}, rx {}  dup {:>6}  reordered {:>6}  rate {:>12.1}/s  max lag {:>9.1} us\n",
             d.sent,
             d.received,
             d.lost,
+            d.tester_tx_dropped,
+            d.tester_rx_dropped,
             d.duplicates,
             d.reordered,
             d.achieved_rate,
@@ -82,7 +84,23 @@ pub struct Document<T> {
     pub complete: bool,
     pub meta: RunMeta,
     pub frame_sizes: Vec<usize>,
+    /// Every finished repetition (`result.runs`) of every frame size begun.
     pub results: Vec<SizeResult<T>>,
+    /// The command was stopped by Ctrl-C: `results` holds the finished repetitions and
+    /// `interrupted_run` the trials of the one in progress.
+    #[serde(default)]
+    pub interrupted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_run: Option<InterruptedRun>,
+}
+
+/// The repetition that Ctrl-C stopped: every trial it had done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterruptedRun {
+    pub frame_size: usize,
+    /// From 0, as in the trials CSV.
+    pub repetition: usize,
+    pub trials: Vec<TrialRecord>,
 }
 
 /// Write `contents` to `path` through `path.tmp` and a rename: readers see the old file or the
@@ -201,19 +219,17 @@ pub fn rfc3339(secs: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem / 60) % 60, rem % 60)
 }
 
-/// One CSV row per trial of every repetition of every frame size.
-pub fn trials_csv<T: BenchResult>(results: &[SizeResult<T>]) -> String {
-    let mut out = String::new();
-    for (i, r) in results.iter().enumerate() {
-        let csv = xlat_bench::trials_csv(&r.result);
-        if i == 0 {
-            out.push_str(&csv);
-        } else {
-            out.extend(csv.split_inclusive('\n').skip(1));
-        }
+/// One CSV row per trial of every repetition of every frame size, then those of an
+/// interrupted repetition.
+pub fn trials_csv<T: BenchResult>(procedure: &str, results: &[SizeResult<T>], interrupted: Option<&InterruptedRun>) -> String {
+    let mut out = format!("{}\n", xlat_bench::output::TRIALS_CSV_HEADER);
+    for r in results {
+        out.extend(xlat_bench::trials_csv(&r.result).split_inclusive('\n').skip(1));
     }
-    if out.is_empty() {
-        out = format!("{}\n", xlat_bench::output::TRIALS_CSV_HEADER);
+    if let Some(i) = interrupted {
+        for t in &i.trials {
+            out.push_str(&xlat_bench::output::trial_csv_row(procedure, i.repetition, t));
+        }
     }
     out
 }

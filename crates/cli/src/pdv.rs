@@ -8,8 +8,10 @@
 //! the timeout counts as lost, and each trial passes or fails like a throughput trial. (The
 //! throughput and frame-loss commands take `--frame-timeout` for the search and the sweep.)
 //!
-//! The procedure itself is a repetition of one trial with the common invalid-trial rule; it
-//! lives here until the bench crate has a PDV procedure of its own.
+//! The procedure itself is a repetition of one trial with the common invalid-trial rule: an
+//! invalid trial is retried and never judged or summarised; one that stays invalid after the
+//! retries ends the test with [`BenchError::TesterLimit`] (the rate is fixed: there is no lower
+//! one to go on with). It lives here until the bench crate has a PDV procedure of its own.
 
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -76,6 +78,12 @@ pub struct PdvDirection {
     pub lost: u64,
     /// Frames later than the frame timeout (counted as lost).
     pub late: u64,
+    /// Frames the tester itself failed to send after its backend accepted them.
+    #[serde(default)]
+    pub tester_tx_dropped: u64,
+    /// Frames the tester's receiving port dropped before its receiver saw them.
+    #[serde(default)]
+    pub tester_rx_dropped: u64,
     /// PDV (RFC 8219 s.7.3.1): minimum, 99.9th percentile and their difference.
     pub pdv: Option<PdvStats>,
     /// IPDV (RFC 8219 s.7.3.2): minimum, median, maximum.
@@ -91,6 +99,8 @@ impl PdvDirection {
             received: d.received,
             lost: d.lost,
             late: d.pdv.as_ref().map_or(0, |p| p.late),
+            tester_tx_dropped: d.tester_tx_dropped,
+            tester_rx_dropped: d.tester_rx_dropped,
             pdv: d.pdv.as_ref().and_then(|p| p.pdv.clone()),
             ipdv: d.pdv.as_ref().and_then(|p| p.ipdv.clone()),
             report: d.pdv.clone(),
@@ -190,11 +200,16 @@ pub fn pdv(runner: &mut dyn TrialRunner, cfg: &PdvConfig, progress: &mut dyn Pro
                 elapsed_s,
                 remaining_s: Some((cfg.repetitions as usize - rep) as f64 * per_trial),
             });
-            let report = runner.run(&spec)?;
+            let report = match runner.run(&spec) {
+                Ok(r) => r,
+                Err(BenchError::Interrupted { .. }) => return Err(BenchError::Interrupted { trials }),
+                Err(e) => return Err(e),
+            };
             elapsed_s += per_trial;
             trial_seconds += spec.duration_s;
             let verdict = judge(&report, 0.0)?;
-            let record = TrialRecord::from_report(trials.len(), "pdv", attempt, &spec, &report, verdict);
+            let mut record = TrialRecord::from_report(trials.len(), "pdv", attempt, &spec, &report, verdict);
+            record.tester_bound = verdict.is_none() && attempt == cfg.retries.saturating_add(1);
             progress.trial("pdv", &record);
             trials.push(record);
             match verdict {
@@ -330,7 +345,14 @@ impl BenchResult for PdvResult {
                 format!("{} / {} / {}", ms(Some(i.min_ns)), ms(Some(i.median_ns)), ms(Some(i.max_ns)))
             })
         };
-        let lost = |d: &Option<PdvDirection>| d.as_ref().map_or("-".to_string(), |d| format!("{} ({} late)", d.lost, d.late));
+        let lost = |d: &Option<PdvDirection>| {
+            d.as_ref().map_or("-".to_string(), |d| {
+                format!(
+                    "{} ({} late; tester dropped: tx {}, rx {})",
+                    d.lost, d.late, d.tester_tx_dropped, d.tester_rx_dropped
+                )
+            })
+        };
         let rows: Vec<Vec<String>> = self
             .runs
             .iter()

@@ -3,7 +3,9 @@
 //! any trial runs), opens the tester once, runs the procedure `--repeat` times per frame size
 //! through [`xlat_bench::repeat`], shows progress, and writes JSON, CSV and plots. The JSON and
 //! CSV files are rewritten after every finished repetition (with `"complete": false` until the
-//! end), so a long run that fails or is interrupted keeps what it measured.
+//! end), so a long run that fails keeps what it measured. Ctrl-C stops before the next trial:
+//! the procedure returns [`BenchError::Interrupted`] with the trials of the repetition in
+//! progress, and they are written too, in a document marked `"interrupted": true`.
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -20,7 +22,7 @@ use xlat_traffic::IpVersion;
 
 use crate::args::*;
 use crate::interrupt;
-use crate::output::{self, CliResult, Collected, Document, SizeResult};
+use crate::output::{self, CliResult, Collected, Document, InterruptedRun, SizeResult};
 use crate::pdv::{PdvConfig, PdvResult};
 use crate::progress::TermProgress;
 use crate::runner::{self, Runner};
@@ -230,7 +232,8 @@ impl CliRunner {
 impl TrialRunner for CliRunner {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
         if interrupt::requested() {
-            return Err(BenchError::Trial("interrupted by Ctrl-C".into()));
+            // The procedure fills in its trials so far.
+            return Err(BenchError::Interrupted { trials: Vec::new() });
         }
         let report = self.inner.run_trial(spec).map_err(|e| BenchError::Trial(format!("{e:#}")))?;
         if report.valid && spec.latency.is_some() {
@@ -300,6 +303,8 @@ pub fn recovery_report(spec: &RecoverySpec, report: &TrialReport) -> Result<Reco
             received: d.received,
             lost: d.lost,
             last_lost_seq,
+            tester_tx_dropped: d.tester_tx_dropped,
+            tester_rx_dropped: d.tester_rx_dropped,
         })
     };
     Ok(RecoveryReport {
@@ -366,6 +371,7 @@ fn write_outputs<T: CliResult>(
     procedure: &str,
     results: &[SizeResult<T>],
     complete: bool,
+    interrupted: Option<&InterruptedRun>,
     collected: &Collected,
 ) -> Result<()> {
     let c = &p.common;
@@ -376,11 +382,13 @@ fn write_outputs<T: CliResult>(
             meta: p.meta.clone(),
             frame_sizes: p.sizes.clone(),
             results: results.to_vec(),
+            interrupted: interrupted.is_some(),
+            interrupted_run: interrupted.cloned(),
         };
         output::write_atomic(path, serde_json::to_string_pretty(&doc)?.as_bytes())?;
     }
     if let Some(path) = &c.csv {
-        output::write_atomic(path, output::trials_csv(results).as_bytes())?;
+        output::write_atomic(path, output::trials_csv(procedure, results, interrupted).as_bytes())?;
     }
     if let Some(path) = &c.summary_csv {
         output::write_atomic(path, output::summary_csv(results).as_bytes())?;
@@ -421,7 +429,9 @@ where
     let mut done: Vec<SizeResult<T>> = Vec::new();
     for (k, (size, c)) in plans.iter().enumerate() {
         let mut partial: Vec<T> = Vec::new();
+        let mut current = 0;
         let result = xlat_bench::repeat(repeat, |i| {
+            current = i;
             let n = k * repeat + i;
             let context = if repeat > 1 {
                 format!("{size} B run {}/{repeat}", i + 1)
@@ -437,16 +447,44 @@ where
                 frame_size: *size,
                 result: Repeated::from_runs(partial.clone()),
             });
-            write_outputs(p, procedure, &so_far, false, &runner.collected).map_err(|e| BenchError::Output(format!("{e:#}")))?;
+            write_outputs(p, procedure, &so_far, false, None, &runner.collected)
+                .map_err(|e| BenchError::Output(format!("{e:#}")))?;
             Ok(r)
         });
         progress.clear();
-        done.push(SizeResult {
-            frame_size: *size,
-            result: result?,
-        });
+        match result {
+            Ok(result) => done.push(SizeResult {
+                frame_size: *size,
+                result,
+            }),
+            Err(BenchError::Interrupted { trials }) => {
+                if !partial.is_empty() {
+                    done.push(SizeResult {
+                        frame_size: *size,
+                        result: Repeated::from_runs(partial),
+                    });
+                }
+                let n = trials.len();
+                let run = InterruptedRun {
+                    frame_size: *size,
+                    repetition: current,
+                    trials,
+                };
+                write_outputs(p, procedure, &done, false, Some(&run), &runner.collected)?;
+                let finished: usize = done.iter().map(|d| d.result.runs.len()).sum();
+                let saved = match &p.common.json {
+                    Some(path) => format!("; written to {}", path.display()),
+                    None => String::new(),
+                };
+                bail!(
+                    "interrupted by Ctrl-C: {finished} finished run(s), and {n} trial(s) of the run in progress (frame size {size}, run {}){saved}",
+                    current + 1
+                );
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
-    write_outputs(p, procedure, &done, true, &runner.collected)?;
+    write_outputs(p, procedure, &done, true, None, &runner.collected)?;
     Ok(done)
 }
 

@@ -64,6 +64,10 @@ pub fn status_line(context: &str, e: &ProgressEvent<'_>, elapsed_s: f64, remaini
 /// The line of a finished trial (for `--verbose`).
 pub fn trial_line(procedure: &str, context: &str, t: &TrialRecord) -> String {
     let verdict = match t.pass {
+        None if t.tester_bound => format!(
+            "INVALID, tester-bound: the tester cannot send at this rate ({})",
+            t.invalid_reasons.join("; ")
+        ),
         None => format!("INVALID ({})", t.invalid_reasons.join("; ")),
         Some(true) => "pass".into(),
         Some(false) => "fail".into(),
@@ -73,7 +77,10 @@ pub fn trial_line(procedure: &str, context: &str, t: &TrialRecord) -> String {
         t.index, t.phase, t.attempt, t.rate, t.duration_s
     );
     for (name, d) in t.directions() {
-        s.push_str(&format!(" {name} {}/{} received", d.received, d.sent));
+        s.push_str(&format!(
+            " {name} {}/{} received (tester dropped: tx {}, rx {})",
+            d.received, d.sent, d.tester_tx_dropped, d.tester_rx_dropped
+        ));
     }
     s.push_str(&format!(" -> {verdict}"));
     s
@@ -176,6 +183,16 @@ impl Progress for TermProgress {
     fn trial(&mut self, procedure: &str, record: &TrialRecord) {
         if self.verbose {
             let line = trial_line(procedure, &self.context, record);
+            self.note(&line);
+        } else if record.tester_bound && self.tty {
+            let line = format!(
+                "{procedure} {}trial {} at {} fps stayed invalid: the tester cannot send at this rate \
+                 (an upper bound, not a failure of the DUT): {}",
+                self.context,
+                record.index,
+                group(record.rate),
+                record.invalid_reasons.join("; ")
+            );
             self.note(&line);
         } else if record.pass.is_none() && self.tty {
             let line = format!(
