@@ -548,7 +548,14 @@ mod tests {
         };
         let e = pdv(&mut f, &config(3), &mut xlat_bench::NoProgress).unwrap_err();
         assert!(
-            matches!(&e, BenchError::TesterLimit { rate: 1000, attempts: 3, .. }),
+            matches!(
+                &e,
+                BenchError::TesterLimit {
+                    rate: 1000,
+                    attempts: 3,
+                    ..
+                }
+            ),
             "{e:?}"
         );
         assert!(e.to_string().contains("cannot send even at 1000 frames/s"), "{e}");

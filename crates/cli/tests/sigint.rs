@@ -167,6 +167,14 @@ fn sigint_during_a_lab_throughput_search() {
         return;
     }
     let _lock = lab_lock();
+    // lab_up replaces an existing lab. On a shared machine that may be someone else's (who
+    // holds /tmp/xlat-lab.lock): refuse instead of tearing it down.
+    let netns = Command::new("ip").args(["netns", "list"]).output().expect("ip netns list");
+    let existing = String::from_utf8_lossy(&netns.stdout).to_string();
+    assert!(
+        !existing.contains("xlat-tester") && !existing.contains("xlat-dut"),
+        "a lab is already up; not replacing it (run this under `flock /tmp/xlat-lab.lock`): {existing}"
+    );
     let dir = temp_dir("lab");
     let config = lab_up("router4");
     let _down = LabDown;
