@@ -307,7 +307,11 @@ impl CliResult for ThroughputResult {
     }
 
     fn headline(&self) -> String {
-        format!("{} B: {} fps per direction", self.frame_size, group(self.throughput))
+        let mut s = format!("{} B: {} fps per direction", self.frame_size, group(self.throughput));
+        if let (true, Some(b)) = (self.bounded_by_tester, self.tester_bound) {
+            let _ = write!(s, " (bounded by the tester at {} frames/s)", group(b));
+        }
+        s
     }
 }
 
