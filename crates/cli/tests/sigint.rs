@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{is_root, lab_lock, lab_up, xlatperf, LabDown};
+use common::{dut_exec, is_root, lab_lock, lab_up, xlatperf, LabDown};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -178,6 +178,15 @@ fn sigint_during_a_lab_throughput_search() {
     let dir = temp_dir("lab");
     let config = lab_up("router4");
     let _down = LabDown;
+    // A DUT that drops what exceeds 30,000 frames/s (both directions together), so that the
+    // search needs several 2 s trials (a kernel router passing 100,000 fps would end it with
+    // the first one, perhaps before the SIGINT).
+    dut_exec(&["nft", "add table inet xlat_limit"]);
+    dut_exec(&["nft", "add chain inet xlat_limit limiter { type filter hook forward priority 0 ; }"]);
+    dut_exec(&[
+        "nft",
+        "add rule inet xlat_limit limiter limit rate over 30000/second burst 1000 packets drop",
+    ]);
     let json = dir.join("tp.json");
     let (status, stderr) = interrupt(
         &[
@@ -199,6 +208,14 @@ fn sigint_during_a_lab_throughput_search() {
     assert_eq!(status.code(), Some(130), "{status}; stderr:\n{stderr}");
     let trials = interrupted_document(&json, &stderr);
     assert!(!trials.is_empty(), "no trial recorded; stderr:\n{stderr}");
+    // Interrupted within the one search: its trials are those of the run in progress.
+    let text = std::fs::read_to_string(&json).expect("json");
+    let v: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        v["interrupted_run"]["trials"].as_array().map(Vec::len),
+        Some(trials.len()),
+        "{text}"
+    );
     // Every trial is one of this search: 2 s each, within the rates asked for.
     assert!(trials
         .iter()
