@@ -191,7 +191,7 @@ pub fn back_to_back(
         let mut tester_bound: Option<(u64, String)> = None;
         let mut note = |frames: u64, s: &Session| {
             let reasons = s.trials.last().map(|t| t.invalid_reasons.join("; ")).unwrap_or_default();
-            if tester_bound.as_ref().map_or(true, |(b, _)| frames < *b) {
+            if tester_bound.as_ref().is_none_or(|(b, _)| frames < *b) {
                 tester_bound = Some((frames, reasons));
             }
         };

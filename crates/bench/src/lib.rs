@@ -17,8 +17,12 @@
 //! SVG plots ([`svg`]).
 //!
 //! Invalid trials (the tester could not keep its own schedule) are never judged: each is retried
-//! up to `retries` times and a procedure whose trial stays invalid stops with
-//! [`BenchError::TesterLimit`].
+//! up to `retries` times. A rate whose trials stay invalid is tester-bound: the searches
+//! (throughput, back-to-back) take it as an upper bound and go on below it, the frame loss sweep
+//! marks the step, and the result names it (`tester_bound`). Only when even the lowest rate
+//! tried (for latency and system recovery: their one rate) stays invalid does a procedure stop
+//! with [`BenchError::TesterLimit`]. Ctrl-C in the CLI surfaces as [`BenchError::Interrupted`]
+//! with every trial so far.
 
 pub mod b2b;
 pub use xlat_engine::delay;

@@ -567,8 +567,16 @@ impl BenchResult for RecoveryResult {
         );
         let drops = |name: &str| {
             let t = self.trials.iter().rev().find(|t| t.valid);
-            let d = t.and_then(|t| if name == "forward" { t.forward.as_ref() } else { t.reverse.as_ref() });
-            d.map_or("-".to_string(), |d| format!("{}/{}", group(d.tester_tx_dropped), group(d.tester_rx_dropped)))
+            let d = t.and_then(|t| {
+                if name == "forward" {
+                    t.forward.as_ref()
+                } else {
+                    t.reverse.as_ref()
+                }
+            });
+            d.map_or("-".to_string(), |d| {
+                format!("{}/{}", group(d.tester_tx_dropped), group(d.tester_rx_dropped))
+            })
         };
         let row = |name: &str, d: &Option<RecoveryDirectionResult>| {
             d.as_ref().map(|d| {
@@ -587,7 +595,14 @@ impl BenchResult for RecoveryResult {
             .flatten()
             .collect();
         s.push_str(&text_table(
-            &["direction", "sent", "lost", "tester dropped tx/rx", "recovery time (ms)", "recovered"],
+            &[
+                "direction",
+                "sent",
+                "lost",
+                "tester dropped tx/rx",
+                "recovery time (ms)",
+                "recovered",
+            ],
             &rows,
         ));
         if !self.overloaded {

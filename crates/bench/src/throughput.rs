@@ -30,8 +30,9 @@
 //!   the phase's own duration (each phase starts by re-testing the previous phase's lower
 //!   bound); an upper bound (a failure or a tester-bound rate) from a shorter trial stays
 //!   valid, on the assumption that a longer trial never loses less (and a tester that cannot
-//!   send a rate briefly cannot send it longer). Within a phase: with no lower bound yet, go down from the
-//!   upper bound by doubling steps (never above the estimate of the last failure); with a lower
+//!   send a rate briefly cannot send it longer). Within a phase: with no lower bound yet, go
+//!   down from the upper bound by doubling steps (never above the estimate of the last
+//!   failure; a tester-bound rate gives no estimate); with a lower
 //!   bound more than two up-steps below the upper bound, go up by doubling steps (starting at
 //!   the phase's width); otherwise bisect. Only the
 //!   last phase uses full-length trials, and it starts next to the edge, so it needs about two

@@ -226,7 +226,7 @@ impl<'a> Session<'a> {
         } else {
             reasons.join("; ")
         };
-        if self.lowest_invalid.as_ref().map_or(true, |i| rate < i.rate) {
+        if self.lowest_invalid.as_ref().is_none_or(|i| rate < i.rate) {
             self.lowest_invalid = Some(Invalid { rate, attempts, reasons });
         }
     }

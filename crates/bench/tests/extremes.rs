@@ -33,7 +33,7 @@ fn extreme_rates_give_results_within_the_range_or_errors() {
                     assert!(!r.trials.is_empty() && r.trials.len() == dut.log.len(), "{case}");
                     assert!(r.trials.iter().all(|t| t.rate >= min.max(1) && t.rate <= max && t.valid), "{case}");
                     assert_eq!(r.tester_bound, None, "{case}");
-                    if !(cap > 0.0) {
+                    if cap.is_nan() || cap <= 0.0 {
                         // A DUT that forwards nothing (or a NaN capacity): no rate passes.
                         assert_eq!(r.throughput, 0, "{case}");
                         assert!(r.trials.iter().all(|t| t.pass == Some(false)), "{case}");
@@ -45,7 +45,9 @@ fn extreme_rates_give_results_within_the_range_or_errors() {
                         }
                         // The result passed a full-length trial.
                         assert!(
-                            r.trials.iter().any(|t| t.rate == r.throughput && t.duration_s == 60.0 && t.pass == Some(true)),
+                            r.trials
+                                .iter()
+                                .any(|t| t.rate == r.throughput && t.duration_s == 60.0 && t.pass == Some(true)),
                             "{case}"
                         );
                     }
@@ -71,14 +73,21 @@ fn extreme_frame_loss_back_to_back_recovery_and_latency() {
     assert_eq!(r.points.len(), 10);
     assert_eq!(r.points[0].rate, u64::MAX);
     assert!(r.points.windows(2).all(|w| w[1].rate < w[0].rate && w[1].rate > 0));
-    assert!(r.points.iter().all(|p| (99.0..=100.0).contains(&p.max_loss_percent())), "{:?}", r.points);
+    assert!(
+        r.points.iter().all(|p| (99.0..=100.0).contains(&p.max_loss_percent())),
+        "{:?}",
+        r.points
+    );
     assert!(!r.two_zero_loss);
     // Maximum rate 3: the step is 1 frame/s; down to 1 fps, which a 1 fps DUT forwards.
     let r = frame_loss(&mut SimDut::new(1.0, 1), &FrameLossConfig::new(64, 3), &mut NoProgress).unwrap();
     let points: Vec<(u64, f64)> = r.points.iter().map(|p| (p.rate, p.max_loss_percent())).collect();
     assert_eq!(points.len(), 3);
     assert_eq!((points[0].0, points[1].0, points[2].0), (3, 2, 1));
-    assert!((points[0].1 - 200.0 / 3.0).abs() < 1e-9 && points[1].1 == 50.0 && points[2].1 == 0.0, "{points:?}");
+    assert!(
+        (points[0].1 - 200.0 / 3.0).abs() < 1e-9 && points[1].1 == 50.0 && points[2].1 == 0.0,
+        "{points:?}"
+    );
     assert!(!r.two_zero_loss);
 
     // Back-to-back at a line rate of 1 fps and an endless buffer: the longest burst (2 frames)
@@ -104,14 +113,20 @@ fn extreme_frame_loss_back_to_back_recovery_and_latency() {
     .unwrap();
     assert_eq!(r.runs.len(), 50);
     assert!(r.runs.iter().all(|x| x.frames == 0 && !x.at_max), "{:?}", r.runs);
-    assert!(r.trials.iter().all(|t| t.frames >= 1 && t.frames <= r.max_burst && t.pass == Some(false)));
+    assert!(r
+        .trials
+        .iter()
+        .all(|t| t.frames >= 1 && t.frames <= r.max_burst && t.pass == Some(false)));
 
     // System recovery cannot overload a DUT whose throughput is u64::MAX (110 % saturates) or
     // 1 fps (110 % rounds to 1): refused, no trial run.
     for t in [u64::MAX, 1] {
         let mut dut = SimDut::new(1.0, 1);
         let e = system_recovery(&mut dut, &RecoveryConfig::new(64, t), &mut NoProgress).unwrap_err();
-        assert!(matches!(&e, BenchError::Config(m) if m.contains("cannot be overloaded")), "{t}: {e}");
+        assert!(
+            matches!(&e, BenchError::Config(m) if m.contains("cannot be overloaded")),
+            "{t}: {e}"
+        );
         assert!(dut.log.is_empty());
     }
 

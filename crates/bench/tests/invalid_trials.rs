@@ -95,7 +95,10 @@ fn check(trials: &[TrialRecord], clean: &[TrialRecord], injected: usize) {
     // Each injected trial is followed by its retry: the same spec, attempt 2, valid.
     for (i, t) in trials.iter().enumerate().filter(|(_, t)| !t.valid) {
         let next = &trials[i + 1];
-        assert_eq!((next.rate, next.duration_s, next.attempt, next.valid), (t.rate, t.duration_s, 2, true));
+        assert_eq!(
+            (next.rate, next.duration_s, next.attempt, next.valid),
+            (t.rate, t.duration_s, 2, true)
+        );
     }
     let key = |t: &TrialRecord| (t.phase.clone(), t.rate, t.duration_s.to_bits(), t.frames, t.pass);
     let valid: Vec<_> = trials.iter().filter(|t| t.valid).map(key).collect();

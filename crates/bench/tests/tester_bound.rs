@@ -64,10 +64,7 @@ fn a_tester_slower_than_the_dut_bounds_the_search_for_every_method() {
             assert_eq!(r.upper, b, "{method:?}: the final interval ends at the tester's bound");
             assert!(r.bounded_by_tester, "{method:?}");
             // The result passed a valid full-length trial.
-            assert!(r
-                .trials
-                .iter()
-                .any(|x| x.rate == t && x.duration_s == 60.0 && x.pass == Some(true)));
+            assert!(r.trials.iter().any(|x| x.rate == t && x.duration_s == 60.0 && x.pass == Some(true)));
             check_invalid_records(&r, tester, retries + 1);
             let text = r.human_table();
             assert!(
@@ -95,9 +92,17 @@ fn a_dut_slower_than_the_tester_is_measured_as_before() {
     // The tester cannot send above 300,000 fps, the DUT forwards 200,000: the DUT's limit is
     // found below the tester's, and the result does not claim the tester limited it.
     for method in methods() {
-        let r = throughput(&mut SimDut::new(200_000.0, 1).invalid_above(300_000), &cfg(&method), &mut NoProgress)
-            .unwrap_or_else(|e| panic!("{method:?}: {e}"));
-        assert!(r.throughput <= 200_000 && 200_000 - r.throughput <= ERROR, "{method:?}: {}", r.throughput);
+        let r = throughput(
+            &mut SimDut::new(200_000.0, 1).invalid_above(300_000),
+            &cfg(&method),
+            &mut NoProgress,
+        )
+        .unwrap_or_else(|e| panic!("{method:?}: {e}"));
+        assert!(
+            r.throughput <= 200_000 && 200_000 - r.throughput <= ERROR,
+            "{method:?}: {}",
+            r.throughput
+        );
         assert!(r.tester_bound.is_some_and(|b| b > 300_000), "{method:?}: {:?}", r.tester_bound);
         assert!(!r.bounded_by_tester, "{method:?}");
         assert!(r.upper <= 200_000 + ERROR, "{method:?}: upper {}", r.upper);
@@ -126,7 +131,11 @@ fn repetitions_each_end_with_a_result() {
         .unwrap_or_else(|e| panic!("{method:?}: {e}"));
         assert_eq!(rep.runs.len(), 3);
         for r in &rep.runs {
-            assert!(r.throughput <= 300_000 && 300_000 - r.throughput <= ERROR, "{method:?}: {}", r.throughput);
+            assert!(
+                r.throughput <= 300_000 && 300_000 - r.throughput <= ERROR,
+                "{method:?}: {}",
+                r.throughput
+            );
             assert!(r.bounded_by_tester);
         }
         assert_eq!(rep.summaries["throughput_fps"].n, 3);
@@ -142,11 +151,7 @@ fn the_acceptance_search_ends_with_a_result() {
     let rep = repeat(3, |i| {
         let mut c = ThroughputConfig::new(84, 200_000, 5000);
         c.trial.duration_s = 2.0;
-        throughput(
-            &mut SimDut::new(250_000.0, i as u64).invalid_above(120_000),
-            &c,
-            &mut NoProgress,
-        )
+        throughput(&mut SimDut::new(250_000.0, i as u64).invalid_above(120_000), &c, &mut NoProgress)
     })
     .unwrap();
     for r in &rep.runs {
@@ -228,10 +233,7 @@ fn an_invalid_confirmation_goes_on_below_it() {
     let c = cfg(&SearchMethod::ShortThenConfirm { short_s: 2.0 });
     let r = throughput(&mut run, &c, &mut NoProgress).unwrap();
     assert!(r.throughput <= 250_000 && 250_000 - r.throughput <= ERROR, "{}", r.throughput);
-    assert!(r
-        .trials
-        .iter()
-        .any(|t| t.phase == "confirm" && t.tester_bound && t.pass.is_none()));
+    assert!(r.trials.iter().any(|t| t.phase == "confirm" && t.tester_bound && t.pass.is_none()));
     assert!(r.trials.iter().all(|t| t.valid || t.pass.is_none()));
     assert!(r.bounded_by_tester);
     assert!(r.tester_bound.is_some_and(|b| b > 250_000 && b - r.throughput <= ERROR));
@@ -288,7 +290,10 @@ fn frame_loss_whose_lowest_rate_the_tester_cannot_send_is_an_error() {
     // A listed rate above the tester's limit is marked, the others measured.
     c.rates = Some(vec![900_000, 100_000, 600_000]);
     let r = frame_loss(&mut SimDut::new(500_000.0, 1).invalid_above(700_000), &c, &mut NoProgress).unwrap();
-    assert_eq!(r.points.iter().map(|p| p.tester_bound).collect::<Vec<_>>(), vec![true, false, false]);
+    assert_eq!(
+        r.points.iter().map(|p| p.tester_bound).collect::<Vec<_>>(),
+        vec![true, false, false]
+    );
     assert_eq!(r.points[1].max_loss_percent(), 0.0);
     assert!(r.points[2].max_loss_percent() > 0.0);
 }
@@ -360,7 +365,17 @@ fn fixed_rate_procedures_whose_rate_stays_invalid_are_an_error() {
     l.retries = 2;
     let mut dut = SimDut::new(500_000.0, 1).invalid_above(300_000);
     let e = latency(&mut dut, &l, &mut NoProgress).unwrap_err();
-    assert!(matches!(e, BenchError::TesterLimit { rate: 400_000, attempts: 3, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            BenchError::TesterLimit {
+                rate: 400_000,
+                attempts: 3,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("cannot send even at 400000 frames/s"), "{e}");
     assert_eq!(dut.log.len(), 3);
     let mut dut = SimDut::new(400_000.0, 1).invalid_above(420_000);

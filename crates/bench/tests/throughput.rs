@@ -83,7 +83,10 @@ fn invalid_trials_are_retried_then_bound_the_search() {
     c.retries = 2;
     let r = throughput(&mut dut, &c, &mut NoProgress).unwrap();
     assert_eq!(
-        r.trials[..3].iter().map(|t| (t.rate, t.attempt, t.pass, t.tester_bound)).collect::<Vec<_>>(),
+        r.trials[..3]
+            .iter()
+            .map(|t| (t.rate, t.attempt, t.pass, t.tester_bound))
+            .collect::<Vec<_>>(),
         vec![(1_000_000, 1, None, false), (1_000_000, 2, None, false), (1_000_000, 3, None, true)]
     );
     assert!(r.trials[2].invalid_reasons[0].contains("cannot send more than 600000"));

@@ -33,8 +33,9 @@ pub struct CommonArgs {
     /// 1st and 99th percentile and dispersion of its results.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub repeat: u64,
-    /// Times an invalid trial (the tester missed its own schedule) is run again before the
-    /// procedure gives up.
+    /// Times an invalid trial (the tester missed its own schedule) is run again. A rate that
+    /// stays invalid is one the tester cannot send: a search takes it as an upper bound and goes
+    /// on below it (the result says "bounded by the tester"); for a fixed rate it is an error.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub retries: u32,
     /// Write every trial of every repetition, the configuration, the seeds and the command line

@@ -307,7 +307,11 @@ impl CliResult for ThroughputResult {
     }
 
     fn headline(&self) -> String {
-        format!("{} B: {} fps per direction", self.frame_size, group(self.throughput))
+        let mut s = format!("{} B: {} fps per direction", self.frame_size, group(self.throughput));
+        if let (true, Some(b)) = (self.bounded_by_tester, self.tester_bound) {
+            let _ = write!(s, " (bounded by the tester at {} frames/s)", group(b));
+        }
+        s
     }
 }
 
@@ -538,6 +542,14 @@ mod tests {
         };
         assert_eq!(siitperf_lines(&r), vec!["Forward frames sent: 10", "Forward frames received: 9"]);
         assert!(human(&r).contains("trial valid: loss"));
+        assert!(
+            human(&r).contains("lost          1 (10.0000 %)  tester dropped: tx 0, rx 0"),
+            "{}",
+            human(&r)
+        );
+        let f = r.forward.as_mut().unwrap();
+        (f.tester_tx_dropped, f.tester_rx_dropped) = (3, 4);
+        assert!(human(&r).contains("tester dropped: tx 3, rx 4"), "{}", human(&r));
         r.valid = false;
         r.invalid_reasons
             .push("Forward sending exceeded the 1.0000100000 seconds limit, the test is invalid".into());

@@ -469,6 +469,110 @@ mod tests {
         assert!(r.human_table().contains("Forward PDV (median): 0.005000 ms"));
     }
 
+    /// Valid trials: no loss, PDV 5 us. Calls in `invalid`: invalid, with half the frames lost
+    /// and a PDV of 1 s, which would show if they were used. `interrupt_at`: that call reports
+    /// a Ctrl-C.
+    struct Poisoned {
+        calls: usize,
+        invalid: Vec<usize>,
+        interrupt_at: Option<usize>,
+    }
+
+    impl TrialRunner for Poisoned {
+        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+            let n = self.calls;
+            self.calls += 1;
+            if self.interrupt_at == Some(n) {
+                return Err(BenchError::Interrupted { trials: Vec::new() });
+            }
+            let bad = self.invalid.contains(&n);
+            let frames = spec.frames();
+            let pdv_ns = if bad { 1_000_000_000 } else { 5000 };
+            let d = DirectionReport {
+                sent: frames,
+                received: if bad { frames / 2 } else { frames },
+                lost: if bad { frames - frames / 2 } else { 0 },
+                pdv: Some(PdvReport {
+                    pdv: Some(PdvStats {
+                        frames,
+                        lost: 0,
+                        min: Delay(10_000),
+                        p99_9: Delay(10_000 + pdv_ns),
+                        pdv: Delay(pdv_ns),
+                        relative_error: 0.0,
+                    }),
+                    timed: frames,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            Ok(TrialReport {
+                valid: !bad,
+                invalid_reasons: if bad { vec!["injected".into()] } else { vec![] },
+                forward: Some(d.clone()),
+                reverse: Some(d),
+                ..Default::default()
+            })
+        }
+    }
+
+    #[test]
+    fn invalid_trials_are_listed_but_never_judged_or_summarised() {
+        for timeout in [0, 10] {
+            let mut f = Poisoned {
+                calls: 0,
+                invalid: vec![0, 2, 3],
+                interrupt_at: None,
+            };
+            let mut c = config(3);
+            c.frame_timeout_ms = timeout;
+            let r = pdv(&mut f, &c, &mut xlat_bench::NoProgress).unwrap();
+            assert_eq!(r.trials.len(), 6);
+            let invalid: Vec<&TrialRecord> = r.trials.iter().filter(|t| !t.valid).collect();
+            assert_eq!(invalid.len(), 3);
+            assert!(invalid.iter().all(|t| t.pass.is_none() && !t.tester_bound));
+            assert_eq!(r.runs.iter().map(|x| x.trial).collect::<Vec<_>>(), vec![1, 4, 5]);
+            // Only the valid trials: no loss, PDV 5 us.
+            assert!(r.runs.iter().all(|x| x.pass && x.forward.as_ref().unwrap().lost == 0));
+            assert_eq!(r.forward.as_ref().unwrap().pdv, Some(Delay(5000)));
+            assert!(r.trials.iter().filter(|t| t.valid).all(|t| t.pass == Some(true)));
+        }
+    }
+
+    #[test]
+    fn a_rate_that_stays_invalid_is_an_error_and_an_interruption_keeps_the_trials() {
+        let mut f = Poisoned {
+            calls: 0,
+            invalid: vec![1, 2, 3],
+            interrupt_at: None,
+        };
+        let e = pdv(&mut f, &config(3), &mut xlat_bench::NoProgress).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                BenchError::TesterLimit {
+                    rate: 1000,
+                    attempts: 3,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("cannot send even at 1000 frames/s"), "{e}");
+        let mut f = Poisoned {
+            calls: 0,
+            invalid: vec![1],
+            interrupt_at: Some(3),
+        };
+        match pdv(&mut f, &config(5), &mut xlat_bench::NoProgress) {
+            Err(BenchError::Interrupted { trials }) => {
+                assert_eq!(trials.len(), 3);
+                assert_eq!(trials.iter().map(|t| t.valid).collect::<Vec<_>>(), vec![true, false, true]);
+            }
+            r => panic!("{r:?}"),
+        }
+    }
+
     #[test]
     fn missing_statistics_are_an_error_not_zero() {
         struct NoPdv;

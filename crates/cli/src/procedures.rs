@@ -447,16 +447,12 @@ where
                 frame_size: *size,
                 result: Repeated::from_runs(partial.clone()),
             });
-            write_outputs(p, procedure, &so_far, false, None, &runner.collected)
-                .map_err(|e| BenchError::Output(format!("{e:#}")))?;
+            write_outputs(p, procedure, &so_far, false, None, &runner.collected).map_err(|e| BenchError::Output(format!("{e:#}")))?;
             Ok(r)
         });
         progress.clear();
         match result {
-            Ok(result) => done.push(SizeResult {
-                frame_size: *size,
-                result,
-            }),
+            Ok(result) => done.push(SizeResult { frame_size: *size, result }),
             Err(BenchError::Interrupted { trials }) => {
                 if !partial.is_empty() {
                     done.push(SizeResult {
@@ -675,6 +671,8 @@ mod tests {
                 received: 3000,
                 lost: 700,
                 last_lost_s: Some(s.send_time_s(2300)),
+                tester_tx_dropped: 2,
+                tester_rx_dropped: 3,
                 ..Default::default()
             }),
             reverse: Some(DirectionReport {
@@ -685,7 +683,9 @@ mod tests {
             ..Default::default()
         };
         let r = recovery_report(&s, &report).unwrap();
-        assert_eq!(r.forward.unwrap().last_lost_seq, Some(2300));
+        let f = r.forward.unwrap();
+        assert_eq!(f.last_lost_seq, Some(2300));
+        assert_eq!((f.tester_tx_dropped, f.tester_rx_dropped), (2, 3));
         assert_eq!(r.reverse.unwrap().last_lost_seq, None);
         // Lost frames without their time: not silently "recovered".
         let mut bad = report.clone();

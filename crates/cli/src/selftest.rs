@@ -70,8 +70,13 @@ fn search(
     };
     eprintln!("selftest {name}: searching up to {} frames/s ...", a.max_rate);
     let res = throughput(r, &tc, &mut NoProgress)?;
+    // A rate the tester cannot even schedule (its trials invalid) bounds the search like one
+    // it loses frames at: either way the tester cannot do it.
+    let bound = res
+        .tester_bound
+        .map_or(String::new(), |b| format!(", could not send {b} frames/s in time"));
     eprintln!(
-        "selftest {name}: {} frames/s ({} trials, {:.0} trial-seconds)",
+        "selftest {name}: {} frames/s ({} trials, {:.0} trial-seconds{bound})",
         res.throughput,
         res.trials.len(),
         res.trial_seconds

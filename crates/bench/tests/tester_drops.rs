@@ -1,0 +1,92 @@
+//! The tester's own drop counters (frames it failed to send after its backend accepted them,
+//! frames its receiving port dropped) reach every trial record and the outputs.
+
+use xlat_bench::output::{trial_csv_row, trials_table, TRIALS_CSV_HEADER};
+use xlat_bench::runner::{RecoveryReport, RecoverySpec};
+use xlat_bench::sim::SimDut;
+use xlat_bench::*;
+use xlat_engine::{TrialReport, TrialSpec};
+
+/// A SimDut whose tester reports drops: forward tx 3 / rx 4, reverse tx 5 / rx 6.
+struct Drops(SimDut);
+
+impl TrialRunner for Drops {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        let mut r = self.0.run(spec)?;
+        for (d, (tx, rx)) in [(&mut r.forward, (3, 4)), (&mut r.reverse, (5, 6))] {
+            if let Some(d) = d {
+                d.tester_tx_dropped = tx;
+                d.tester_rx_dropped = rx;
+            }
+        }
+        Ok(r)
+    }
+
+    fn run_recovery(&mut self, spec: &RecoverySpec) -> Result<RecoveryReport, BenchError> {
+        let mut r = self.0.run_recovery(spec)?;
+        if let Some(d) = r.forward.as_mut() {
+            d.tester_tx_dropped = 7;
+            d.tester_rx_dropped = 8;
+        }
+        Ok(r)
+    }
+}
+
+#[test]
+fn drops_reach_the_record_the_csv_the_table_and_the_json() {
+    let r = throughput(
+        &mut Drops(SimDut::new(400_000.0, 1)),
+        &ThroughputConfig::new(84, 1_000_000, 10_000),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let t = &r.trials[0];
+    let (f, v) = (t.forward.as_ref().unwrap(), t.reverse.as_ref().unwrap());
+    assert_eq!((f.tester_tx_dropped, f.tester_rx_dropped), (3, 4));
+    assert_eq!((v.tester_tx_dropped, v.tester_rx_dropped), (5, 6));
+
+    let header: Vec<&str> = TRIALS_CSV_HEADER.split(',').collect();
+    let row_line = trial_csv_row("throughput", 0, t);
+    let row: Vec<&str> = row_line.trim_end().split(',').collect();
+    assert_eq!(row.len(), header.len());
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"))];
+    assert_eq!(
+        (
+            col("fwd_tester_tx_dropped"),
+            col("fwd_tester_rx_dropped"),
+            col("rev_tester_tx_dropped"),
+            col("rev_tester_rx_dropped")
+        ),
+        ("3", "4", "5", "6")
+    );
+    assert_eq!(col("fwd_sent"), f.sent.to_string());
+
+    let table = trials_table(&r.trials);
+    assert!(
+        table.contains("fwd tester dropped tx/rx") && table.contains("3/4") && table.contains("5/6"),
+        "{table}"
+    );
+
+    let json = serde_json::to_value(t).unwrap();
+    assert_eq!(json["forward"]["tester_tx_dropped"], 3);
+    assert_eq!(json["reverse"]["tester_rx_dropped"], 6);
+    // Older documents without the fields still read.
+    let mut old = json.clone();
+    old["forward"].as_object_mut().unwrap().remove("tester_tx_dropped");
+    let back: TrialRecord = serde_json::from_value(old).unwrap();
+    assert_eq!(back.forward.unwrap().tester_tx_dropped, 0);
+}
+
+#[test]
+fn recovery_trials_carry_the_drops() {
+    let r = system_recovery(
+        &mut Drops(SimDut::new(400_000.0, 1)),
+        &RecoveryConfig::new(64, 400_000),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let f = r.trials[0].forward.as_ref().unwrap();
+    assert_eq!((f.tester_tx_dropped, f.tester_rx_dropped), (7, 8));
+    let table = r.human_table();
+    assert!(table.contains("tester dropped tx/rx") && table.contains("7/8"), "{table}");
+}
