@@ -101,11 +101,19 @@ impl SearchError {
     }
 }
 
-/// A frame size of siitperf: 84-1538 (the configuration may narrow it to 1518).
+/// The largest frame size parameter any setup takes: the configuration's own range (84 up to
+/// the largest IPv6 frame, 20 more when every frame is IPv4), so that every command accepts
+/// the same sizes as `trial.frame_size`. What a port cannot carry (its MTU) the engine refuses
+/// before sending, naming the limit.
+pub const MAX_FRAME_SIZE_PARAM: usize = xlat_wire::frame::MAX_FRAME_SIZE + 20;
+
+/// A frame size parameter: 84 to [`MAX_FRAME_SIZE_PARAM`], as the configuration's.
 pub fn parse_frame_size(s: &str) -> Result<usize, String> {
     let v: usize = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number of bytes"))?;
-    if !(84..=1538).contains(&v) {
-        return Err(format!("{v} is outside 84..1538 bytes (the IPv6 frame size, FCS included)"));
+    if !(84..=MAX_FRAME_SIZE_PARAM).contains(&v) {
+        return Err(format!(
+            "{v} is outside 84..{MAX_FRAME_SIZE_PARAM} bytes (the IPv6 frame size, FCS included)"
+        ));
     }
     Ok(v)
 }
@@ -289,7 +297,9 @@ mod tests {
         assert_eq!(parse_frame_size("84"), Ok(84));
         assert_eq!(parse_frame_size("1538"), Ok(1538));
         assert!(parse_frame_size("64").is_err());
-        assert!(parse_frame_size("1539").is_err());
+        assert_eq!(parse_frame_size("1539"), Ok(1539));
+        assert_eq!(parse_frame_size("9038"), Ok(9038));
+        assert!(parse_frame_size("9039").is_err());
         assert!(parse_frame_size("x").is_err());
         assert_eq!(parse_step("10%"), Ok(0.1));
         assert_eq!(parse_step("0.05"), Ok(0.05));
