@@ -897,8 +897,8 @@ mod tests {
         assert!(n >= 1024 + 2048 + 160 + 6 * 384);
         assert_eq!(mempool_size(1, 512, 512, 0, 1), 2047);
         // Every receive queue's ring is counted.
-        assert_eq!(mempool_size(2, 512, 512, 0, 1), 2047);
-        assert_eq!(mempool_size(4, 512, 512, 0, 1), 4095);
+        assert_eq!(mempool_size(2, 512, 512, 0, 1), 4095);
+        assert_eq!(mempool_size(8, 512, 512, 0, 1), 8191);
     }
 
     #[test]
