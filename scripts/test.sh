@@ -19,7 +19,7 @@ XLAT_SKIP_LOG=$(mktemp /tmp/xlatperf-skips.XXXXXX)
 export XLAT_SKIP_LOG
 # Lab tests create namespaces named xlat-*: leave none behind, even when a test fails.
 trap 'target/release/xlatperf lab down >/dev/null 2>&1 || true; rm -f "$XLAT_SKIP_LOG"' EXIT
-cargo test --release --locked --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log
+cargo test --release --locked --no-fail-fast --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log
 left=$(ip netns list | grep -c '^xlat-' || true)
 if [ "$left" != 0 ]; then
     echo "Error: tests left $left xlat- namespaces behind" >&2
