@@ -1,11 +1,25 @@
-//! One trial: a sender and a receiver per active direction, paced by the TSC, counting loss,
-//! duplicates and reordering separately, answering ARP and NDP for the tester's addresses, and
-//! checking its own timing. Returns a [`TrialReport`]; what the report means is the bench
-//! crate's business.
+//! One trial: senders and receivers per active direction, paced by the TSC, counting loss,
+//! duplicates, reordering and corruption separately, answering ARP and NDP for the tester's
+//! addresses, and checking its own timing and its own drops. Returns a [`TrialReport`]; what the
+//! report means is the bench crate's business.
 //!
-//! On a 2-core machine each port gets one worker thread that both sends its direction and
-//! receives the other (its receiver also answers ARP/NDP); a CPU plan that puts a port's sender
-//! and receiver on different cores splits them into two threads.
+//! | module | holds |
+//! | --- | --- |
+//! | [`trial`] | [`Tester`]: the ports, address resolution, and `run_trial` in four steps (check, plan, run, assemble) |
+//! | `trial/schedule.rs` | when each frame is due (RFC 2544 section 23), which frames carry latency tags |
+//! | `trial/sender.rs` | one direction's sender: a burst per call, prompt catch-up, per-frame stamps |
+//! | `trial/receiver.rs` | one port's receiver: the per-frame count (`Count::test_frame`), ARP/NDP answers |
+//! | `trial/worker.rs` | the per-core loop (`worker_loop`) with its deadline, failure and abort checks |
+//! | [`neighbour`] | ARP and NDP: answering, resolving the DUT, announcing the tester's addresses |
+//! | [`delay`] | recording one-way delays (exact or a bounded histogram) |
+//! | [`report`] | [`TrialReport`], [`DirectionReport`] |
+//! | [`spec`] | [`TrialSpec`] and its check, [`CpuPlan`] |
+//! | [`clock`], [`pin`] | the TSC clock; pinning and priority of worker threads |
+//! | [`saturate`] | the sender's hot path flat out, for benchmarks |
+//!
+//! Threads: one per core that has a role. By default each port gets its own core, its worker
+//! sending the port's direction and receiving the other; a [`CpuPlan`] that gives roles the same
+//! core puts them in one thread (on 2 CPUs the lab's TAYGA topologies run all four on CPU 0).
 
 pub mod clock;
 pub mod delay;
