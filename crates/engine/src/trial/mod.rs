@@ -3,7 +3,7 @@
 //!
 //! A trial runs in four steps ([`Tester::run_trial`]): `check` the spec and the ports, `plan`
 //! the senders and receivers and the cores they run on, `run` one worker thread per core
-//! ([`worker`]), and `assemble` the report. Every wait ends at a deadline: a sender gives up
+//! (`worker.rs`), and `assemble` the report. Every wait ends at a deadline: a sender gives up
 //! half a second after the duration x 1.00001 limit, receivers wait the timeout after their
 //! sender, and no worker runs past the sum of both plus half a second. A worker that fails stops
 //! the others; so does Ctrl-C (the abort flag).
