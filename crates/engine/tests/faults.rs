@@ -7,35 +7,13 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use xlat_engine::{CpuPlan, EngineError, PdvSpec, Tester, TrialSpec};
 use xlat_io::mem::{pair, Impairment, MemPort};
-use xlat_traffic::{IpVersion, PortSpec, Setup, Side, StatefulSpec};
-use xlat_wire::MacAddr;
+mod common;
 
-fn setup() -> Setup {
-    let mut left = Side::new(IpVersion::V4);
-    let mut right = Side::new(IpVersion::V4);
-    left.ipv4_real = Some("198.18.0.2".parse().unwrap());
-    right.ipv4_real = Some("198.19.0.2".parse().unwrap());
-    left.dut_mac = Some(MacAddr([0x02, 0x78, 0x6c, 0, 0, 2]));
-    right.dut_mac = Some(MacAddr([0x02, 0x78, 0x6c, 0, 0, 1]));
-    Setup {
-        left,
-        right,
-        forward: true,
-        reverse: true,
-        forward_ports: PortSpec::default(),
-        reverse_ports: PortSpec::default(),
-        fg_n: 2,
-        fg_m: 2,
-        stateful: StatefulSpec::default(),
-        seed: Some(7),
-        allow_foreign_addresses: false,
-    }
-}
+use common::serial;
+use xlat_traffic::IpVersion;
 
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+fn setup() -> xlat_traffic::Setup {
+    common::setup(IpVersion::V4, true, true)
 }
 
 /// A tester on a mem pair holding `capacity` frames per direction, and the two wires

@@ -4,44 +4,14 @@
 use std::collections::HashSet;
 use xlat_engine::{CpuPlan, LatencySpec, Tester, TrialSpec};
 use xlat_io::mem::{pair, Impairment, MemPort};
-use xlat_traffic::{IpVersion, PortSpec, Setup, Side, StatefulSpec};
-use xlat_wire::MacAddr;
+mod common;
 
-fn setup(v: IpVersion, forward: bool, reverse: bool) -> Setup {
-    let mut left = Side::new(v);
-    let mut right = Side::new(v);
-    left.ipv4_real = Some("198.18.0.2".parse().unwrap());
-    right.ipv4_real = Some("198.19.0.2".parse().unwrap());
-    left.ipv6_real = Some("2001:2::2".parse().unwrap());
-    right.ipv6_real = Some("2001:2:0:8000::2".parse().unwrap());
-    // No DUT between mem ports: each side's "DUT MAC" is the other port's MAC.
-    left.dut_mac = Some(MacAddr([0x02, 0x78, 0x6c, 0, 0, 2]));
-    right.dut_mac = Some(MacAddr([0x02, 0x78, 0x6c, 0, 0, 1]));
-    Setup {
-        left,
-        right,
-        forward,
-        reverse,
-        forward_ports: PortSpec::default(),
-        reverse_ports: PortSpec::default(),
-        fg_n: 2,
-        fg_m: 2,
-        stateful: StatefulSpec::default(),
-        seed: Some(7),
-        allow_foreign_addresses: false,
-    }
-}
+use common::{serial, setup};
+use xlat_traffic::{IpVersion, Setup};
 
 /// The 64-bit field of frame `seq` in the tester's first trial (trial tag 1 in the top byte).
 fn first_trial_field(seq: u64) -> u64 {
     (1 << 56) | seq
-}
-
-/// Trials pin busy threads to the cores: run one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn tester(s: Setup, fwd: Impairment, rev: Impairment) -> Tester<MemPort> {
