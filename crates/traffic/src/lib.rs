@@ -5,7 +5,6 @@
 //!
 //! This crate knows nothing of threads, clocks or backends.
 
-pub mod pcap;
 pub mod rng;
 pub mod setup;
 pub mod stream;
