@@ -5,7 +5,7 @@ use crate::plan::MAX_FIELDS;
 use crate::template::Template;
 
 /// Room for the precomputed field values of a burst, kept by the sender between bursts (see
-/// `DirectionStream::burst`).
+/// [`DirectionStream::burst`](crate::DirectionStream::burst)).
 #[derive(Debug, Clone, Default)]
 pub struct BurstScratch {
     pub(crate) vals: Vec<u16>,
@@ -48,8 +48,9 @@ impl Burst<'_> {
 
     /// Write the burst's frame `i` (sequence number `seq0 + i`) with `field` in its 64-bit
     /// payload field into a recycled backend buffer, as
-    /// `DirectionStream::write_frame_cookie` does; returns its length (0 when `i` is outside
-    /// the burst or `buf` is too short). The frame equals `write_frame_field(seq0 + i, field)`.
+    /// [`DirectionStream::write_frame_cookie`](crate::DirectionStream::write_frame_cookie)
+    /// does; returns its length (0 when `i` is outside the burst or `buf` is too short). The
+    /// frame equals `write_frame_field(seq0 + i, field)`.
     #[inline(always)]
     pub fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
         if i >= self.n {

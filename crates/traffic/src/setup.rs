@@ -1,5 +1,5 @@
 //! The typed test setup. The config crate reads files into it; it holds only valid values once
-//! [`Setup::validate`] has passed.
+//! the config crate's validation (`xlat_config::validate`) has passed.
 
 use crate::vary::{AddrSet, BitRange, Variation};
 use serde::{Deserialize, Serialize};

@@ -55,7 +55,7 @@ fn fold64(a: u64) -> u16 {
 
 impl Template {
     /// The template of frames from `pair` (zero in every varying part) with their slots, per
-    /// `plan`. `ipv6_frame_size` as in `DirectionStream::new`.
+    /// `plan`. `ipv6_frame_size` as in [`DirectionStream::new`](crate::DirectionStream::new).
     pub(crate) fn build(
         plan: &Plan,
         pair: AddrPair,

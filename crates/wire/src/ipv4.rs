@@ -40,7 +40,7 @@ pub const DEFAULT_TTL: u8 = 64;
 /// checked when parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
-    /// The header length in bytes (IHL × 4); [`write`] writes only [`HDR_LEN`], no options.
+    /// The header length in bytes (IHL × 4); [`write()`] writes only [`HDR_LEN`], no options.
     pub header_len: usize,
     /// The total length of the packet (header and data) in bytes.
     pub total_len: usize,
