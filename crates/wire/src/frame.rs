@@ -223,7 +223,7 @@ impl TestFrame {
             IpPair::V4 { src, dst } => udp::checksum_v4(src, dst, &f[l4..]),
             IpPair::V6 { src, dst } => udp::checksum_v6(&src, &dst, &f[l4..]),
         };
-        f[lay.udp_checksum..lay.udp_checksum + 2].copy_from_slice(&c.to_be_bytes());
+        f[lay.udp_checksum..lay.udp_checksum + udp::field::CHECKSUM.len()].copy_from_slice(&c.to_be_bytes());
         Ok(lay)
     }
 }
