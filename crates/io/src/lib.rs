@@ -8,8 +8,14 @@
 //! mbuf, an AF_XDP UMEM frame) through a fill callback, so zero-copy backends need no extra copy
 //! and no allocation happens per frame.
 //!
-//! Backends: `mem` (in-process pairs with loss, duplication and reordering injection),
-//! `afpacket` (PACKET_MMAP rings with PACKET_QDISC_BYPASS), `dpdk` (cargo feature `dpdk`).
+//! What is where:
+//!
+//! | module | what |
+//! | --- | --- |
+//! | this file | the [`Port`], [`TxQueue`] and [`RxQueue`] traits, [`Queues`], [`IoError`], the burst sizes ([`DEFAULT_BURST`], [`RX_BURST`]) |
+//! | [`mem`] | in-process port pairs with loss, duplication and reordering injection, for tests and the engine's self-test |
+//! | [`afpacket`] | AF_PACKET sockets with PACKET_MMAP rings and PACKET_QDISC_BYPASS, on any Linux interface, also inside a network namespace |
+//! | `dpdk` (cargo feature `dpdk`) | DPDK ethdev ports: `dpdk/eal.rs` (EAL, TSC, lcore registration), `dpdk/port.rs` (opening a port, its mempool and counters), `dpdk/queues.rs` (the burst functions), `dpdk/ffi.rs` and `csrc/shim.c` (DPDK's inline functions, wrapped in C) |
 
 pub mod afpacket;
 #[cfg(feature = "dpdk")]

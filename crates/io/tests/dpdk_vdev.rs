@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use xlat_io::dpdk::{self, DpdkOptions, DpdkPort};
 use xlat_io::{Port, RxQueue, TxQueue};
 use xlat_wire::frame::{IpPair, TestFrame};
-use xlat_wire::{classify, MacAddr, Rx};
+use xlat_wire::{classify, pcap, MacAddr, Rx};
 
 const EAL_ARGS: &[&str] = &[
     "--no-huge",
@@ -41,7 +41,7 @@ fn eal() -> std::sync::MutexGuard<'static, ()> {
     EAL.get_or_init(|| {
         let (rx, _, _) = pcap_paths();
         let _ = std::fs::create_dir_all(rx.parent().expect("a directory"));
-        std::fs::write(&rx, pcap_header()).expect("empty capture");
+        std::fs::write(&rx, pcap::file_of::<&[u8]>(&[])).expect("empty capture");
         let args = eal_args();
         dpdk::eal_init(&args).expect("EAL init");
     });
@@ -311,35 +311,6 @@ fn pcap_paths() -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) 
     (d.join("rx.pcap"), d.join("tx0.pcap"), d.join("tx1.pcap"))
 }
 
-/// A pcap file header: version 2.4, snap length 65535, Ethernet.
-fn pcap_header() -> Vec<u8> {
-    let mut h = Vec::new();
-    for w in [
-        0xa1b2_c3d4u32.to_le_bytes(),
-        [2, 0, 4, 0],
-        0u32.to_le_bytes(),
-        0u32.to_le_bytes(),
-        65535u32.to_le_bytes(),
-        1u32.to_le_bytes(),
-    ] {
-        h.extend_from_slice(&w);
-    }
-    h
-}
-
-/// The frames of a little-endian pcap file.
-fn pcap_frames(data: &[u8]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut at = 24;
-    while at + 16 <= data.len() {
-        let caplen = u32::from_le_bytes(data[at + 8..at + 12].try_into().unwrap()) as usize;
-        at += 16;
-        out.push(data[at..at + caplen].to_vec());
-        at += caplen;
-    }
-    out
-}
-
 /// Recycled mbufs whose cookie and length stay are sent without a reset; any change of cookie or
 /// length, and every plain send, resets the mbuf and gives it its new length. net_pcap writes
 /// each frame (the mbuf's data at its data offset, of its packet length) to a file and frees it
@@ -386,7 +357,8 @@ fn recycled_mbufs_send_exactly_what_was_written() {
         // Dropping the port closes the capture file.
     }
     let (rx, tx0, _) = pcap_paths();
-    let got = pcap_frames(&std::fs::read(&tx0).expect("the capture"));
+    let capture = std::fs::read(&tx0).expect("the capture");
+    let got = pcap::frames(&capture).expect("a pcap file");
     let _ = std::fs::remove_dir_all(rx.parent().expect("a directory"));
     assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {

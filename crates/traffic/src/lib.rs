@@ -4,12 +4,34 @@
 //! the per-frame patcher that the engine's senders call.
 //!
 //! This crate knows nothing of threads, clocks or backends.
+//!
+//! What is where, each module using only those above it:
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`rng`] | counter-based pseudorandom values: SplitMix64 keys, the per-frame hash, Lemire's reduction, `FastMod` |
+//! | [`vary`] | [`Variation`]; `FieldGen`, a field's value in frame `seq` (one loop per burst); `AddrSet`, the addresses a side takes |
+//! | [`setup`] | the typed [`Setup`] (sides, ports, mix, seed) and which addresses a direction uses |
+//! | `plan` | a direction's varying fields checked against the setup ([`StreamError`] when they cannot be applied) |
+//! | `template` | a frame built once with zero in every varying field, and the per-frame patcher (`Template::patch`) |
+//! | `burst` | [`Burst`]: a burst's field values computed ahead; [`Burst::write`] is the sender's per-frame call |
+//! | [`stream`] | [`DirectionStream`]: a direction's templates, which frame is foreground, single frames and bursts |
+//!
+//! Test frames are written into pcap files with `xlat_wire::pcap`.
 
-pub mod pcap;
+mod burst;
+mod plan;
 pub mod rng;
 pub mod setup;
 pub mod stream;
+mod template;
 pub mod vary;
 
-pub use setup::*;
-pub use stream::{Burst, BurstScratch, DirectionStream, StreamError};
+pub use burst::{Burst, BurstScratch};
+pub use plan::StreamError;
+pub use setup::{
+    is_benchmarking_v4, is_benchmarking_v6, AddrPair, Direction, IpVarSpec, IpVersion, MissingAddress, PortField, PortSpec, Setup, Side,
+    SideId, Stateful, StatefulSpec, RFC2544_DPORT, RFC2544_SPORT, RFC4814_DPORT, RFC4814_SPORT,
+};
+pub use stream::DirectionStream;
+pub use vary::Variation;

@@ -1,7 +1,7 @@
 //! The typed test setup. The config crate reads files into it; it holds only valid values once
-//! [`Setup::validate`] has passed.
+//! the config crate's validation (`xlat_config::validate`) has passed.
 
-use crate::vary::{AddrSet, BitRange};
+use crate::vary::{AddrSet, BitRange, Variation};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -87,37 +87,10 @@ impl SideId {
     }
 }
 
-/// How a field varies from frame to frame (siitperf's 0-3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Variation {
-    #[default]
-    Fixed,
-    Increasing,
-    Decreasing,
-    Pseudorandom,
-}
-
-impl Variation {
-    /// siitperf's numeric code: 0 fixed, 1 increasing, 2 decreasing, 3 pseudorandom.
-    pub fn from_code(c: u64) -> Option<Variation> {
-        Some(match c {
-            0 => Variation::Fixed,
-            1 => Variation::Increasing,
-            2 => Variation::Decreasing,
-            3 => Variation::Pseudorandom,
-            _ => return None,
-        })
-    }
-
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-
-    pub fn is_fixed(self) -> bool {
-        self == Variation::Fixed
-    }
-}
+/// Octet of the destination network byte (`Num-{L,R}-Nets`): IPv4 bits 16-23, IPv6 bits 56-63.
+pub const NET_OCTET_V4: u8 = 2;
+/// See [`NET_OCTET_V4`].
+pub const NET_OCTET_V6: u8 = 7;
 
 /// RFC 2544 appendix C.2.6.4's fixed UDP ports.
 pub const RFC2544_SPORT: u16 = 0xC020;
@@ -403,11 +376,7 @@ impl Side {
 
     /// The destination network byte of frames sent to this side; `None` for one network.
     fn net_range(&self, bytes: u32) -> Option<BitRange> {
-        let octet = if bytes == 4 {
-            crate::stream::NET_OCTET_V4
-        } else {
-            crate::stream::NET_OCTET_V6
-        };
+        let octet = if bytes == 4 { NET_OCTET_V4 } else { NET_OCTET_V6 };
         (self.num_nets > 1).then(|| BitRange::byte_at(bytes, octet, 0, self.num_nets.min(256) - 1))
     }
 

@@ -8,7 +8,39 @@
 //! pseudorandom ones come from the field's own keyed stream (see [`crate::rng`]).
 
 use crate::rng::{FastMod, Lemire, Stream};
-use crate::setup::Variation;
+use serde::{Deserialize, Serialize};
+
+/// How a field varies from frame to frame (siitperf's 0-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variation {
+    #[default]
+    Fixed,
+    Increasing,
+    Decreasing,
+    Pseudorandom,
+}
+
+impl Variation {
+    /// siitperf's numeric code: 0 fixed, 1 increasing, 2 decreasing, 3 pseudorandom.
+    pub fn from_code(c: u64) -> Option<Variation> {
+        Some(match c {
+            0 => Variation::Fixed,
+            1 => Variation::Increasing,
+            2 => Variation::Decreasing,
+            3 => Variation::Pseudorandom,
+            _ => return None,
+        })
+    }
+
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn is_fixed(self) -> bool {
+        self == Variation::Fixed
+    }
+}
 
 /// The values of one varying field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

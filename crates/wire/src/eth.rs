@@ -1,11 +1,32 @@
-//! Ethernet II headers and MAC addresses.
+//! Ethernet II headers (IEEE 802.3 clause 3.2, the "DIX" type field) and MAC addresses.
 
 use std::fmt;
 use std::str::FromStr;
 
-pub const HDR_LEN: usize = 14;
+/// Byte ranges of the Ethernet II header's fields.
+pub mod field {
+    use core::ops::Range;
+    /// The destination MAC address.
+    pub const DESTINATION: Range<usize> = 0..6;
+    /// The source MAC address.
+    pub const SOURCE: Range<usize> = 6..12;
+    /// The EtherType of the payload.
+    pub const ETHERTYPE: Range<usize> = 12..14;
+}
+
+/// The length of an Ethernet II header (no VLAN tag): where the payload starts.
+pub const HDR_LEN: usize = field::ETHERTYPE.end;
+/// Length of the Ethernet frame check sequence, which the frame size counts (RFC 2544) but which
+/// the backends never see: a 64-byte frame is 60 bytes handed to the NIC.
+pub const FCS_LEN: usize = 4;
+
+/// The shortest Ethernet frame without its FCS (64 bytes with it): shorter ones are padded.
+pub const MIN_FRAME_LEN: usize = 60;
+/// EtherType of IPv4.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
+/// EtherType of ARP.
 pub const ETHERTYPE_ARP: u16 = 0x0806;
+/// EtherType of IPv6.
 pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 
 /// A 48-bit MAC address.
@@ -13,7 +34,9 @@ pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 pub struct MacAddr(pub [u8; 6]);
 
 impl MacAddr {
+    /// ff:ff:ff:ff:ff:ff.
     pub const BROADCAST: MacAddr = MacAddr([0xff; 6]);
+    /// 00:00:00:00:00:00, e.g. the unknown target of an ARP request.
     pub const ZERO: MacAddr = MacAddr([0; 6]);
 
     /// The multicast MAC of an IPv6 multicast address (RFC 2464 section 7): 33:33 and the low 32
@@ -23,6 +46,7 @@ impl MacAddr {
         MacAddr([0x33, 0x33, o[12], o[13], o[14], o[15]])
     }
 
+    /// True for a group address (the I/G bit, the lowest bit of the first byte, set).
     pub fn is_multicast(&self) -> bool {
         self.0[0] & 1 == 1
     }
@@ -75,30 +99,35 @@ impl FromStr for MacAddr {
 /// Write an Ethernet II header at the start of `buf`. `buf` must hold at least [`HDR_LEN`] bytes.
 pub fn write(buf: &mut [u8], dst: MacAddr, src: MacAddr, ethertype: u16) -> Option<()> {
     let h = buf.get_mut(..HDR_LEN)?;
-    h[0..6].copy_from_slice(&dst.0);
-    h[6..12].copy_from_slice(&src.0);
-    h[12..14].copy_from_slice(&ethertype.to_be_bytes());
+    h[field::DESTINATION].copy_from_slice(&dst.0);
+    h[field::SOURCE].copy_from_slice(&src.0);
+    h[field::ETHERTYPE].copy_from_slice(&ethertype.to_be_bytes());
     Some(())
 }
 
 /// The parsed Ethernet II header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
+    /// The destination MAC address.
     pub dst: MacAddr,
+    /// The source MAC address.
     pub src: MacAddr,
+    /// The EtherType.
     pub ethertype: u16,
 }
 
+/// Parse the Ethernet II header at the start of `b`; `None` when `b` is shorter than
+/// [`HDR_LEN`].
 pub fn parse(b: &[u8]) -> Option<Header> {
     let h = b.get(..HDR_LEN)?;
     let mut dst = [0u8; 6];
     let mut src = [0u8; 6];
-    dst.copy_from_slice(&h[0..6]);
-    src.copy_from_slice(&h[6..12]);
+    dst.copy_from_slice(&h[field::DESTINATION]);
+    src.copy_from_slice(&h[field::SOURCE]);
     Some(Header {
         dst: MacAddr(dst),
         src: MacAddr(src),
-        ethertype: u16::from_be_bytes([h[12], h[13]]),
+        ethertype: crate::bytes::be16(h, field::ETHERTYPE.start)?,
     })
 }
 
@@ -147,5 +176,28 @@ mod tests {
         let h = parse(&b).unwrap();
         assert_eq!(h.ethertype, ETHERTYPE_ARP);
         assert_eq!(h.dst, MacAddr::BROADCAST);
+    }
+
+    #[test]
+    fn fixture_parses_and_every_prefix_is_none() {
+        // The Ethernet header of an IPv6 frame from 02:00:00:00:01:01 to 33:33:ff:00:00:01.
+        let b: [u8; 14] = [0x33, 0x33, 0xff, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00, 0x00, 0x01, 0x01, 0x86, 0xdd];
+        let h = parse(&b).unwrap();
+        assert_eq!(
+            h,
+            Header {
+                dst: MacAddr([0x33, 0x33, 0xff, 0, 0, 1]),
+                src: MacAddr([2, 0, 0, 0, 1, 1]),
+                ethertype: ETHERTYPE_IPV6,
+            }
+        );
+        assert!(h.dst.is_multicast() && !h.src.is_multicast());
+        for n in 0..b.len() {
+            assert_eq!(parse(&b[..n]), None, "{n} bytes");
+        }
+        let mut w = [0u8; 14];
+        write(&mut w, h.dst, h.src, h.ethertype).unwrap();
+        assert_eq!(w, b);
+        assert_eq!(write(&mut w[..13], h.dst, h.src, h.ethertype), None);
     }
 }

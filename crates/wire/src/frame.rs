@@ -1,8 +1,9 @@
 //! Building test frames: Ethernet II + IPv4 or IPv6 + UDP + the test payload, with valid
 //! checksums, and the byte offsets of every field that a per-frame patcher may change.
 
+use crate::eth::FCS_LEN;
 use crate::eth::{self, MacAddr};
-use crate::{ipv4, ipv6, payload, udp, FCS_LEN};
+use crate::{ipv4, ipv6, payload, udp};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -12,11 +13,24 @@ pub const MAX_FRAME_SIZE: usize = 9018;
 /// Source and destination addresses of one IP version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IpPair {
-    V4 { src: Ipv4Addr, dst: Ipv4Addr },
-    V6 { src: Ipv6Addr, dst: Ipv6Addr },
+    /// An IPv4 source and destination.
+    V4 {
+        /// The source address.
+        src: Ipv4Addr,
+        /// The destination address.
+        dst: Ipv4Addr,
+    },
+    /// An IPv6 source and destination.
+    V6 {
+        /// The source address.
+        src: Ipv6Addr,
+        /// The destination address.
+        dst: Ipv6Addr,
+    },
 }
 
 impl IpPair {
+    /// True for an IPv6 pair.
     pub fn is_v6(&self) -> bool {
         matches!(self, IpPair::V6 { .. })
     }
@@ -26,6 +40,7 @@ impl IpPair {
         eth::HDR_LEN + self.ip_hdr_len() + udp::HDR_LEN + payload::MIN_LEN
     }
 
+    /// The length of the IP header (no options, no extension headers).
     pub fn ip_hdr_len(&self) -> usize {
         if self.is_v6() {
             ipv6::HDR_LEN
@@ -38,10 +53,15 @@ impl IpPair {
 /// One test frame's contents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TestFrame {
+    /// The Ethernet destination.
     pub eth_dst: MacAddr,
+    /// The Ethernet source.
     pub eth_src: MacAddr,
+    /// The IP version and addresses.
     pub ip: IpPair,
+    /// The UDP source port.
     pub sport: u16,
+    /// The UDP destination port.
     pub dport: u16,
     /// The frame size counting the FCS, as RFC 2544 does.
     pub frame_size: usize,
@@ -52,9 +72,27 @@ pub struct TestFrame {
 /// Why a frame cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
-    TooSmall { frame_size: usize, min: usize },
-    TooLarge { frame_size: usize, max: usize },
-    BufferTooSmall { need: usize, have: usize },
+    /// The frame size cannot hold the headers and the payload's signature and field.
+    TooSmall {
+        /// The frame size asked for (with FCS).
+        frame_size: usize,
+        /// The smallest frame size of this IP version (with FCS).
+        min: usize,
+    },
+    /// The frame size is above [`MAX_FRAME_SIZE`].
+    TooLarge {
+        /// The frame size asked for (with FCS).
+        frame_size: usize,
+        /// [`MAX_FRAME_SIZE`].
+        max: usize,
+    },
+    /// The caller's buffer is shorter than the frame.
+    BufferTooSmall {
+        /// The frame's length (without FCS).
+        need: usize,
+        /// The buffer's length.
+        have: usize,
+    },
 }
 
 impl fmt::Display for FrameError {
@@ -79,13 +117,19 @@ impl std::error::Error for FrameError {}
 pub struct TestFrameLayout {
     /// Frame length without FCS.
     pub len: usize,
+    /// True for an IPv6 frame.
     pub is_v6: bool,
+    /// The IP source address.
     pub ip_src: usize,
+    /// The IP destination address.
     pub ip_dst: usize,
     /// The IPv4 header checksum; `None` for IPv6.
     pub ip_checksum: Option<usize>,
+    /// The UDP source port; also where the UDP header starts.
     pub sport: usize,
+    /// The UDP destination port.
     pub dport: usize,
+    /// The UDP checksum.
     pub udp_checksum: usize,
     /// The 64-bit payload field.
     pub field: usize,
@@ -97,13 +141,14 @@ impl TestFrame {
         self.frame_size.saturating_sub(FCS_LEN)
     }
 
+    /// True when the frame has no bytes to hand to a backend (a frame size of at most 4).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The layout the frame will have; checks the size limits.
     pub fn layout(&self) -> Result<TestFrameLayout, FrameError> {
-        let min = self.ip.min_frame_len().max(60) + FCS_LEN;
+        let min = self.ip.min_frame_len().max(eth::MIN_FRAME_LEN) + FCS_LEN;
         if self.frame_size < min {
             return Err(FrameError::TooSmall {
                 frame_size: self.frame_size,
@@ -119,9 +164,13 @@ impl TestFrame {
         let ip = eth::HDR_LEN;
         let l4 = ip + self.ip.ip_hdr_len();
         let (ip_src, ip_dst, ip_checksum) = if self.ip.is_v6() {
-            (ip + 8, ip + 24, None)
+            (ip + ipv6::field::SRC_ADDR.start, ip + ipv6::field::DST_ADDR.start, None)
         } else {
-            (ip + 12, ip + 16, Some(ip + 10))
+            (
+                ip + ipv4::field::SRC_ADDR.start,
+                ip + ipv4::field::DST_ADDR.start,
+                Some(ip + ipv4::field::CHECKSUM.start),
+            )
         };
         Ok(TestFrameLayout {
             len: self.len(),
@@ -129,9 +178,9 @@ impl TestFrame {
             ip_src,
             ip_dst,
             ip_checksum,
-            sport: l4,
-            dport: l4 + 2,
-            udp_checksum: l4 + 6,
+            sport: l4 + udp::field::SRC_PORT.start,
+            dport: l4 + udp::field::DST_PORT.start,
+            udp_checksum: l4 + udp::field::CHECKSUM.start,
             field: l4 + udp::HDR_LEN + payload::FIELD_OFFSET,
         })
     }
@@ -147,20 +196,34 @@ impl TestFrame {
         match self.ip {
             IpPair::V4 { src, dst } => {
                 eth::write(f, self.eth_dst, self.eth_src, eth::ETHERTYPE_IPV4).ok_or(bad.clone())?;
-                ipv4::write(&mut f[eth::HDR_LEN..], src, dst, ipv4::PROTO_UDP, udp_len, ipv4::DEFAULT_TTL, 0).ok_or(bad.clone())?;
+                let h = ipv4::Header::new(src, dst, ipv4::PROTO_UDP, udp_len);
+                ipv4::write(&mut f[eth::HDR_LEN..], &h).ok_or(bad.clone())?;
             }
             IpPair::V6 { src, dst } => {
                 eth::write(f, self.eth_dst, self.eth_src, eth::ETHERTYPE_IPV6).ok_or(bad.clone())?;
-                ipv6::write(&mut f[eth::HDR_LEN..], src, dst, ipv6::NH_UDP, udp_len, ipv6::DEFAULT_HOP_LIMIT).ok_or(bad.clone())?;
+                let h = ipv6::Header {
+                    payload_len: udp_len,
+                    next_header: ipv6::NH_UDP,
+                    hop_limit: ipv6::DEFAULT_HOP_LIMIT,
+                    src,
+                    dst,
+                };
+                ipv6::write(&mut f[eth::HDR_LEN..], &h).ok_or(bad.clone())?;
             }
         }
-        udp::write_header(&mut f[l4..], self.sport, self.dport, udp_len).ok_or(bad.clone())?;
+        let uh = udp::Header {
+            sport: self.sport,
+            dport: self.dport,
+            len: udp_len,
+            checksum: 0,
+        };
+        udp::write(&mut f[l4..], &uh).ok_or(bad.clone())?;
         payload::write(&mut f[l4 + udp::HDR_LEN..], self.field).ok_or(bad)?;
         let c = match self.ip {
             IpPair::V4 { src, dst } => udp::checksum_v4(src, dst, &f[l4..]),
             IpPair::V6 { src, dst } => udp::checksum_v6(&src, &dst, &f[l4..]),
         };
-        f[lay.udp_checksum..lay.udp_checksum + 2].copy_from_slice(&c.to_be_bytes());
+        f[lay.udp_checksum..lay.udp_checksum + udp::field::CHECKSUM.len()].copy_from_slice(&c.to_be_bytes());
         Ok(lay)
     }
 }

@@ -11,22 +11,32 @@ use crate::{checksum, ipv4, ipv6, payload, udp};
 pub enum Rx {
     /// A test frame: UDP over IPv4 or IPv6 whose payload starts with `IDENTIFY`.
     Test {
+        /// True over IPv6.
         v6: bool,
+        /// The payload's 64-bit field.
         field: u64,
     },
+    /// An ARP packet.
     Arp {
+        /// The Ethernet source.
         eth_src: MacAddr,
+        /// The packet.
         arp: Arp,
     },
+    /// A neighbour solicitation or advertisement.
     Nd {
+        /// The Ethernet source.
         eth_src: MacAddr,
+        /// The message.
         nd: Nd,
     },
     /// A frame with the test signature whose IPv4 header checksum, UDP checksum or lengths do
     /// not verify: corrupted on the way, never counted as a received test frame.
     Corrupt {
+        /// True over IPv6.
         v6: bool,
     },
+    /// Anything else.
     Other,
 }
 
@@ -38,12 +48,16 @@ pub enum Rx {
 /// corrupts frames must not have them counted as received.
 #[inline]
 pub fn classify(frame: &[u8]) -> Rx {
-    let Some(et) = crate::be16(frame, 12) else { return Rx::Other };
+    let Some(et) = crate::bytes::be16(frame, eth::field::ETHERTYPE.start) else {
+        return Rx::Other;
+    };
     let ip = &frame[eth::HDR_LEN.min(frame.len())..];
     match et {
         eth::ETHERTYPE_IPV4 => {
-            let Some(&vihl) = ip.first() else { return Rx::Other };
-            if vihl >> 4 != 4 || ip.get(9) != Some(&ipv4::PROTO_UDP) {
+            let Some(&vihl) = ip.get(ipv4::field::VER_IHL) else {
+                return Rx::Other;
+            };
+            if vihl >> 4 != 4 || ip.get(ipv4::field::PROTOCOL) != Some(&ipv4::PROTO_UDP) {
                 return Rx::Other;
             }
             let hl = usize::from(vihl & 0x0f) * 4;
@@ -56,8 +70,8 @@ pub fn classify(frame: &[u8]) -> Rx {
                 None => Rx::Other,
             }
         }
-        eth::ETHERTYPE_IPV6 => match ip.get(6) {
-            Some(&ipv6::NH_UDP) if ip.first().map(|v| v >> 4) == Some(6) => {
+        eth::ETHERTYPE_IPV6 => match ip.get(ipv6::field::NXT_HDR) {
+            Some(&ipv6::NH_UDP) if ip.get(ipv6::field::VER_TC_FLOW.start).map(|v| v >> 4) == Some(6) => {
                 match ip.get(ipv6::HDR_LEN + udp::HDR_LEN..).and_then(payload::field) {
                     Some(field) if v6_intact(ip) => Rx::Test { v6: true, field },
                     Some(_) => Rx::Corrupt { v6: true },
@@ -82,11 +96,13 @@ pub fn classify(frame: &[u8]) -> Rx {
 /// and the pseudo-header sum `pseudo` verify; a zero checksum means none (IPv4 only).
 #[inline]
 fn udp_intact(udp: &[u8], ip_says: usize, pseudo: u32, zero_ok: bool) -> bool {
-    let Some(len) = crate::be16(udp, 4) else { return false };
+    let Some(len) = crate::bytes::be16(udp, udp::field::LENGTH.start) else {
+        return false;
+    };
     if usize::from(len) != ip_says || udp.len() != ip_says {
         return false;
     }
-    if zero_ok && udp.get(6..8) == Some(&[0, 0]) {
+    if zero_ok && udp.get(udp::field::CHECKSUM) == Some(&[0, 0]) {
         return true;
     }
     let acc = checksum::add16(checksum::add16(pseudo, checksum::sum(udp)), len);
@@ -96,7 +112,7 @@ fn udp_intact(udp: &[u8], ip_says: usize, pseudo: u32, zero_ok: bool) -> bool {
 /// IPv4: total length within the frame, header checksum, UDP length and checksum.
 #[inline]
 fn v4_intact(ip: &[u8], hl: usize) -> bool {
-    let Some(total) = crate::be16(ip, 2).map(usize::from) else {
+    let Some(total) = crate::bytes::be16(ip, ipv4::field::LENGTH.start).map(usize::from) else {
         return false;
     };
     if total < hl {
@@ -108,17 +124,19 @@ fn v4_intact(ip: &[u8], hl: usize) -> bool {
     if checksum::sum(h) != 0xffff {
         return false;
     }
-    let pseudo = checksum::add16(u32::from(checksum::sum(&h[12..20])), u16::from(ipv4::PROTO_UDP));
+    let addrs = &h[ipv4::field::SRC_ADDR.start..ipv4::field::DST_ADDR.end];
+    let pseudo = checksum::add16(u32::from(checksum::sum(addrs)), u16::from(ipv4::PROTO_UDP));
     udp_intact(dgram, total - hl, pseudo, true)
 }
 
 /// IPv6: payload length within the frame, UDP length and checksum (mandatory over IPv6).
 #[inline]
 fn v6_intact(ip: &[u8]) -> bool {
-    let Some(plen) = crate::be16(ip, 4).map(usize::from) else {
+    let Some(plen) = crate::bytes::be16(ip, ipv6::field::LENGTH.start).map(usize::from) else {
         return false;
     };
-    let (Some(addrs), Some(dgram)) = (ip.get(8..ipv6::HDR_LEN), ip.get(ipv6::HDR_LEN..ipv6::HDR_LEN + plen)) else {
+    let addrs = ip.get(ipv6::field::SRC_ADDR.start..ipv6::field::DST_ADDR.end);
+    let (Some(addrs), Some(dgram)) = (addrs, ip.get(ipv6::HDR_LEN..ipv6::HDR_LEN + plen)) else {
         return false;
     };
     let pseudo = checksum::add16(u32::from(checksum::sum(addrs)), u16::from(ipv6::NH_UDP));
@@ -205,8 +223,18 @@ mod tests {
             }
             let len = (x as usize) % buf.len();
             let _ = classify(&buf[..len]);
-            let _ = ipv4::parse(&buf[14..len.max(14)]);
-            let _ = ndp::parse(&buf[14..len.max(14)]);
+            let _ = eth::parse(&buf[..len]);
+            let ip = &buf[eth::HDR_LEN..len.max(eth::HDR_LEN)];
+            let _ = ipv4::parse(ip);
+            let _ = ipv4::checksum_ok(ip);
+            let _ = ipv6::parse(ip);
+            let _ = arp::parse(ip);
+            let _ = ndp::parse(ip);
+            let _ = udp::parse(ip);
+            let _ = udp::parse(ip.get(ipv4::HDR_LEN..).unwrap_or_default());
+            let _ = udp::parse(ip.get(ipv6::HDR_LEN..).unwrap_or_default());
+            let _ = payload::field(ip);
+            let _ = crate::pcap::frames(&buf[..len]);
         }
     }
 

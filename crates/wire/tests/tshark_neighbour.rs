@@ -3,10 +3,9 @@
 //! field as built. tshark is required: without it the test fails with a message saying so.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::process::Command;
-use xlat_wire::{arp, ndp, MacAddr};
+use xlat_wire::{arp, ndp, pcap, MacAddr};
 
 const TESTER: MacAddr = MacAddr([0x02, 0x00, 0x00, 0x00, 0x01, 0x01]);
 const DUT: MacAddr = MacAddr([0x02, 0x00, 0x00, 0x00, 0x02, 0x02]);
@@ -39,36 +38,9 @@ const FIELDS: &[&str] = &[
     "_ws.expert.message",
 ];
 
-/// A classic pcap file (LINKTYPE_ETHERNET) holding `frames`.
-fn pcap(frames: &[Vec<u8>]) -> Vec<u8> {
-    let mut b = Vec::new();
-    for v in [
-        0xa1b2_c3d4u32.to_ne_bytes(),
-        [0; 4],
-        [0; 4],
-        [0; 4],
-        65535u32.to_ne_bytes(),
-        1u32.to_ne_bytes(),
-    ] {
-        b.extend_from_slice(&v);
-    }
-    b[4..8].copy_from_slice(&[0; 4]);
-    b[4..6].copy_from_slice(&2u16.to_ne_bytes());
-    b[6..8].copy_from_slice(&4u16.to_ne_bytes());
-    for (i, f) in frames.iter().enumerate() {
-        for v in [1_700_000_000u32, i as u32, f.len() as u32, f.len() as u32] {
-            b.extend_from_slice(&v.to_ne_bytes());
-        }
-        b.extend_from_slice(f);
-    }
-    b
-}
-
 fn tshark(name: &str, frames: &[Vec<u8>]) -> Vec<HashMap<&'static str, String>> {
     let path = std::env::temp_dir().join(format!("xlat-wire-{}-{name}.pcap", std::process::id()));
-    std::fs::File::create(&path)
-        .and_then(|mut f| f.write_all(&pcap(frames)))
-        .expect("write pcap");
+    std::fs::write(&path, pcap::file_of(frames)).expect("write pcap");
     let mut cmd = Command::new("tshark");
     cmd.args(["-n", "-r"])
         .arg(&path)

@@ -6,7 +6,6 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 use std::process::Command;
-use xlat_traffic::pcap::PcapWriter;
 use xlat_traffic::{IpVersion, PortSpec, Setup, Side, StatefulSpec};
 use xlat_wire::MacAddr;
 
@@ -85,12 +84,7 @@ pub fn background_addresses(forward: bool) -> (Addr, Addr) {
 /// Write `frames` to a pcap file in the temporary directory and return its path.
 pub fn write_pcap(name: &str, frames: &[Vec<u8>]) -> PathBuf {
     let path = std::env::temp_dir().join(format!("xlat-traffic-{}-{name}.pcap", std::process::id()));
-    let f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create pcap"));
-    let mut w = PcapWriter::new(f).expect("pcap header");
-    for (i, fr) in frames.iter().enumerate() {
-        w.write_frame(1_700_000_000_000_000_000 + i as u64 * 1000, fr).expect("pcap record");
-    }
-    w.into_inner().expect("flush pcap");
+    std::fs::write(&path, xlat_wire::pcap::file_of(frames)).expect("write pcap");
     path
 }
 

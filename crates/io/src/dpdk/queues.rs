@@ -1,0 +1,256 @@
+//! The queues of an open DPDK port: [`DpdkTx`] (a transmit queue, traffic or control) and
+//! [`DpdkRx`] (the receive queue), the burst functions of the frame path.
+
+use super::eal::attach_thread;
+use super::ffi::{self, RteMbuf, RteMempool};
+use super::port::{port_stats, Device, PortStats, MAX_RX_BURST, MAX_TX_BURST};
+use crate::{Result, RxQueue, TxQueue};
+use std::ffi::c_uint;
+use std::sync::Arc;
+
+/// A transmit queue of a DPDK port.
+pub struct DpdkTx {
+    port: u16,
+    queue: u16,
+    pool: *mut RteMempool,
+    /// The writable bytes of each mbuf: data room minus headroom.
+    room: usize,
+    /// Where a reset mbuf's data starts, from the mbuf's address (the same for the whole pool).
+    data_off: usize,
+    pkts: [*mut RteMbuf; MAX_TX_BURST],
+    /// Per frame of the burst: 0 when the mbuf is sent as it is, else the length to give it
+    /// after a reset.
+    lens: [u16; MAX_TX_BURST],
+    /// The port's `oerrors` when `dropped` was last called (`None`: never).
+    oerrors_seen: Option<u64>,
+    /// Keeps the device open while the queue exists.
+    _dev: Arc<Device>,
+}
+
+// SAFETY: a DPDK transmit queue may be used by one thread at a time, from any thread; DpdkTx is
+// the only handle of its queue and `&mut self` on every call enforces one user at a time. The
+// mempool is multi-producer/multi-consumer. The mbuf pointers in `pkts` are only scratch space.
+unsafe impl Send for DpdkTx {}
+
+impl DpdkTx {
+    /// Transmit queue `queue` of the port of `dev`, whose mbufs have `room` writable bytes from
+    /// `data_off` bytes after their header.
+    pub(super) fn new(dev: &Arc<Device>, queue: u16, room: usize, data_off: usize) -> DpdkTx {
+        DpdkTx {
+            port: dev.port,
+            queue,
+            pool: dev.pool,
+            room,
+            data_off,
+            pkts: [std::ptr::null_mut(); MAX_TX_BURST],
+            lens: [0; MAX_TX_BURST],
+            oerrors_seen: None,
+            _dev: dev.clone(),
+        }
+    }
+
+    /// Take up to `want` mbufs into `self.pkts`; fewer when the pool runs low, 0 if empty.
+    #[inline(always)]
+    fn alloc(&mut self, want: usize) -> usize {
+        let mut n = want;
+        while n > 0 {
+            // SAFETY: pkts has room for MAX_TX_BURST >= n pointers; pool is this port's.
+            if unsafe { ffi::xlat_tx_get(self.pool, self.pkts.as_mut_ptr(), n as c_uint) } == 0 {
+                return n;
+            }
+            n /= 2;
+        }
+        0
+    }
+}
+
+/// The sender's metadata of an mbuf: `[length, cookie]`, the 16 bytes before a reset mbuf's data
+/// (in its headroom; see the `dpdk` module text and `xlat_pool_prepare` in the shim).
+///
+/// # Safety
+/// `data` must be the data pointer of a reset mbuf of our pools (RTE_PKTMBUF_HEADROOM = 128
+/// bytes into its buffer), which we own.
+#[inline(always)]
+unsafe fn meta_of(data: *mut u8) -> (*mut u64, *mut u64) {
+    (data.sub(16) as *mut u64, data.sub(8) as *mut u64)
+}
+
+impl TxQueue for DpdkTx {
+    /// The port's `oerrors` since the last call (the first call only takes the baseline).
+    fn dropped(&mut self) -> Result<u64> {
+        let now = port_stats(self.port)?.oerrors;
+        let d = self.oerrors_seen.map_or(0, |s| now.saturating_sub(s));
+        self.oerrors_seen = Some(now);
+        Ok(d)
+    }
+
+    #[inline]
+    fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
+        // A frame written without a cookie invalidates what the buffer's cookie said.
+        self.tx_burst_cookie(n, |i, buf, cookie| {
+            *cookie = 0;
+            fill(i, buf)
+        })
+    }
+
+    #[inline]
+    fn tx_burst_cookie<F: FnMut(usize, &mut [u8], &mut u64) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
+        attach_thread();
+        let got = self.alloc(n.min(MAX_TX_BURST));
+        let room = self.room;
+        let mut filled = 0;
+        while filled < got {
+            // The data of mbuf `filled` once reset: xlat_pool_prepare checked that it lies
+            // `data_off` bytes after every mbuf of the pool.
+            let data = (self.pkts[filled] as *mut u8).wrapping_add(self.data_off);
+            // SAFETY: the mbuf is ours (taken from the pool), and its buffer has `room` bytes
+            // after the headroom.
+            let buf = unsafe { std::slice::from_raw_parts_mut(data, room) };
+            // SAFETY: as above; the 16 bytes before the data lie in the headroom.
+            let (lp, cp) = unsafe { meta_of(data) };
+            // SAFETY: as above; unaligned access is allowed.
+            let (old_len, old) = unsafe { (lp.read_unaligned(), cp.read_unaligned()) };
+            let mut cookie = old;
+            let len = fill(filled, buf, &mut cookie);
+            if len == 0 || len > room {
+                // The fill may have written into the buffer: nothing vouches for it any more.
+                // SAFETY: as above.
+                unsafe { cp.write_unaligned(0) };
+                break;
+            }
+            // An mbuf whose cookie and length stay is sent as it is; any other gets a reset
+            // and its length in the shim, and keeps the new cookie and length.
+            let same = cookie != 0 && cookie == old && old_len == len as u64;
+            self.lens[filled] = if same { 0 } else { len as u16 };
+            if !same {
+                // SAFETY: as above.
+                unsafe {
+                    lp.write_unaligned(len as u64);
+                    cp.write_unaligned(cookie);
+                }
+            }
+            filled += 1;
+        }
+        // SAFETY: pkts[..got] are ours, pkts[..filled] filled (lens as above); the queue is set
+        // up and used by this thread alone. The shim frees pkts[sent..got]: they were not
+        // accepted, and the caller offers those frames again.
+        let sent = unsafe {
+            ffi::xlat_tx_send(
+                self.port,
+                self.queue,
+                self.pkts.as_mut_ptr(),
+                self.lens.as_ptr(),
+                filled as u16,
+                got as u16,
+            )
+        };
+        Ok(sent as usize)
+    }
+}
+
+/// The receive queue of a DPDK port.
+pub struct DpdkRx {
+    port: u16,
+    /// Receive queues 0..queues, read in turn.
+    queues: u16,
+    /// The queue read first by the next call.
+    next: u16,
+    /// The port's receive drop counters when `dropped` was last called.
+    seen: RxDrops,
+    pkts: [*mut RteMbuf; MAX_RX_BURST],
+    data: [*const u8; MAX_RX_BURST],
+    lens: [u16; MAX_RX_BURST],
+    /// Keeps the device open while the queue exists.
+    _dev: Arc<Device>,
+}
+
+// SAFETY: a DPDK receive queue may be used by one thread at a time, from any thread; DpdkRx is
+// the only handle of its queue and `&mut self` on every call enforces one user at a time.
+unsafe impl Send for DpdkRx {}
+
+impl DpdkRx {
+    /// The receive queue of the port of `dev`, reading its receive queues `0..queues` in turn.
+    pub(super) fn new(dev: &Arc<Device>, queues: u16) -> DpdkRx {
+        DpdkRx {
+            port: dev.port,
+            queues,
+            next: 0,
+            seen: RxDrops::default(),
+            pkts: [std::ptr::null_mut(); MAX_RX_BURST],
+            data: [std::ptr::null(); MAX_RX_BURST],
+            lens: [0; MAX_RX_BURST],
+            _dev: dev.clone(),
+        }
+    }
+}
+
+impl RxQueue for DpdkRx {
+    #[inline]
+    fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
+        attach_thread();
+        let want = max.min(MAX_RX_BURST) as u16;
+        // Every receive queue in turn, starting one further each call, until one has frames.
+        let mut n = 0;
+        for _ in 0..self.queues {
+            let queue = self.next;
+            self.next = (self.next + 1) % self.queues;
+            // SAFETY: the arrays have room for MAX_RX_BURST >= want entries; the queue is ours
+            // alone.
+            n = unsafe {
+                ffi::xlat_rx(
+                    self.port,
+                    queue,
+                    self.pkts.as_mut_ptr(),
+                    self.data.as_mut_ptr(),
+                    self.lens.as_mut_ptr(),
+                    want,
+                )
+            } as usize;
+            if n > 0 {
+                break;
+            }
+        }
+        for i in 0..n {
+            // SAFETY: data[i] and lens[i] give the first segment of a received mbuf that we own
+            // until the free below (frames up to max_frame_len arrive in one segment).
+            let frame = unsafe { std::slice::from_raw_parts(self.data[i], self.lens[i] as usize) };
+            // (The shim cleared the mbuf's sender cookie: the device wrote it.)
+            f(frame);
+        }
+        if n > 0 {
+            // SAFETY: pkts[..n] are ours and no longer referenced.
+            unsafe { ffi::rte_pktmbuf_free_bulk(self.pkts.as_mut_ptr(), n as c_uint) };
+        }
+        Ok(n)
+    }
+
+    /// `imissed + ierrors + rx_nombuf` of the port since the last call.
+    fn dropped(&mut self) -> Result<u64> {
+        let now = RxDrops::of(&port_stats(self.port)?);
+        let d = now.total().saturating_sub(self.seen.total());
+        self.seen = now;
+        Ok(d)
+    }
+}
+
+/// The receive counters of a port that count frames the port dropped.
+#[derive(Debug, Clone, Copy, Default)]
+struct RxDrops {
+    imissed: u64,
+    ierrors: u64,
+    rx_nombuf: u64,
+}
+
+impl RxDrops {
+    fn of(st: &PortStats) -> RxDrops {
+        RxDrops {
+            imissed: st.imissed,
+            ierrors: st.ierrors,
+            rx_nombuf: st.rx_nombuf,
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.imissed + self.ierrors + self.rx_nombuf
+    }
+}

@@ -1,0 +1,76 @@
+//! A burst of frames with their varying fields computed ahead, and the scratch space that
+//! holds those values between bursts. [`Burst::write`] is the sender's per-frame call.
+
+use crate::plan::MAX_FIELDS;
+use crate::template::Template;
+
+/// Room for the precomputed field values of a burst, kept by the sender between bursts (see
+/// [`DirectionStream::burst`](crate::DirectionStream::burst)).
+#[derive(Debug, Clone, Default)]
+pub struct BurstScratch {
+    pub(crate) vals: Vec<u16>,
+    pub(crate) fg: Vec<bool>,
+}
+
+impl BurstScratch {
+    /// Room for bursts of up to `frames` frames (a longer burst grows it once).
+    pub fn new(frames: usize) -> BurstScratch {
+        BurstScratch {
+            vals: vec![0; frames * MAX_FIELDS],
+            fg: vec![false; frames],
+        }
+    }
+}
+
+/// The frames `seq0 .. seq0 + len()` of a stream with their varying fields computed ahead (one
+/// loop per field over the burst, SIMD for the pseudorandom ones): writing a frame then only
+/// copies values and sums checksums.
+#[derive(Debug)]
+pub struct Burst<'a> {
+    pub(crate) fg: Option<&'a Template>,
+    pub(crate) bg: Option<&'a Template>,
+    /// 1: all foreground, 2: all background, 0: per frame in `fgs`.
+    pub(crate) mix: u8,
+    pub(crate) fgs: &'a [bool],
+    pub(crate) vals: &'a [u16],
+    pub(crate) n: usize,
+}
+
+impl Burst<'_> {
+    /// The number of frames.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Write the burst's frame `i` (sequence number `seq0 + i`) with `field` in its 64-bit
+    /// payload field into a recycled backend buffer, as
+    /// [`DirectionStream::write_frame_cookie`](crate::DirectionStream::write_frame_cookie)
+    /// does; returns its length (0 when `i` is outside the burst or `buf` is too short). The
+    /// frame equals `write_frame_field(seq0 + i, field)`.
+    #[inline(always)]
+    pub fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        if i >= self.n {
+            return 0;
+        }
+        let fg = match self.mix {
+            1 => true,
+            2 => false,
+            _ => self.fgs[i],
+        };
+        let Some(t) = (if fg { self.fg } else { self.bg }) else { return 0 };
+        let Some(out) = buf.get_mut(..t.bytes.len()) else { return 0 };
+        if *cookie != t.id {
+            t.fresh(out);
+            *cookie = t.id;
+        }
+        let (vals, n) = (self.vals, self.n);
+        // SAFETY: both templates have one slot per varying field, and `vals` holds `rows * n`
+        // values: the slot index is below `rows`, and `i < n`.
+        t.patch(field, out, |k| unsafe { *vals.get_unchecked(k * n + i) });
+        out.len()
+    }
+}

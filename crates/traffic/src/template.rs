@@ -1,0 +1,266 @@
+//! A direction's frame template and the per-frame patcher: the frame built once with zero in
+//! every varying field, where its fields are, and `patch`, which writes only what changes.
+//!
+//! The template holds zero in every varying field (as siitperf masks them), so a frame's
+//! checksums are the template's one's complement sums plus the new field values: one addition per
+//! field and a single fold at the end, with no per-frame subtraction of old values (RFC 1624
+//! equation 3 with every old value zero).
+
+use crate::plan::{Plan, StreamError, MAX_FIELDS};
+use crate::setup::{AddrPair, IpVarSpec, NET_OCTET_V4, NET_OCTET_V6, RFC2544_DPORT, RFC2544_SPORT};
+use std::net::{Ipv4Addr, Ipv6Addr};
+use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout};
+use xlat_wire::MacAddr;
+
+/// Where a varying 16-bit word is: `base | value << shift` is written at `off`, `value` being the
+/// value of the direction's varying field with the slot's index (see `Plan::gens`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    off: usize,
+    /// The template's word there (zero in the varying bits).
+    base: u16,
+    /// 8 when a network byte is the high byte of its word, else 0.
+    shift: u32,
+    /// All ones when the word is in the IPv4 header (its checksum covers it), else zero.
+    ip_mask: u32,
+}
+
+/// A pre-built frame, where its fields are, and what varies in it.
+#[derive(Debug, Clone)]
+pub(crate) struct Template {
+    /// Unique in the process (never 0): a buffer whose cookie holds it holds this template's
+    /// bytes, possibly patched for another frame.
+    pub(crate) id: u64,
+    pub(crate) bytes: Vec<u8>,
+    layout: TestFrameLayout,
+    /// The complement of the template's UDP checksum: its one's complement sum.
+    udp_sum: u64,
+    /// The complement of the IPv4 header checksum; 0 for IPv6.
+    ip_sum: u32,
+    /// Offset of the IPv4 header checksum when some patch is in the IPv4 header, else 0.
+    ip_csum_off: usize,
+    slots: [Slot; MAX_FIELDS],
+    nslots: usize,
+}
+
+/// Fold a 64-bit one's complement accumulator to 16 bits. Sums of 16- and 32-bit pieces fold
+/// to the same value, because 2^16 and 2^32 are 1 modulo 0xffff.
+#[inline(always)]
+fn fold64(a: u64) -> u16 {
+    let a = (a & 0xffff_ffff) + (a >> 32);
+    let a = (a & 0xffff) + (a >> 16);
+    let a = (a & 0xffff) + (a >> 16);
+    ((a & 0xffff) + (a >> 16)) as u16
+}
+
+impl Template {
+    /// The template of frames from `pair` (zero in every varying part) with their slots, per
+    /// `plan`. `ipv6_frame_size` as in [`DirectionStream::new`](crate::DirectionStream::new).
+    pub(crate) fn build(
+        plan: &Plan,
+        pair: AddrPair,
+        ipv6_frame_size: usize,
+        src_mac: MacAddr,
+        dst_mac: MacAddr,
+    ) -> Result<Template, StreamError> {
+        let v6 = matches!(pair, AddrPair::V6(..));
+        let (bytes_per_addr, net_octet) = if v6 { (16usize, NET_OCTET_V6) } else { (4, NET_OCTET_V4) };
+        let var_off = |v: &IpVarSpec| usize::from(if v6 { v.ipv6_offset } else { v.ipv4_offset });
+        // Zero every varying part of the addresses.
+        let zero = |a: &mut [u8], off: usize, n: usize| a[off..off + n].fill(0);
+        let (mut src, mut dst) = match pair {
+            AddrPair::V4(s, d) => (s.octets().to_vec(), d.octets().to_vec()),
+            AddrPair::V6(s, d) => (s.octets().to_vec(), d.octets().to_vec()),
+        };
+        debug_assert_eq!(src.len(), bytes_per_addr);
+        if let Some((_, v)) = &plan.src {
+            zero(&mut src, var_off(v), 2);
+        }
+        if let Some((_, v)) = &plan.dst {
+            zero(&mut dst, var_off(v), 2);
+        }
+        if plan.net.is_some() {
+            zero(&mut dst, usize::from(net_octet), 1);
+        }
+        let ip = if v6 {
+            let a = |b: &[u8]| Ipv6Addr::from(<[u8; 16]>::try_from(b).unwrap_or([0; 16]));
+            IpPair::V6 {
+                src: a(&src),
+                dst: a(&dst),
+            }
+        } else {
+            let a = |b: &[u8]| Ipv4Addr::from(<[u8; 4]>::try_from(b).unwrap_or([0; 4]));
+            IpPair::V4 {
+                src: a(&src),
+                dst: a(&dst),
+            }
+        };
+        let sport = if plan.sport.is_some() { 0 } else { RFC2544_SPORT };
+        let dport = if plan.dport.is_some() { 0 } else { RFC2544_DPORT };
+        let frame_size = if v6 { ipv6_frame_size } else { ipv6_frame_size.saturating_sub(20) };
+        let frame = TestFrame {
+            eth_dst: dst_mac,
+            eth_src: src_mac,
+            ip,
+            sport,
+            dport,
+            frame_size,
+            field: 0,
+        };
+        let mut bytes = vec![0u8; frame.len()];
+        let layout = frame.write(&mut bytes).map_err(|e| StreamError::Frame(e.to_string()))?;
+        let word = |o: usize| u16::from_be_bytes([bytes[o], bytes[o + 1]]);
+        let ip_mask = if v6 { 0 } else { u32::MAX };
+        let mut slots = [Slot::default(); MAX_FIELDS];
+        let mut nslots = 0;
+        // The same order as `Plan::gens`: slot k holds varying field k.
+        let mut push = |off: usize, shift: u32, ip_mask: u32| {
+            slots[nslots] = Slot {
+                off,
+                base: word(off),
+                shift,
+                ip_mask,
+            };
+            nslots += 1;
+        };
+        if plan.sport.is_some() {
+            push(layout.sport, 0, 0);
+        }
+        if plan.dport.is_some() {
+            push(layout.dport, 0, 0);
+        }
+        if let Some((_, v)) = &plan.src {
+            push(layout.ip_src + var_off(v), 0, ip_mask);
+        }
+        if let Some((_, v)) = &plan.dst {
+            push(layout.ip_dst + var_off(v), 0, ip_mask);
+        }
+        if plan.net.is_some() {
+            let o = usize::from(net_octet);
+            push(layout.ip_dst + (o & !1), if o % 2 == 0 { 8 } else { 0 }, ip_mask);
+        }
+        // What `patch_fast` relies on: every word it writes lies inside the frame.
+        let len = bytes.len();
+        let inside = |off: usize, n: usize| off.checked_add(n).is_some_and(|end| end <= len);
+        if !(slots[..nslots].iter().all(|s| inside(s.off, 2))
+            && inside(layout.field, 8)
+            && inside(layout.udp_checksum, 2)
+            && layout.ip_checksum.is_none_or(|o| inside(o, 2)))
+        {
+            return Err(StreamError::Frame(format!("a varying field lies outside the {len}-byte frame")));
+        }
+        let in_ip = slots[..nslots].iter().any(|s| s.ip_mask != 0);
+        let ip_csum_off = match layout.ip_checksum {
+            Some(o) if in_ip => o,
+            _ => 0,
+        };
+        let ip_sum = layout.ip_checksum.map_or(0, |o| u32::from(!word(o)));
+        let udp_sum = u64::from(!word(layout.udp_checksum));
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Ok(Template {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            bytes,
+            layout,
+            udp_sum,
+            ip_sum,
+            ip_csum_off,
+            slots,
+            nslots,
+        })
+    }
+
+    /// Copy the template into `out` (exactly its length): a buffer that held something else.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn fresh(&self, out: &mut [u8]) {
+        out.copy_from_slice(&self.bytes);
+    }
+
+    /// Patch a frame into `out`, which holds this template's bytes (fresh, or patched for
+    /// another frame: every field a patch touches is written whole, and the checksums are
+    /// computed from the template's sums, not from what `out` holds). `field` goes into the
+    /// 64-bit payload field, `value(k)` into slot `k` (varying field `k`). Writes nothing when
+    /// `out` is not exactly the template's length.
+    #[inline(always)]
+    pub(crate) fn patch(&self, field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
+        if out.len() != self.bytes.len() {
+            return;
+        }
+        // SAFETY (all arms): `out` is exactly the template's length and K is its slot count.
+        unsafe {
+            match self.nslots {
+                0 => self.patch_fast::<0>(field, out, value),
+                1 => self.patch_fast::<1>(field, out, value),
+                2 => self.patch_fast::<2>(field, out, value),
+                3 => self.patch_fast::<3>(field, out, value),
+                4 => self.patch_fast::<4>(field, out, value),
+                _ => self.patch_fast::<MAX_FIELDS>(field, out, value),
+            }
+        }
+    }
+
+    /// [`Template::patch`] for a template with `K` slots, without bounds checks.
+    ///
+    /// # Safety
+    /// `out.len()` is `self.bytes.len()` and `K` is `self.nslots`. (`Template::build` checked that
+    /// every slot, the payload field and the checksums lie inside the frame.)
+    #[inline(always)]
+    unsafe fn patch_fast<const K: usize>(&self, field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
+        debug_assert!(out.len() == self.bytes.len() && K == self.nslots);
+        let p = out.as_mut_ptr();
+        let put = |off: usize, b: &[u8]| {
+            // SAFETY: off + b.len() <= out.len() (see above); unaligned writes of plain bytes.
+            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p.add(off), b.len()) }
+        };
+        let mut udp = self.udp_sum + (field >> 32) + (field & 0xffff_ffff);
+        let mut ip = self.ip_sum;
+        // SAFETY: K <= MAX_FIELDS is the slots' count.
+        let slots = unsafe { self.slots.get_unchecked(..K) };
+        for (k, s) in slots.iter().enumerate() {
+            let v = u32::from(value(k)) << s.shift;
+            put(s.off, &((u32::from(s.base) | v) as u16).to_be_bytes());
+            udp += u64::from(v);
+            ip += v & s.ip_mask;
+        }
+        put(self.layout.field, &field.to_be_bytes());
+        if self.ip_csum_off != 0 {
+            put(self.ip_csum_off, &(!fold64(u64::from(ip))).to_be_bytes());
+        }
+        let c = xlat_wire::checksum::udp_nonzero(!fold64(udp));
+        put(self.layout.udp_checksum, &c.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xlat_wire::checksum;
+
+    #[test]
+    fn fold64_matches_16_bit_folding() {
+        let mut g = crate::rng::SplitMix64::new(5);
+        for _ in 0..100_000 {
+            let words: Vec<u16> = (0..12).map(|_| g.next() as u16).collect();
+            let want = checksum::fold(words.iter().fold(0, |a, w| checksum::add16(a, *w)));
+            // The same words summed as a mix of 16- and 32-bit pieces into 64 bits.
+            let mut acc = 0u64;
+            for p in words.chunks(2) {
+                acc += if g.next() & 1 == 0 {
+                    (u64::from(p[0]) << 16) | u64::from(p[1])
+                } else {
+                    u64::from(p[0]) + u64::from(p[1])
+                };
+            }
+            let got = fold64(acc);
+            assert!(
+                got == want || (got == 0xffff && want == 0) || (got == 0 && want == 0xffff),
+                "{got:#x} {want:#x}"
+            );
+        }
+        assert_eq!(fold64(0), 0);
+        assert_eq!(fold64(1 << 32), 1);
+        assert_eq!(fold64(1 << 48), 1);
+        assert_eq!(fold64(0xffff_ffff), 0xffff);
+        assert_eq!(fold64(u64::MAX), 0xffff);
+    }
+}
