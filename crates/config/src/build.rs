@@ -4,10 +4,10 @@
 use crate::doc::{self, Doc};
 use crate::error::{quote, ConfigError, Loc};
 use crate::keys::{self, ConfValue};
-use crate::validate::{self, Names};
 use crate::model::{
     Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults, DEFAULT_DURATION_S, DEFAULT_FRAME_SIZE, DEFAULT_TIMEOUT_MS,
 };
+use crate::validate::{self, Names};
 use serde::{Deserialize, Serialize};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_traffic::{IpVarSpec, IpVersion, PortField, PortSpec, Setup, Side, Stateful, StatefulSpec, Variation};

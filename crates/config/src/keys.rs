@@ -389,7 +389,11 @@ mod tests {
     fn mirrored_rows_agree() {
         let pairs = [
             ("left.", "right.", [("-L-", "-R-"), ("left", "right")]),
-            ("traffic.forward_ports.", "traffic.reverse_ports.", [("Fwd-", "Rev-"), ("forward", "reverse")]),
+            (
+                "traffic.forward_ports.",
+                "traffic.reverse_ports.",
+                [("Fwd-", "Rev-"), ("forward", "reverse")],
+            ),
         ];
         for (a, b, words) in pairs {
             let from: Vec<&KeyDef> = keys().iter().filter(|k| k.path.starts_with(a)).collect();

@@ -64,7 +64,9 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut g = BTreeMap::new();
     for e in std::fs::read_dir(src).expect("src/") {
         let p = e.expect("entry").path();
-        let Some(name) = p.file_stem().and_then(|s| s.to_str()) else { continue };
+        let Some(name) = p.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
         if p.extension().and_then(|e| e.to_str()) != Some("rs") || name == "lib" {
             continue;
         }
@@ -78,12 +80,7 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
 
 /// A cycle in `g`, as the modules on it, if there is one.
 fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
-    fn visit(
-        m: &str,
-        g: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
+    fn visit(m: &str, g: &BTreeMap<String, BTreeSet<String>>, path: &mut Vec<String>, done: &mut BTreeSet<String>) -> Option<Vec<String>> {
         if let Some(at) = path.iter().position(|p| p == m) {
             let mut cycle = path[at..].to_vec();
             cycle.push(m.to_string());
@@ -151,10 +148,7 @@ fn the_map_in_lib_rs_is_true() {
 #[test]
 fn the_checker_sees_cycles_and_groups() {
     let uses = crate_paths("use crate::doc::{self, Doc};\nuse crate::{model::{A, B}, keys};\nfn f() { super::error::x() }");
-    assert_eq!(
-        uses,
-        ["doc", "error", "keys", "model"].into_iter().map(String::from).collect()
-    );
+    assert_eq!(uses, ["doc", "error", "keys", "model"].into_iter().map(String::from).collect());
     assert!(crate_paths(&code("// use crate::build;\nfn f() {}\n#[cfg(test)]\nmod t { use crate::x; }")).is_empty());
     let g: BTreeMap<String, BTreeSet<String>> = [("build", "validate"), ("validate", "build"), ("doc", "")]
         .into_iter()
