@@ -4,8 +4,10 @@
 use crate::doc::{self, Doc};
 use crate::error::{quote, ConfigError, Loc};
 use crate::keys::{self, ConfValue};
+use crate::model::{
+    Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults, DEFAULT_DURATION_S, DEFAULT_FRAME_SIZE, DEFAULT_TIMEOUT_MS,
+};
 use crate::validate::{self, Names};
-use crate::{Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults};
 use serde::{Deserialize, Serialize};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_traffic::{IpVarSpec, IpVersion, PortField, PortSpec, Setup, Side, Stateful, StatefulSpec, Variation};
@@ -131,11 +133,6 @@ pub(crate) struct RawTrial {
     pub duration: Option<f64>,
     pub timeout_ms: Option<i64>,
 }
-
-pub(crate) const DEFAULT_FRAME_SIZE: usize = 84;
-pub(crate) const DEFAULT_DURATION_S: f64 = 60.0;
-pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 2000;
-pub(crate) const MAX_DURATION_S: f64 = 86_400.0;
 
 const VARIATIONS: [Variation; 4] = [
     Variation::Fixed,

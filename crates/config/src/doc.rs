@@ -4,7 +4,7 @@
 
 use crate::error::{quote, ConfigError, Loc};
 use crate::keys::{self, ConfValue, KeyDef, ValueType};
-use crate::SourceKind;
+use crate::model::SourceKind;
 use std::collections::HashMap;
 use toml::{Table, Value};
 
@@ -201,8 +201,8 @@ pub(crate) fn read_siitperf(text: &str, file: &str) -> Result<Doc, ConfigError> 
         };
         // siitperf takes the first token after the key; a key given twice: the last one counts.
         let value = conf_value(def, name, token, &at)?;
-        set_path(&mut doc.table, &def.path, value);
-        doc.origins.insert(def.path.clone(), at);
+        set_path(&mut doc.table, def.path, value);
+        doc.origins.insert(def.path.to_string(), at);
     }
     Ok(doc)
 }
@@ -304,8 +304,8 @@ pub(crate) fn apply_overrides(doc: &mut Doc, overrides: &[(String, String)]) -> 
                 hint,
             });
         };
-        set_path(&mut doc.table, &def.path, v);
-        doc.origins.insert(def.path.clone(), at);
+        set_path(&mut doc.table, def.path, v);
+        doc.origins.insert(def.path.to_string(), at);
     }
     Ok(())
 }
@@ -314,7 +314,7 @@ pub(crate) fn apply_overrides(doc: &mut Doc, overrides: &[(String, String)]) -> 
 fn toml_value(def: &KeyDef, value: &str, at: &Loc) -> Result<Value, ConfigError> {
     let bad = || ConfigError::BadValue {
         at: at.clone(),
-        key: def.path.clone(),
+        key: def.path.to_string(),
         value: quote(value),
         allowed: def.value_type.describe().to_string(),
     };

@@ -1,7 +1,8 @@
-//! Print a configuration as the equivalent commented TOML (`xlatperf convert siitperf.conf`).
+//! Print a configuration as the equivalent commented TOML (`xlatperf convert siitperf.conf`, and
+//! the configuration `xlatperf lab up` writes).
 
 use crate::keys::{self, ENUMERATE_NAMES, STATEFUL_NAMES, VARIATION_NAMES};
-use crate::{Backend, SourceKind, TestConfig};
+use crate::model::{Backend, SourceKind, TestConfig};
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_traffic::{PortField, Side, SideId, Stateful, Variation};
@@ -27,7 +28,7 @@ impl Out {
         match keys::by_path(path) {
             Some(k) => match k.conf.first() {
                 Some(c) => format!("{} (siitperf: {c})", k.doc),
-                None => k.doc.clone(),
+                None => k.doc.to_string(),
             },
             None => String::new(),
         }
@@ -57,18 +58,37 @@ impl Out {
 }
 
 /// The configuration as TOML that [`crate::parse_toml`] reads back into an equal
-/// configuration; every key written out, each with its meaning and its siitperf.conf name.
+/// configuration; every key written out, each with its meaning and its siitperf.conf name. The
+/// first line names the file it was read from.
 pub fn to_toml(cfg: &TestConfig) -> String {
-    let mut o = Out(String::new());
     let from = match cfg.source.kind {
         SourceKind::SiitperfConf => "a siitperf.conf",
         SourceKind::Toml => "TOML",
     };
-    let _ = writeln!(
-        o.0,
-        "# xlatperf test description, written from {from} file: {}",
+    let first = format!(
+        "xlatperf test description, written from {from} file: {}",
         cfg.source.file.replace('\n', " ")
     );
+    write(cfg, &[first])
+}
+
+/// The configuration as [`to_toml`] writes it, with `comment` instead of the line that names
+/// the source file: each line of `comment` becomes a `#` line (control characters become
+/// spaces), e.g. to say where the file comes from and what it is for.
+pub fn to_toml_with_comment(cfg: &TestConfig, comment: &str) -> String {
+    let lines: Vec<String> = comment
+        .lines()
+        .map(|l| l.chars().map(|c| if c.is_control() { ' ' } else { c }).collect())
+        .collect();
+    write(cfg, &lines)
+}
+
+/// The comment lines `header`, the line that points to the documentation, then every key.
+fn write(cfg: &TestConfig, header: &[String]) -> String {
+    let mut o = Out(String::new());
+    for line in header {
+        let _ = writeln!(o.0, "# {line}");
+    }
     let _ = writeln!(
         o.0,
         "# Every key is described in docs/config.md; \"siitperf: Key\" names the siitperf.conf key."

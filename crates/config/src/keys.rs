@@ -1,8 +1,9 @@
 //! The catalogue of every key of the test description: its TOML dotted path, its siitperf.conf
 //! name (where siitperf has one), its type, range, default and meaning. The readers, the
 //! `--set` overrides, the error messages, `to_toml` and docs/config.md all follow this table.
-
-use std::sync::OnceLock;
+//!
+//! The table is data: [`KEYS`], one row per key, written out in full (left and right, forward
+//! and reverse alike) so that searching for a siitperf.conf name finds its row.
 
 /// The TOML type of a key's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,12 +80,12 @@ impl ConfValue {
 }
 
 /// One key of the test description.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyDef {
     /// The TOML dotted path, e.g. `left.ip_variation.min`.
-    pub path: String,
+    pub path: &'static str,
     /// The siitperf.conf names (the first is the canonical one); empty: TOML only.
-    pub conf: Vec<&'static str>,
+    pub conf: &'static [&'static str],
     pub value_type: ValueType,
     /// How siitperf.conf writes it (when `conf` is not empty).
     pub conf_value: Option<ConfValue>,
@@ -93,7 +94,7 @@ pub struct KeyDef {
     /// The default, as text for people.
     pub default: &'static str,
     /// What it means, one line.
-    pub doc: String,
+    pub doc: &'static str,
 }
 
 impl KeyDef {
@@ -114,44 +115,42 @@ pub const BACKEND_NAMES: [&str; 3] = ["mem", "afpacket", "dpdk"];
 
 /// Every key, in the order `to_toml` prints them.
 pub fn keys() -> &'static [KeyDef] {
-    static KEYS: OnceLock<Vec<KeyDef>> = OnceLock::new();
-    KEYS.get_or_init(build)
+    KEYS
 }
 
 /// The key with TOML path `path`.
 pub fn by_path(path: &str) -> Option<&'static KeyDef> {
-    keys().iter().find(|k| k.path == path)
+    KEYS.iter().find(|k| k.path == path)
 }
 
 /// The key with siitperf.conf name `name` (case-sensitive, as siitperf matches it).
 pub fn by_conf_name(name: &str) -> Option<&'static KeyDef> {
-    keys().iter().find(|k| k.conf.contains(&name))
+    KEYS.iter().find(|k| k.conf.contains(&name))
 }
 
 /// True when `path` names a table that holds keys (e.g. `left`, `traffic.forward_ports.sport`).
 pub fn is_table(path: &str) -> bool {
-    keys()
-        .iter()
+    KEYS.iter()
         .any(|k| k.path.len() > path.len() && k.path.starts_with(path) && k.path.as_bytes()[path.len()] == b'.')
 }
 
 /// The closest known key to an unknown one, for "did you mean" hints.
 pub fn suggest(unknown: &str) -> Option<String> {
     if let Some(k) = by_conf_name(unknown) {
-        return Some(k.path.clone());
+        return Some(k.path.to_string());
     }
-    if let Some(k) = keys().iter().find(|k| k.conf.iter().any(|c| c.eq_ignore_ascii_case(unknown))) {
-        return Some(k.conf_name().unwrap_or(&k.path).to_string());
+    if let Some(k) = KEYS.iter().find(|k| k.conf.iter().any(|c| c.eq_ignore_ascii_case(unknown))) {
+        return Some(k.conf_name().unwrap_or(k.path).to_string());
     }
     let mut best: Option<(usize, &KeyDef)> = None;
-    for k in keys() {
-        let d = edit_distance(unknown, &k.path);
+    for k in KEYS {
+        let d = edit_distance(unknown, k.path);
         if !matches!(best, Some((b, _)) if b <= d) {
             best = Some((d, k));
         }
     }
     match best {
-        Some((d, k)) if d <= 3 => Some(k.path.clone()),
+        Some((d, k)) if d <= 3 => Some(k.path.to_string()),
         _ => None,
     }
 }
@@ -170,386 +169,196 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-struct Builder(Vec<KeyDef>);
-
-impl Builder {
-    #[allow(clippy::too_many_arguments)]
-    fn key(
-        &mut self,
-        path: String,
-        conf: Vec<&'static str>,
-        value_type: ValueType,
-        conf_value: Option<ConfValue>,
-        range: Option<(i64, i64)>,
-        default: &'static str,
-        doc: String,
-    ) {
-        self.0.push(KeyDef {
-            path,
-            conf,
-            value_type,
-            conf_value,
-            range,
-            default,
-            doc,
-        });
-    }
-
-    fn toml(&mut self, path: &str, t: ValueType, range: Option<(i64, i64)>, default: &'static str, doc: &str) {
-        self.key(path.to_string(), vec![], t, None, range, default, doc.to_string());
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn both(
-        &mut self,
-        path: String,
-        conf: &'static str,
-        t: ValueType,
-        cv: ConfValue,
-        range: Option<(i64, i64)>,
-        default: &'static str,
-        doc: String,
-    ) {
-        self.key(path, vec![conf], t, Some(cv), range, default, doc);
+/// A key of the TOML file that siitperf.conf does not have.
+const fn toml(path: &'static str, value_type: ValueType, range: Option<(i64, i64)>, default: &'static str, doc: &'static str) -> KeyDef {
+    KeyDef {
+        path,
+        conf: &[],
+        value_type,
+        conf_value: None,
+        range,
+        default,
+        doc,
     }
 }
 
-/// siitperf.conf names are built from parts; leak them once so that the catalogue can hand out
-/// `&'static str` (the catalogue itself is built once per process).
-fn name(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
+/// A key that siitperf.conf has too, under the names `conf` (the first one canonical).
+const fn conf(
+    path: &'static str,
+    conf: &'static [&'static str],
+    value_type: ValueType,
+    conf_value: ConfValue,
+    range: Option<(i64, i64)>,
+    default: &'static str,
+    doc: &'static str,
+) -> KeyDef {
+    KeyDef {
+        path,
+        conf,
+        value_type,
+        conf_value: Some(conf_value),
+        range,
+        default,
+        doc,
+    }
 }
 
-fn build() -> Vec<KeyDef> {
+/// Largest value of a u32 key.
+const U32_MAX: i64 = u32::MAX as i64;
+
+/// Every key, in the order `to_toml` prints them: `toml(path, type, range, default, doc)` or
+/// `conf(path, siitperf.conf names, type, siitperf.conf value, range, default, doc)`.
+#[rustfmt::skip]
+pub static KEYS: &[KeyDef] = {
     use ConfValue as C;
     use ValueType as T;
-    let mut b = Builder(Vec::new());
-    b.toml(
-        "tester.backend",
-        T::Str,
-        None,
-        "\"afpacket\" (siitperf.conf: \"dpdk\")",
-        "how the tester opens its ports: mem, afpacket or dpdk",
-    );
-    b.toml(
-        "tester.left_port",
-        T::Port,
-        None,
-        "dpdk: \"0\"; mem: \"mem0\"; afpacket: required",
-        "left port: interface name (afpacket), DPDK port id or vdev name (dpdk)",
-    );
-    b.toml(
-        "tester.right_port",
-        T::Port,
-        None,
-        "dpdk: \"1\"; mem: \"mem1\"; afpacket: required",
-        "right port: interface name (afpacket), DPDK port id or vdev name (dpdk)",
-    );
-    b.toml(
-        "tester.netns",
-        T::Str,
-        None,
-        "none (the current namespace)",
-        "network namespace the tester ports live in (afpacket)",
-    );
-    b.toml("tester.eal_args", T::StrList, None, "[]", "DPDK EAL arguments (dpdk only)");
-    b.toml(
-        "tester.loopback",
-        T::Bool,
-        None,
-        "false",
-        "the ports are cabled to each other, no DUT (self-test)",
-    );
-    b.both(
-        "tester.promisc".into(),
-        "Promisc",
-        T::Bool,
-        C::Flag,
-        None,
-        "false",
-        "receive in promiscuous mode".into(),
-    );
-    b.both(
-        "tester.mem_channels".into(),
-        "MEM-Channels",
-        T::Int,
-        C::Number,
-        Some((1, i64::from(u32::MAX))),
-        "none",
-        "DPDK memory channels: accepted, not passed on (give EAL's -n in eal_args)".into(),
-    );
-    for (role, conf, what) in [
-        ("left_send", "CPU-L-Send", "left sender (forward)"),
-        ("right_recv", "CPU-R-Recv", "right receiver (forward)"),
-        ("right_send", "CPU-R-Send", "right sender (reverse)"),
-        ("left_recv", "CPU-L-Recv", "left receiver (reverse)"),
-    ] {
-        b.both(
-            format!("tester.cpus.{role}"),
-            conf,
-            T::Int,
-            C::Number,
-            Some((0, 1023)),
-            "chosen by xlatperf",
-            format!("CPU core of the {what}"),
-        );
-    }
-    for (side, l) in [("left", "L"), ("right", "R")] {
-        b.both(
-            format!("{side}.ip_version"),
-            name(format!("IP-{l}-Vers")),
-            T::Int,
-            C::Version,
-            None,
-            "required",
-            format!("IP version of the {side} side's foreground traffic: 4 or 6"),
-        );
-        for (fam, kind, cv) in [
-            ("4", "real", C::Ipv4),
-            ("4", "virt", C::Ipv4),
-            ("6", "real", C::Ipv6),
-            ("6", "virt", C::Ipv6),
-        ] {
-            let (kind_title, kind_word) = if kind == "real" { ("Real", "real") } else { ("Virt", "virtual") };
-            b.both(
-                format!("{side}.ipv{fam}_{kind}"),
-                name(format!("IPv{fam}-{l}-{kind_title}")),
-                T::Str,
-                cv,
-                None,
-                "not set",
-                format!("{side} side's {kind_word} IPv{fam} address"),
-            );
-        }
-        b.both(
-            format!("{side}.tester_mac"),
-            name(format!("MAC-{l}-Tester")),
-            T::Str,
-            C::Mac,
-            None,
-            "the port's own MAC",
-            format!("Ethernet source of the {side} port's frames"),
-        );
-        b.both(
-            format!("{side}.dut_mac"),
-            name(format!("MAC-{l}-DUT")),
-            T::Str,
-            C::Mac,
-            None,
-            "resolved by ARP/NDP",
-            format!("Ethernet destination of the {side} port's frames (the DUT's {side} MAC)"),
-        );
-        b.toml(
-            &format!("{side}.dut_ipv4"),
-            T::Str,
-            None,
-            "not set",
-            "the DUT's IPv4 address on this side, to resolve dut_mac by ARP",
-        );
-        b.toml(
-            &format!("{side}.dut_ipv6"),
-            T::Str,
-            None,
-            "not set",
-            "the DUT's IPv6 address on this side, to resolve dut_mac by NDP",
-        );
-        b.both(
-            format!("{side}.num_nets"),
-            name(format!("Num-{l}-Nets")),
-            T::Int,
-            C::Number,
-            Some((1, 256)),
-            "1",
-            format!("destination networks of frames sent to the {side} side"),
-        );
-        b.both(
-            format!("{side}.ip_variation.variation"),
-            name(format!("IP-{l}-var")),
-            T::Str,
-            C::Variation,
-            None,
-            "\"fixed\"",
-            format!("how the 16-bit varying part of the {side} side's addresses varies"),
-        );
-        b.both(
-            format!("{side}.ip_variation.min"),
-            name(format!("IP-{l}-min")),
-            T::Int,
-            C::Number,
-            Some((0, 65535)),
-            "0",
-            "smallest value of the varying part".into(),
-        );
-        b.both(
-            format!("{side}.ip_variation.max"),
-            name(format!("IP-{l}-max")),
-            T::Int,
-            C::Number,
-            Some((0, 65535)),
-            "65535",
-            "largest value of the varying part".into(),
-        );
-        b.both(
-            format!("{side}.ip_variation.ipv4_offset"),
-            name(format!("IPv4-{l}-offset")),
-            T::Int,
-            C::Number,
-            Some((0, 255)),
-            "2",
-            "byte offset of the varying part in IPv4 addresses: only 2 (the last 16 bits)".into(),
-        );
-        b.both(
-            format!("{side}.ip_variation.ipv6_offset"),
-            name(format!("IPv6-{l}-offset")),
-            T::Int,
-            C::Number,
-            Some((0, 255)),
-            "14",
-            "byte offset of the varying part in IPv6 addresses: 6-14, even".into(),
-        );
-    }
-    b.both(
-        "traffic.forward".into(),
-        "Forward",
-        T::Bool,
-        C::Flag,
-        None,
-        "true (siitperf.conf: 0)",
-        "left to right direction active".into(),
-    );
-    b.both(
-        "traffic.reverse".into(),
-        "Reverse",
-        T::Bool,
-        C::Flag,
-        None,
-        "true (siitperf.conf: 0)",
-        "right to left direction active".into(),
-    );
-    b.toml(
-        "traffic.foreground.n",
-        T::Int,
-        Some((2, i64::from(u32::MAX))),
-        "2",
-        "frame i is foreground when i % n < m",
-    );
-    b.toml(
-        "traffic.foreground.m",
-        T::Int,
-        Some((0, i64::from(u32::MAX))),
-        "2",
-        "foreground frames of every n (m = n: all foreground)",
-    );
-    b.toml(
-        "traffic.seed",
-        T::Int,
-        Some((0, i64::MAX)),
-        "drawn at random and reported",
-        "seed of the pseudorandom streams",
-    );
-    b.toml(
-        "traffic.allow_foreign_addresses",
-        T::Bool,
-        None,
-        "false",
-        "allow destination addresses outside the benchmarking ranges",
-    );
-    for (dir, d) in [("forward", "Fwd"), ("reverse", "Rev")] {
-        for (port, p, (lo, hi)) in [
-            ("sport", "s", xlat_traffic::RFC4814_SPORT),
-            ("dport", "d", xlat_traffic::RFC4814_DPORT),
-        ] {
-            let what = if port == "sport" { "source" } else { "destination" };
-            b.both(
-                format!("traffic.{dir}_ports.{port}.variation"),
-                name(format!("{d}-var-{p}port")),
-                T::Str,
-                C::Variation,
-                None,
-                "\"fixed\"",
-                format!("how the UDP {what} port of {dir} frames varies (RFC 4814: pseudorandom)"),
-            );
-            let (dmin, dmax): (&'static str, &'static str) = (name(lo.to_string()), name(hi.to_string()));
-            b.both(
-                format!("traffic.{dir}_ports.{port}.min"),
-                name(format!("{d}-{p}port-min")),
-                T::Int,
-                C::Number,
-                Some((0, 65535)),
-                dmin,
-                format!("smallest {what} port of {dir} frames"),
-            );
-            b.both(
-                format!("traffic.{dir}_ports.{port}.max"),
-                name(format!("{d}-{p}port-max")),
-                T::Int,
-                C::Number,
-                Some((0, 65535)),
-                dmax,
-                format!("largest {what} port of {dir} frames"),
-            );
-        }
-    }
-    b.both(
-        "stateful.mode".into(),
-        "Stateful",
-        T::Str,
-        C::Stateful,
-        None,
-        "\"off\"",
-        "stateful test (RFC 9693): where the Initiator is".into(),
-    );
-    b.both(
-        "stateful.enumerate_ports".into(),
-        "Enumerate-ports",
-        T::Str,
-        C::Enumerate,
-        None,
-        "\"off\"",
-        "phase 1 enumerates all port number combinations".into(),
-    );
-    b.both(
-        "stateful.enumerate_ips".into(),
-        "Enumerate-ips",
-        T::Str,
-        C::Enumerate,
-        None,
-        "\"off\"",
-        "phase 1 enumerates all IP address combinations".into(),
-    );
-    b.key(
-        "stateful.responder_tuples".into(),
-        vec!["Responder-tuples", "Responder-ports"],
-        T::Str,
-        Some(C::Tuples),
-        None,
-        "\"fixed\"",
-        "how the Responder picks four-tuples from its state table in phase 2".into(),
-    );
-    b.toml(
-        "trial.frame_size",
-        T::Int,
-        Some((0, 65535)),
-        "84",
-        "siitperf's IPv6 frame size incl. FCS; IPv4 frames are 20 bytes shorter",
-    );
-    b.toml(
-        "trial.rate",
-        T::Int,
-        Some((1, 1_000_000_000)),
-        "none (give --rate)",
-        "frames per second per active direction",
-    );
-    b.toml("trial.duration", T::Float, None, "60", "seconds of sending");
-    b.toml(
-        "trial.timeout_ms",
-        T::Int,
-        Some((0, 60_000)),
-        "2000",
-        "ms the receivers keep receiving after sending ended",
-    );
-    b.0
-}
+    &[
+    // [tester]
+    toml("tester.backend",                                   T::Str,     None,                  "\"afpacket\" (siitperf.conf: \"dpdk\")",
+         "how the tester opens its ports: mem, afpacket or dpdk"),
+    toml("tester.left_port",                                 T::Port,    None, "dpdk: \"0\"; mem: \"mem0\"; afpacket: required",
+         "left port: interface name (afpacket), DPDK port id or vdev name (dpdk)"),
+    toml("tester.right_port",                                T::Port,    None, "dpdk: \"1\"; mem: \"mem1\"; afpacket: required",
+         "right port: interface name (afpacket), DPDK port id or vdev name (dpdk)"),
+    toml("tester.netns",                                     T::Str,     None,                  "none (the current namespace)",
+         "network namespace the tester ports live in (afpacket)"),
+    toml("tester.eal_args",                                  T::StrList, None,                  "[]",
+         "DPDK EAL arguments (dpdk only)"),
+    toml("tester.loopback",                                  T::Bool,    None,                  "false",
+         "the ports are cabled to each other, no DUT (self-test)"),
+    conf("tester.promisc",        &["Promisc"],              T::Bool,    C::Flag,    None,                  "false",
+         "receive in promiscuous mode"),
+    conf("tester.mem_channels",   &["MEM-Channels"],         T::Int,     C::Number,  Some((1, U32_MAX)),    "none",
+         "DPDK memory channels: accepted, not passed on (give EAL's -n in eal_args)"),
+    // [tester.cpus]
+    conf("tester.cpus.left_send",  &["CPU-L-Send"],          T::Int,     C::Number,  Some((0, 1023)),       "chosen by xlatperf",
+         "CPU core of the left sender (forward)"),
+    conf("tester.cpus.right_recv", &["CPU-R-Recv"],          T::Int,     C::Number,  Some((0, 1023)),       "chosen by xlatperf",
+         "CPU core of the right receiver (forward)"),
+    conf("tester.cpus.right_send", &["CPU-R-Send"],          T::Int,     C::Number,  Some((0, 1023)),       "chosen by xlatperf",
+         "CPU core of the right sender (reverse)"),
+    conf("tester.cpus.left_recv",  &["CPU-L-Recv"],          T::Int,     C::Number,  Some((0, 1023)),       "chosen by xlatperf",
+         "CPU core of the left receiver (reverse)"),
+    // [left]
+    conf("left.ip_version",       &["IP-L-Vers"],            T::Int,     C::Version, None,                  "required",
+         "IP version of the left side's foreground traffic: 4 or 6"),
+    conf("left.ipv4_real",        &["IPv4-L-Real"],          T::Str,     C::Ipv4,    None,                  "not set",
+         "left side's real IPv4 address"),
+    conf("left.ipv4_virt",        &["IPv4-L-Virt"],          T::Str,     C::Ipv4,    None,                  "not set",
+         "left side's virtual IPv4 address"),
+    conf("left.ipv6_real",        &["IPv6-L-Real"],          T::Str,     C::Ipv6,    None,                  "not set",
+         "left side's real IPv6 address"),
+    conf("left.ipv6_virt",        &["IPv6-L-Virt"],          T::Str,     C::Ipv6,    None,                  "not set",
+         "left side's virtual IPv6 address"),
+    conf("left.tester_mac",       &["MAC-L-Tester"],         T::Str,     C::Mac,     None,                  "the port's own MAC",
+         "Ethernet source of the left port's frames"),
+    conf("left.dut_mac",          &["MAC-L-DUT"],            T::Str,     C::Mac,     None,                  "resolved by ARP/NDP",
+         "Ethernet destination of the left port's frames (the DUT's left MAC)"),
+    toml("left.dut_ipv4",                                    T::Str,     None,                  "not set",
+         "the DUT's IPv4 address on this side, to resolve dut_mac by ARP"),
+    toml("left.dut_ipv6",                                    T::Str,     None,                  "not set",
+         "the DUT's IPv6 address on this side, to resolve dut_mac by NDP"),
+    conf("left.num_nets",         &["Num-L-Nets"],           T::Int,     C::Number,  Some((1, 256)),        "1",
+         "destination networks of frames sent to the left side"),
+    conf("left.ip_variation.variation",   &["IP-L-var"],     T::Str,     C::Variation, None,                "\"fixed\"",
+         "how the 16-bit varying part of the left side's addresses varies"),
+    conf("left.ip_variation.min",         &["IP-L-min"],     T::Int,     C::Number,  Some((0, 65535)),      "0",
+         "smallest value of the varying part"),
+    conf("left.ip_variation.max",         &["IP-L-max"],     T::Int,     C::Number,  Some((0, 65535)),      "65535",
+         "largest value of the varying part"),
+    conf("left.ip_variation.ipv4_offset", &["IPv4-L-offset"], T::Int,    C::Number,  Some((0, 255)),        "2",
+         "byte offset of the varying part in IPv4 addresses: only 2 (the last 16 bits)"),
+    conf("left.ip_variation.ipv6_offset", &["IPv6-L-offset"], T::Int,    C::Number,  Some((0, 255)),        "14",
+         "byte offset of the varying part in IPv6 addresses: 6-14, even"),
+    // [right]
+    conf("right.ip_version",      &["IP-R-Vers"],            T::Int,     C::Version, None,                  "required",
+         "IP version of the right side's foreground traffic: 4 or 6"),
+    conf("right.ipv4_real",       &["IPv4-R-Real"],          T::Str,     C::Ipv4,    None,                  "not set",
+         "right side's real IPv4 address"),
+    conf("right.ipv4_virt",       &["IPv4-R-Virt"],          T::Str,     C::Ipv4,    None,                  "not set",
+         "right side's virtual IPv4 address"),
+    conf("right.ipv6_real",       &["IPv6-R-Real"],          T::Str,     C::Ipv6,    None,                  "not set",
+         "right side's real IPv6 address"),
+    conf("right.ipv6_virt",       &["IPv6-R-Virt"],          T::Str,     C::Ipv6,    None,                  "not set",
+         "right side's virtual IPv6 address"),
+    conf("right.tester_mac",      &["MAC-R-Tester"],         T::Str,     C::Mac,     None,                  "the port's own MAC",
+         "Ethernet source of the right port's frames"),
+    conf("right.dut_mac",         &["MAC-R-DUT"],            T::Str,     C::Mac,     None,                  "resolved by ARP/NDP",
+         "Ethernet destination of the right port's frames (the DUT's right MAC)"),
+    toml("right.dut_ipv4",                                   T::Str,     None,                  "not set",
+         "the DUT's IPv4 address on this side, to resolve dut_mac by ARP"),
+    toml("right.dut_ipv6",                                   T::Str,     None,                  "not set",
+         "the DUT's IPv6 address on this side, to resolve dut_mac by NDP"),
+    conf("right.num_nets",        &["Num-R-Nets"],           T::Int,     C::Number,  Some((1, 256)),        "1",
+         "destination networks of frames sent to the right side"),
+    conf("right.ip_variation.variation",   &["IP-R-var"],    T::Str,     C::Variation, None,                "\"fixed\"",
+         "how the 16-bit varying part of the right side's addresses varies"),
+    conf("right.ip_variation.min",         &["IP-R-min"],    T::Int,     C::Number,  Some((0, 65535)),      "0",
+         "smallest value of the varying part"),
+    conf("right.ip_variation.max",         &["IP-R-max"],    T::Int,     C::Number,  Some((0, 65535)),      "65535",
+         "largest value of the varying part"),
+    conf("right.ip_variation.ipv4_offset", &["IPv4-R-offset"], T::Int,   C::Number,  Some((0, 255)),        "2",
+         "byte offset of the varying part in IPv4 addresses: only 2 (the last 16 bits)"),
+    conf("right.ip_variation.ipv6_offset", &["IPv6-R-offset"], T::Int,   C::Number,  Some((0, 255)),        "14",
+         "byte offset of the varying part in IPv6 addresses: 6-14, even"),
+    // [traffic]
+    conf("traffic.forward",       &["Forward"],              T::Bool,    C::Flag,    None,                  "true (siitperf.conf: 0)",
+         "left to right direction active"),
+    conf("traffic.reverse",       &["Reverse"],              T::Bool,    C::Flag,    None,                  "true (siitperf.conf: 0)",
+         "right to left direction active"),
+    toml("traffic.foreground.n",                             T::Int,     Some((2, U32_MAX)),    "2",
+         "frame i is foreground when i % n < m"),
+    toml("traffic.foreground.m",                             T::Int,     Some((0, U32_MAX)),    "2",
+         "foreground frames of every n (m = n: all foreground)"),
+    toml("traffic.seed",                                     T::Int,     Some((0, i64::MAX)),   "drawn at random and reported",
+         "seed of the pseudorandom streams"),
+    toml("traffic.allow_foreign_addresses",                  T::Bool,    None,                  "false",
+         "allow destination addresses outside the benchmarking ranges"),
+    // [traffic.forward_ports] and [traffic.reverse_ports]; the defaults are RFC 4814's ranges
+    conf("traffic.forward_ports.sport.variation", &["Fwd-var-sport"], T::Str, C::Variation, None,        "\"fixed\"",
+         "how the UDP source port of forward frames varies (RFC 4814: pseudorandom)"),
+    conf("traffic.forward_ports.sport.min",       &["Fwd-sport-min"], T::Int, C::Number, Some((0, 65535)), "1024",
+         "smallest source port of forward frames"),
+    conf("traffic.forward_ports.sport.max",       &["Fwd-sport-max"], T::Int, C::Number, Some((0, 65535)), "65535",
+         "largest source port of forward frames"),
+    conf("traffic.forward_ports.dport.variation", &["Fwd-var-dport"], T::Str, C::Variation, None,        "\"fixed\"",
+         "how the UDP destination port of forward frames varies (RFC 4814: pseudorandom)"),
+    conf("traffic.forward_ports.dport.min",       &["Fwd-dport-min"], T::Int, C::Number, Some((0, 65535)), "1",
+         "smallest destination port of forward frames"),
+    conf("traffic.forward_ports.dport.max",       &["Fwd-dport-max"], T::Int, C::Number, Some((0, 65535)), "49151",
+         "largest destination port of forward frames"),
+    conf("traffic.reverse_ports.sport.variation", &["Rev-var-sport"], T::Str, C::Variation, None,        "\"fixed\"",
+         "how the UDP source port of reverse frames varies (RFC 4814: pseudorandom)"),
+    conf("traffic.reverse_ports.sport.min",       &["Rev-sport-min"], T::Int, C::Number, Some((0, 65535)), "1024",
+         "smallest source port of reverse frames"),
+    conf("traffic.reverse_ports.sport.max",       &["Rev-sport-max"], T::Int, C::Number, Some((0, 65535)), "65535",
+         "largest source port of reverse frames"),
+    conf("traffic.reverse_ports.dport.variation", &["Rev-var-dport"], T::Str, C::Variation, None,        "\"fixed\"",
+         "how the UDP destination port of reverse frames varies (RFC 4814: pseudorandom)"),
+    conf("traffic.reverse_ports.dport.min",       &["Rev-dport-min"], T::Int, C::Number, Some((0, 65535)), "1",
+         "smallest destination port of reverse frames"),
+    conf("traffic.reverse_ports.dport.max",       &["Rev-dport-max"], T::Int, C::Number, Some((0, 65535)), "49151",
+         "largest destination port of reverse frames"),
+    // [stateful]
+    conf("stateful.mode",            &["Stateful"],          T::Str,     C::Stateful,  None,                "\"off\"",
+         "stateful test (RFC 9693): where the Initiator is"),
+    conf("stateful.enumerate_ports", &["Enumerate-ports"],   T::Str,     C::Enumerate, None,                "\"off\"",
+         "phase 1 enumerates all port number combinations"),
+    conf("stateful.enumerate_ips",   &["Enumerate-ips"],     T::Str,     C::Enumerate, None,                "\"off\"",
+         "phase 1 enumerates all IP address combinations"),
+    conf("stateful.responder_tuples", &["Responder-tuples", "Responder-ports"], T::Str, C::Tuples, None,   "\"fixed\"",
+         "how the Responder picks four-tuples from its state table in phase 2"),
+    // [trial]
+    toml("trial.frame_size",                                 T::Int,     Some((0, 65535)),      "84",
+         "siitperf's IPv6 frame size incl. FCS; IPv4 frames are 20 bytes shorter"),
+    toml("trial.rate",                                       T::Int,     Some((1, 1_000_000_000)), "none (give --rate)",
+         "frames per second per active direction"),
+    toml("trial.duration",                                   T::Float,   None,                  "60",
+         "seconds of sending"),
+    toml("trial.timeout_ms",                                 T::Int,     Some((0, 60_000)),     "2000",
+         "ms the receivers keep receiving after sending ended"),
+    ]
+};
 
 #[cfg(test)]
 mod tests {
@@ -561,16 +370,70 @@ mod tests {
         let mut paths = HashSet::new();
         let mut confs = HashSet::new();
         for k in keys() {
-            assert!(paths.insert(k.path.as_str()), "{} twice", k.path);
-            for c in &k.conf {
+            assert!(paths.insert(k.path), "{} twice", k.path);
+            for c in k.conf {
                 assert!(confs.insert(*c), "{c} twice");
             }
             assert_eq!(k.conf.is_empty(), k.conf_value.is_none(), "{}", k.path);
-            assert!(!is_table(&k.path), "{} is a key and a table", k.path);
+            assert!(!is_table(k.path), "{} is a key and a table", k.path);
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
+        assert_eq!(keys().len(), 68);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
+    }
+
+    /// The rows written out twice (left and right, forward and reverse) differ only in the
+    /// side's or the direction's words.
+    #[test]
+    fn mirrored_rows_agree() {
+        let pairs = [
+            ("left.", "right.", [("-L-", "-R-"), ("left", "right")]),
+            (
+                "traffic.forward_ports.",
+                "traffic.reverse_ports.",
+                [("Fwd-", "Rev-"), ("forward", "reverse")],
+            ),
+        ];
+        for (a, b, words) in pairs {
+            let from: Vec<&KeyDef> = keys().iter().filter(|k| k.path.starts_with(a)).collect();
+            let to: Vec<&KeyDef> = keys().iter().filter(|k| k.path.starts_with(b)).collect();
+            assert_eq!(from.len(), to.len(), "{a} {b}");
+            assert!(!from.is_empty());
+            for (x, y) in from.iter().zip(&to) {
+                let swap = |s: &str| words.iter().fold(s.to_string(), |s, (p, q)| s.replace(p, q));
+                assert_eq!(swap(x.path), y.path);
+                assert_eq!(x.conf.iter().map(|c| swap(c)).collect::<Vec<_>>(), y.conf);
+                assert_eq!(swap(x.doc), y.doc, "{}", y.path);
+                assert_eq!(
+                    (x.value_type, x.conf_value, x.range, x.default),
+                    (y.value_type, y.conf_value, y.range, y.default),
+                    "{}",
+                    y.path
+                );
+            }
+        }
+    }
+
+    /// The defaults written as text are the values the conversion uses.
+    #[test]
+    fn documented_defaults_are_the_real_ones() {
+        let default = |p: &str| by_path(p).map(|k| k.default).unwrap_or_else(|| panic!("{p}"));
+        for dir in ["forward", "reverse"] {
+            for (port, (lo, hi)) in [("sport", xlat_traffic::RFC4814_SPORT), ("dport", xlat_traffic::RFC4814_DPORT)] {
+                assert_eq!(default(&format!("traffic.{dir}_ports.{port}.min")), lo.to_string());
+                assert_eq!(default(&format!("traffic.{dir}_ports.{port}.max")), hi.to_string());
+            }
+        }
+        let ip_var = xlat_traffic::IpVarSpec::default();
+        assert_eq!(default("left.ip_variation.min"), ip_var.min.to_string());
+        assert_eq!(default("left.ip_variation.max"), ip_var.max.to_string());
+        assert_eq!(default("left.ip_variation.ipv4_offset"), ip_var.ipv4_offset.to_string());
+        assert_eq!(default("left.ip_variation.ipv6_offset"), ip_var.ipv6_offset.to_string());
+        let trial = crate::model::TrialDefaults::default();
+        assert_eq!(default("trial.frame_size"), trial.frame_size.to_string());
+        assert_eq!(default("trial.duration"), trial.duration_s.to_string());
+        assert_eq!(default("trial.timeout_ms"), trial.timeout_ms.to_string());
     }
 
     #[test]

@@ -5,128 +5,35 @@
 //! Both formats are read into one TOML document that remembers where each key came from,
 //! overrides are applied to it, and one conversion turns it into the typed values and checks
 //! every rule. Nothing here panics on any input.
+//!
+//! | module | holds | uses |
+//! | --- | --- | --- |
+//! | `model` | the typed [`TestConfig`] and its parts; the defaults and limits of a trial | none |
+//! | [`keys`] | the catalogue of every key (TOML path, siitperf.conf name, type, range, default, meaning) | none |
+//! | `error` | [`ConfigError`] and [`Loc`]: file, line and key of each problem | none |
+//! | `doc` | both readers into one TOML document that remembers lines; `--set` overrides | model, keys, error |
+//! | `validate` | the rules between keys, the addresses and ranges; also [`validate()`] | model, doc, error |
+//! | `build` | the document into a [`TestConfig`]: defaults, per-key ranges, then `validate` | model, keys, doc, validate, error |
+//! | `emit` | [`to_toml`]: a configuration as commented TOML | model, keys |
+//!
+//! Imports only go down this table, never back (`tests/modules.rs` checks it), and the modules
+//! name each other's items by module path, never through this file's re-exports.
+
+#![forbid(unsafe_code)]
 
 mod build;
 mod doc;
 mod emit;
 mod error;
 pub mod keys;
+mod model;
 mod validate;
 
-pub use emit::to_toml;
+pub use emit::{to_toml, to_toml_with_comment};
 pub use error::{ConfigError, Loc};
+pub use model::{Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults};
 
-use serde::{Deserialize, Serialize};
 use std::path::Path;
-use xlat_traffic::Setup;
-
-/// Everything a run needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestConfig {
-    /// What frames each direction carries (sides, addresses, variation, stateful options;
-    /// the foreground share n/m lives here too).
-    pub setup: Setup,
-    /// How the tester's ports are opened.
-    pub tester: TesterConfig,
-    /// Defaults of a trial's parameters; the command line may override them.
-    pub trial: TrialDefaults,
-    /// Where it was read from, for messages.
-    pub source: Source,
-}
-
-/// How the tester opens its ports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// Two in-process ports (tests, self-test).
-    Mem,
-    /// Linux AF_PACKET sockets on any interface.
-    AfPacket,
-    /// DPDK ports or vdevs.
-    Dpdk,
-}
-
-impl Backend {
-    /// The name used in the TOML file.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Mem => "mem",
-            Backend::AfPacket => "afpacket",
-            Backend::Dpdk => "dpdk",
-        }
-    }
-}
-
-/// CPU cores of the four sender/receiver roles; `None`: xlatperf chooses.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cpus {
-    pub left_send: Option<usize>,
-    pub right_recv: Option<usize>,
-    pub right_send: Option<usize>,
-    pub left_recv: Option<usize>,
-}
-
-/// The tester's ports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TesterConfig {
-    pub backend: Backend,
-    /// Interface name (afpacket), DPDK port id or vdev name (dpdk).
-    pub left_port: String,
-    pub right_port: String,
-    /// Network namespace the tester ports live in (afpacket).
-    pub netns: Option<String>,
-    /// DPDK EAL arguments (dpdk).
-    pub eal_args: Vec<String>,
-    pub promisc: bool,
-    /// The two ports are cabled to each other with no DUT (the tester's self-test): each
-    /// side's DUT MAC is the other port's MAC.
-    #[serde(default)]
-    pub loopback: bool,
-    pub cpus: Cpus,
-    /// DPDK memory channels (siitperf's MEM-Channels).
-    pub mem_channels: Option<u32>,
-}
-
-/// Defaults of a trial's parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrialDefaults {
-    /// siitperf's IPv6 frame size parameter (FCS included); IPv4 frames are 20 bytes shorter.
-    pub frame_size: usize,
-    /// Frames per second per active direction; `None`: must be given on the command line.
-    pub rate: Option<u64>,
-    /// Seconds of sending.
-    pub duration_s: f64,
-    /// Milliseconds the receivers keep receiving after sending ended.
-    pub timeout_ms: u64,
-}
-
-impl Default for TrialDefaults {
-    fn default() -> Self {
-        TrialDefaults {
-            frame_size: build::DEFAULT_FRAME_SIZE,
-            rate: None,
-            duration_s: build::DEFAULT_DURATION_S,
-            timeout_ms: build::DEFAULT_TIMEOUT_MS,
-        }
-    }
-}
-
-/// The format of a configuration file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum SourceKind {
-    /// xlatperf's TOML test description.
-    Toml,
-    /// siitperf's `Key value` file.
-    SiitperfConf,
-}
-
-/// Which file a configuration came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Source {
-    /// The file name as given (used in messages).
-    pub file: String,
-    pub kind: SourceKind,
-}
 
 /// Read, override and validate the configuration file `path`. The format is TOML when the
 /// name ends in `.toml` or the text looks like TOML (a `[table]` or `key = value` line first),

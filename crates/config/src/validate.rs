@@ -2,10 +2,9 @@
 //! key, the siitperf cross-key rules (docs/config.md, "Rules between keys"; each its own error), the addresses the
 //! chosen IP versions need, and the benchmarking address ranges.
 
-use crate::build::MAX_DURATION_S;
 use crate::doc::{key_name, Doc};
 use crate::error::{ConfigError, Loc};
-use crate::{Backend, SourceKind, TestConfig};
+use crate::model::{Backend, SourceKind, TestConfig, MAX_DURATION_S};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_traffic::{
     is_benchmarking_v4, is_benchmarking_v6, AddrPair, Direction, IpVarSpec, IpVersion, Setup, Side, SideId, Stateful, Variation,

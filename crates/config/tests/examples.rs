@@ -2,7 +2,7 @@
 //! configuration; the documentation names every key.
 
 use std::path::{Path, PathBuf};
-use xlat_config::{keys, load, parse_siitperf, parse_toml, to_toml, Backend, SourceKind, TestConfig};
+use xlat_config::{keys, load, parse_siitperf, parse_toml, to_toml, validate, Backend, SourceKind, TestConfig};
 use xlat_traffic::{IpVersion, Stateful, Variation};
 
 fn root() -> PathBuf {
@@ -24,33 +24,51 @@ fn assert_same(a: &TestConfig, b: &TestConfig) {
     assert_eq!(a.trial, b.trial);
 }
 
+/// Every file under examples/, found by reading the directory (and its subdirectories), so that
+/// a new example is checked without being listed here.
+fn example_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for e in entries {
+            let p = e.expect("directory entry").path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root().join("examples"), &mut files);
+    files.sort();
+    files
+}
+
+/// Each example is read by the reader its name calls for (`.toml`: TOML, `.conf`:
+/// siitperf.conf; nothing else belongs in examples/), validated, read the same by `load` (what
+/// `xlatperf` runs), and survives `to_toml` and back.
 #[test]
 fn every_example_parses_and_round_trips() {
-    let mut n = 0;
-    let dir = std::fs::read_dir(root().join("examples")).expect("examples/");
-    for e in dir {
-        let p = e.expect("entry").path();
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if ext != "toml" && ext != "conf" {
-            continue;
-        }
-        let cfg = load(&p, &[]).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-        assert_eq!(
-            cfg.source.kind,
-            if ext == "toml" {
-                SourceKind::Toml
-            } else {
-                SourceKind::SiitperfConf
-            },
-            "{}",
-            p.display()
-        );
+    let files = example_files();
+    assert!(files.len() >= 13, "only {} examples", files.len());
+    for p in &files {
+        let name = p.display().to_string();
+        let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (read, kind) = match p.extension().and_then(|e| e.to_str()) {
+            Some("toml") => (parse_toml(&text, &name), SourceKind::Toml),
+            Some("conf") => (parse_siitperf(&text, &name), SourceKind::SiitperfConf),
+            _ => panic!("{name}: an example is a TOML test description (.toml) or a siitperf.conf (.conf)"),
+        };
+        let cfg = read.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cfg.source.kind, kind, "{name}");
+        validate(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let loaded = load(p, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.source.kind, kind, "{name}: load chose the other reader");
+        assert_same(&cfg, &loaded);
         let text = to_toml(&cfg);
-        let back = parse_toml(&text, "converted.toml").unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.display()));
+        let back = parse_toml(&text, "converted.toml").unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
         assert_same(&cfg, &back);
-        n += 1;
     }
-    assert!(n >= 12, "only {n} examples");
 }
 
 #[test]
@@ -175,13 +193,13 @@ fn appendix_a2_fragments_parse() {
 fn docs_name_every_key() {
     let doc = std::fs::read_to_string(root().join("docs/config.md")).expect("docs/config.md");
     for k in keys::keys() {
-        let leaf = k.path.rsplit('.').next().unwrap_or(&k.path);
+        let leaf = k.path.rsplit('.').next().unwrap_or(k.path);
         assert!(
             doc.contains(&format!("`{}`", k.path)) || doc.contains(&format!("`{leaf}`")),
             "docs/config.md lacks {}",
             k.path
         );
-        for c in &k.conf {
+        for c in k.conf {
             assert!(doc.contains(&format!("`{c}`")), "docs/config.md lacks {c}");
         }
     }

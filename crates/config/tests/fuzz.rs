@@ -139,7 +139,7 @@ fn random_overrides(rng: &mut Rng) -> Vec<(String, String)> {
         .map(|_| {
             let k = rng.pick(all);
             let key = if rng.below(2) == 0 {
-                k.path.clone()
+                k.path.to_string()
             } else {
                 k.conf_name().unwrap_or("bogus-key").to_string()
             };

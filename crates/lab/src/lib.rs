@@ -1,5 +1,14 @@
 //! The lab: reproducible test topologies with real DUTs in network namespaces.
 //!
+//! | module | holds |
+//! | --- | --- |
+//! | `topology` | [`Topology`], the names and addresses, [`CpuSplit`], the test configuration: [`config`], [`config_toml`] |
+//! | `setup` | building a topology ([`up`]) and tearing everything down ([`down`]) |
+//! | `status` | what of the lab exists now ([`status()`]) |
+//! | `state` | the state file `/run/xlatperf/lab.json` and where the files go |
+//! | `cmd` | running `ip`, `nft`, `sysctl` and `tayga` as argument vectors |
+//! | `error` | [`LabError`] |
+//!
 //! ```text
 //!   namespace xlat-tester                          namespace xlat-dut
 //!   xlat-tl (left port)  ───── veth ─────  xlat-dl 198.18.0.1/16, 2001:2::1/64
@@ -31,6 +40,8 @@
 //! Everything is made with `ip`, `nft`, `sysctl` and `tayga` run as argument vectors (never a
 //! shell). `/run/xlatperf/lab.json` records what was made; [`down`] also works without it.
 
+#![forbid(unsafe_code)]
+
 mod cmd;
 mod error;
 mod setup;
@@ -45,7 +56,12 @@ use std::path::PathBuf;
 pub use error::LabError;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{LinkStatus, Status};
-pub use topology::*;
+pub use topology::{
+    config, config_toml, CpuSplit, Topology, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6,
+    LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL, NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4,
+    SIIT_MAP_IPV6, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4,
+    TESTER_RIGHT_IPV6,
+};
 
 /// Options of [`up`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

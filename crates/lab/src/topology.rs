@@ -1,11 +1,14 @@
 //! The topologies, their fixed names and addresses, and the test configuration each one gets.
 
 use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use xlat_config::{to_toml_with_comment, Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults};
+use xlat_traffic::{IpVersion, PortSpec, Setup, Side, StatefulSpec};
 
-use crate::LabError;
+use crate::error::LabError;
 
 /// Namespace that holds the tester ends of the veth pairs.
 pub const TESTER_NS: &str = "xlat-tester";
@@ -180,77 +183,153 @@ fn addr(with_len: &str) -> &str {
     with_len.split('/').next().unwrap_or(with_len)
 }
 
-/// The xlatperf TOML test configuration for a topology.
-pub fn config_toml(t: Topology) -> String {
-    let (lv, rv) = t.ip_versions();
-    let mut s = format!("# written by `xlatperf lab up {t}`\n");
-    match t {
-        Topology::Router4 => s.push_str("# DUT: the Linux kernel forwarding IPv4 in namespace xlat-dut\n"),
-        Topology::Router6 => s.push_str("# DUT: the Linux kernel forwarding IPv6 in namespace xlat-dut\n"),
-        Topology::Siit => {
-            s.push_str("# DUT: TAYGA stateless NAT64 in namespace xlat-dut, prefix ");
-            s.push_str(NAT64_PREFIX);
-            s.push_str("\n# static map ");
-            s.push_str(SIIT_MAP_IPV6);
-            s.push_str(" <-> ");
-            s.push_str(SIIT_MAP_IPV4);
-            s.push_str(" (2001:2::2 appears as 198.18.1.2 on the right)\n");
-        }
-        Topology::Nat44 => s.push_str(
-            "# DUT: nftables masquerade (conntrack) from left to right in namespace xlat-dut\n\
-             # stateful: the right side sees 198.19.0.1; reverse traffic needs the Responder\n",
-        ),
-        Topology::Nat64 => {
-            s.push_str("# DUT: TAYGA (prefix ");
-            s.push_str(NAT64_PREFIX);
-            s.push_str(", dynamic pool ");
-            s.push_str(NAT64_POOL);
-            s.push_str(") plus nftables masquerade\n# stateful: the right side sees 198.19.0.1; reverse traffic needs the Responder\n");
-        }
+/// An address constant of this file (prefix length allowed) as an IPv4 address.
+fn v4(a: &str) -> Option<Ipv4Addr> {
+    addr(a).parse().ok()
+}
+
+/// An address constant of this file (prefix length allowed) as an IPv6 address.
+fn v6(a: &str) -> Option<Ipv6Addr> {
+    addr(a).parse().ok()
+}
+
+fn ip_version(v: u8) -> IpVersion {
+    if v == 6 {
+        IpVersion::V6
+    } else {
+        IpVersion::V4
     }
-    s.push_str(&format!(
-        "[tester]\nbackend = \"afpacket\"\nleft_port = \"{LEFT_PORT}\"\nright_port = \"{RIGHT_PORT}\"\nnetns = \"{TESTER_NS}\"\n"
-    ));
-    if let Some(CpuSplit { tester: Some(c), dut }) = CpuSplit::here(t) {
-        s.push_str(&format!(
-            "# TAYGA runs on CPU {dut}; the tester's senders and receivers share CPU {c} in one thread\n\
-             cpus = {{ left_send = {c}, left_recv = {c}, right_send = {c}, right_recv = {c} }}\n"
+}
+
+/// The xlatperf test configuration for a topology, as the typed value that `xlatperf` reads
+/// from the file [`config_toml`] writes. On a 2-CPU machine the tester's roles of a TAYGA
+/// topology share CPU 0 (see [`CpuSplit`]).
+pub fn config(t: Topology) -> TestConfig {
+    config_for(t, CpuSplit::here(t))
+}
+
+/// The configuration of topology `t` with the CPUs split as `split` says.
+fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
+    let (lv, rv) = t.ip_versions();
+    let side = |version: u8, ipv4: &str, ipv6: &str, dut_ipv4: &str, dut_ipv6: &str| Side {
+        ipv4_real: v4(ipv4),
+        ipv6_real: v6(ipv6),
+        dut_ipv4: v4(dut_ipv4),
+        dut_ipv6: v6(dut_ipv6),
+        ..Side::new(ip_version(version))
+    };
+    let mut left = side(lv, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, DUT_LEFT_IPV4, DUT_LEFT_IPV6);
+    let mut right = side(rv, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6);
+    if t == Topology::Siit {
+        left.ipv4_virt = v4(SIIT_LEFT_IPV4_VIRT);
+    }
+    if t.uses_tayga() {
+        right.ipv6_virt = v6(RIGHT_IPV6_VIRT);
+    }
+    let cpus = match split {
+        Some(CpuSplit { tester: Some(c), .. }) => Cpus {
+            left_send: Some(c),
+            right_recv: Some(c),
+            right_send: Some(c),
+            left_recv: Some(c),
+        },
+        _ => Cpus::default(),
+    };
+    TestConfig {
+        setup: Setup {
+            left,
+            right,
+            forward: true,
+            // Through a NAT, reverse traffic needs the Responder (a stateful test).
+            reverse: !t.uses_nat(),
+            forward_ports: PortSpec::default(),
+            reverse_ports: PortSpec::default(),
+            fg_n: 2,
+            fg_m: 2,
+            stateful: StatefulSpec::default(),
+            seed: None,
+            allow_foreign_addresses: false,
+        },
+        tester: TesterConfig {
+            backend: Backend::AfPacket,
+            left_port: LEFT_PORT.to_string(),
+            right_port: RIGHT_PORT.to_string(),
+            netns: Some(TESTER_NS.to_string()),
+            eal_args: Vec::new(),
+            promisc: false,
+            loopback: false,
+            cpus,
+            mem_channels: None,
+        },
+        trial: TrialDefaults {
+            frame_size: 84,
+            rate: None,
+            duration_s: 60.0,
+            timeout_ms: 2000,
+        },
+        source: Source {
+            // The name of the file `xlatperf lab up` writes it to, for messages.
+            file: format!("lab-{t}.toml"),
+            kind: SourceKind::Toml,
+        },
+    }
+}
+
+/// The comment at the top of the configuration file: who wrote it, what the DUT is, and where
+/// TAYGA and the tester run when they share a 2-CPU machine.
+fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
+    let mut c = format!("written by `xlatperf lab up {t}`\n");
+    c.push_str(&match t {
+        Topology::Router4 => format!("DUT: the Linux kernel forwarding IPv4 in namespace {DUT_NS}"),
+        Topology::Router6 => format!("DUT: the Linux kernel forwarding IPv6 in namespace {DUT_NS}"),
+        Topology::Siit => format!(
+            "DUT: TAYGA stateless NAT64 in namespace {DUT_NS}, prefix {NAT64_PREFIX}\n\
+             static map {SIIT_MAP_IPV6} <-> {SIIT_MAP_IPV4} ({TESTER_LEFT_IPV6} appears as {SIIT_LEFT_IPV4_VIRT} on the right)"
+        ),
+        Topology::Nat44 => format!(
+            "DUT: nftables masquerade (conntrack) from left to right in namespace {DUT_NS}\n\
+             stateful: the right side sees {}; reverse traffic needs the Responder",
+            addr(DUT_RIGHT_IPV4)
+        ),
+        Topology::Nat64 => format!(
+            "DUT: TAYGA (prefix {NAT64_PREFIX}, dynamic pool {NAT64_POOL}) plus nftables masquerade\n\
+             stateful: the right side sees {}; reverse traffic needs the Responder",
+            addr(DUT_RIGHT_IPV4)
+        ),
+    });
+    if let Some(CpuSplit {
+        tester: Some(c_tester),
+        dut,
+    }) = split
+    {
+        c.push_str(&format!(
+            "\nTAYGA runs on CPU {dut}; the tester's senders and receivers share CPU {c_tester} in one thread"
         ));
     }
-    s.push('\n');
-    s.push_str(&format!(
-        "[left]\nip_version = {lv}\nipv4_real = \"{TESTER_LEFT_IPV4}\"\nipv6_real = \"{TESTER_LEFT_IPV6}\"\n"
-    ));
-    if t == Topology::Siit {
-        s.push_str(&format!("ipv4_virt = \"{SIIT_LEFT_IPV4_VIRT}\"\n"));
-    }
-    s.push_str(&format!(
-        "dut_ipv4 = \"{}\"\ndut_ipv6 = \"{}\"\n\n",
-        addr(DUT_LEFT_IPV4),
-        addr(DUT_LEFT_IPV6)
-    ));
-    s.push_str(&format!(
-        "[right]\nip_version = {rv}\nipv4_real = \"{TESTER_RIGHT_IPV4}\"\nipv6_real = \"{TESTER_RIGHT_IPV6}\"\n"
-    ));
-    if t.uses_tayga() {
-        s.push_str(&format!("ipv6_virt = \"{RIGHT_IPV6_VIRT}\"\n"));
-    }
-    s.push_str(&format!(
-        "dut_ipv4 = \"{}\"\ndut_ipv6 = \"{}\"\n\n",
-        addr(DUT_RIGHT_IPV4),
-        addr(DUT_RIGHT_IPV6)
-    ));
-    let reverse = !t.uses_nat();
-    s.push_str(&format!(
-        "[traffic]\nforward = true\nreverse = {reverse}\nforeground = {{ n = 2, m = 2 }}\n\n"
-    ));
-    s.push_str("[trial]\nframe_size = 84\nduration = 60\ntimeout_ms = 2000\n");
-    s
+    c
+}
+
+/// The xlatperf TOML test configuration for a topology: [`config`] written by the config
+/// crate's writer, under a comment that says what the DUT is.
+pub fn config_toml(t: Topology) -> String {
+    let split = CpuSplit::here(t);
+    to_toml_with_comment(&config_for(t, split), &config_comment(t, split))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The same configuration, where it was read from aside.
+    fn assert_same(a: &TestConfig, b: &TestConfig, what: &str) {
+        assert_eq!(a.setup, b.setup, "{what}");
+        assert_eq!(a.tester, b.tester, "{what}");
+        assert_eq!(a.trial, b.trial, "{what}");
+    }
+
+    fn splits() -> [Option<CpuSplit>; 3] {
+        [None, CpuSplit::for_cpus(2), CpuSplit::for_cpus(8)]
+    }
 
     #[test]
     fn a_user_space_dut_gets_a_cpu_of_its_own() {
@@ -258,11 +337,25 @@ mod tests {
         assert_eq!(CpuSplit::for_cpus(2), Some(CpuSplit { tester: Some(0), dut: 1 }));
         assert_eq!(CpuSplit::for_cpus(8), Some(CpuSplit { tester: None, dut: 7 }));
         assert_eq!(CpuSplit::here(Topology::Router4), None);
+        let all_on = |c: usize| Cpus {
+            left_send: Some(c),
+            right_recv: Some(c),
+            right_send: Some(c),
+            left_recv: Some(c),
+        };
+        assert_eq!(config_for(Topology::Siit, CpuSplit::for_cpus(2)).tester.cpus, all_on(0));
+        assert_eq!(config_for(Topology::Siit, CpuSplit::for_cpus(8)).tester.cpus, Cpus::default());
+        assert_eq!(config_for(Topology::Siit, None).tester.cpus, Cpus::default());
+        assert!(config_comment(Topology::Nat64, CpuSplit::for_cpus(2)).contains("TAYGA runs on CPU 1;"));
+        assert!(!config_comment(Topology::Nat64, CpuSplit::for_cpus(8)).contains("CPU"));
+        // This machine: the file has the split exactly when a TAYGA topology runs on 2 CPUs.
         let on_two = std::thread::available_parallelism().map_or(1, |n| n.get()) == 2;
-        assert_eq!(config_toml(Topology::Siit).contains("right_recv = 0 }"), on_two);
-        assert!(!config_toml(Topology::Router4).contains("cpus"));
+        for t in Topology::ALL {
+            let cfg = xlat_config::parse_toml(&config_toml(t), "lab.toml").unwrap();
+            let expected = if on_two && t.uses_tayga() { all_on(0) } else { Cpus::default() };
+            assert_eq!(cfg.tester.cpus, expected, "{t}");
+        }
     }
-    use std::net::Ipv6Addr;
 
     #[test]
     fn names_round_trip() {
@@ -275,9 +368,31 @@ mod tests {
         assert!("".parse::<Topology>().is_err());
     }
 
+    /// The file reads back, with the config crate's own reader, as the typed value it was
+    /// written from, and opens with the comment that says what the DUT is.
     #[test]
-    fn router4_config_matches_the_schema() {
-        let expected = r#"# written by `xlatperf lab up router4`
+    fn every_file_reads_back_as_its_typed_value() {
+        for t in Topology::ALL {
+            for split in splits() {
+                let cfg = config_for(t, split);
+                xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
+                let text = to_toml_with_comment(&cfg, &config_comment(t, split));
+                let back = xlat_config::parse_toml(&text, "lab.toml").unwrap_or_else(|e| panic!("{t}: {e}\n{text}"));
+                assert_same(&cfg, &back, &format!("{t} {split:?}"));
+                let head: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+                assert_eq!(head[0], format!("# written by `xlatperf lab up {t}`"));
+                assert!(head[1].starts_with("# DUT: "), "{text}");
+            }
+            let back = xlat_config::parse_toml(&config_toml(t), "lab.toml").unwrap();
+            assert_same(&config(t), &back, t.name());
+        }
+    }
+
+    /// What `xlatperf lab up router4` wrote before the lab used the config crate's writer: the
+    /// file it writes now means the same.
+    #[test]
+    fn router4_means_what_it_meant() {
+        let before = r#"# written by `xlatperf lab up router4`
 # DUT: the Linux kernel forwarding IPv4 in namespace xlat-dut
 [tester]
 backend = "afpacket"
@@ -309,19 +424,29 @@ frame_size = 84
 duration = 60
 timeout_ms = 2000
 "#;
-        assert_eq!(config_toml(Topology::Router4), expected);
+        let before = xlat_config::parse_toml(before, "before.toml").unwrap();
+        assert_same(&before, &config(Topology::Router4), "router4");
+        let now = config_toml(Topology::Router4);
+        assert!(now.starts_with("# written by `xlatperf lab up router4`\n# DUT: the Linux kernel forwarding IPv4 in namespace xlat-dut\n"));
     }
 
     #[test]
     fn versions_and_virtual_addresses() {
-        let r6 = config_toml(Topology::Router6);
-        assert_eq!(r6.matches("ip_version = 6").count(), 2);
-        let siit = config_toml(Topology::Siit);
-        assert!(siit.contains("[left]\nip_version = 6\n"));
-        assert!(siit.contains("[right]\nip_version = 4\n"));
-        assert!(siit.contains("ipv4_virt = \"198.18.1.2\""));
-        assert!(siit.contains("ipv6_virt = \"2001:2:0:6464::198.19.0.2\""));
-        assert!(config_toml(Topology::Nat44).contains("reverse = false"));
+        let v = |t: Topology| {
+            let c = config(t);
+            (c.setup.left.ip_version.number(), c.setup.right.ip_version.number())
+        };
+        for t in Topology::ALL {
+            assert_eq!(v(t), t.ip_versions(), "{t}");
+        }
+        assert_eq!(v(Topology::Router6), (6, 6));
+        assert_eq!(v(Topology::Siit), (6, 4));
+        let siit = config(Topology::Siit).setup;
+        assert_eq!(siit.left.ipv4_virt, Some(Ipv4Addr::new(198, 18, 1, 2)));
+        assert_eq!(siit.right.ipv6_virt, Some("2001:2:0:6464::198.19.0.2".parse().unwrap()));
+        assert_eq!(config(Topology::Nat64).setup.left.ipv4_virt, None);
+        assert!(config(Topology::Nat64).setup.right.ipv6_virt.is_some());
+        assert!(!config(Topology::Nat44).setup.reverse && config(Topology::Router4).setup.reverse);
     }
 
     #[test]
