@@ -5,11 +5,11 @@
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;
-use xlat_bench::delay::LatencyStats;
+use xlat_bench::delay::{LatencyStats, PdvStats};
+use xlat_bench::output::siitperf_lines;
 use xlat_config::TestConfig;
 use xlat_engine::{LatencySpec, PdvSpec, TrialReport, TrialSpec};
 
-use crate::output;
 use crate::runner;
 
 /// The parsed common part: the configuration (with n/m applied) and the trial.
@@ -87,7 +87,7 @@ fn title(direction: &str) -> &'static str {
 pub fn tp(args: &[String]) -> Result<()> {
     let (c, _) = common("siitperf-tp", args, &[])?;
     let report = run(&c, &c.spec)?;
-    for l in output::siitperf_lines(&report) {
+    for l in siitperf_lines(&report) {
         println!("{l}");
     }
     Ok(())
@@ -97,7 +97,7 @@ pub fn tp(args: &[String]) -> Result<()> {
 /// duration plus the global timeout (a frame later than that cannot be received), so that the
 /// printed value stays a number that scripts can compare.
 pub fn latency_lines(report: &TrialReport) -> Vec<String> {
-    let mut v = output::siitperf_lines(report);
+    let mut v = siitperf_lines(report);
     let worst_ms = report.duration_s * 1000.0 + report.timeout_ms as f64;
     let ms = |d: xlat_bench::delay::Delay| if d.is_infinite() { worst_ms } else { d.ms() };
     for (name, d) in report.directions() {
@@ -143,13 +143,13 @@ pub fn lat(args: &[String]) -> Result<()> {
 
 /// The lines of a PDV trial (frame timeout 0) or of the frame-timeout test (only the counts).
 pub fn pdv_lines(report: &TrialReport, frame_timeout_ms: u64) -> Vec<String> {
-    let mut v = output::siitperf_lines(report);
+    let mut v = siitperf_lines(report);
     if frame_timeout_ms > 0 {
         return v;
     }
     let worst_ms = report.duration_s * 1000.0 + report.timeout_ms as f64;
     for (name, d) in report.directions() {
-        match d.pdv.as_ref().and_then(|p| p.pdv.as_ref()) {
+        match d.pdv.as_ref().and_then(|p| PdvStats::of(&p.delays)) {
             Some(p) => {
                 let ms = if p.pdv.is_infinite() { worst_ms } else { p.pdv.ms() };
                 v.push(format!("{} PDV: {ms:.6}", title(name)));
@@ -185,7 +185,7 @@ pub fn pdv(args: &[String]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xlat_bench::delay::{Delay, PdvStats};
+    use xlat_bench::delay::DelayRecorder;
     use xlat_engine::{DirectionReport, PdvReport};
 
     #[test]
@@ -217,15 +217,11 @@ mod tests {
         assert!(l.contains(&"Reverse WCL: 12000.000000".to_string()), "{l:?}");
 
         let mut p = r.clone();
+        // Ten delays: the 99.9th percentile is the largest, 0.25 ms above the smallest.
+        let mut delays = vec![1000u64; 9];
+        delays.push(251_000);
         p.forward.as_mut().unwrap().pdv = Some(PdvReport {
-            pdv: Some(PdvStats {
-                frames: 10,
-                lost: 0,
-                min: Delay(1000),
-                p99_9: Delay(251_000),
-                pdv: Delay(250_000),
-                relative_error: 0.0,
-            }),
+            delays: DelayRecorder::from_samples(&delays),
             ..Default::default()
         });
         let l = pdv_lines(&p, 0);
