@@ -27,7 +27,7 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
 /// Where a procedure is, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProgressEvent<'a> {
-    /// "throughput", "frame-loss", "latency", "back-to-back", "recovery".
+    /// "throughput", "frame-loss", "latency", "pdv", "back-to-back", "recovery".
     pub procedure: &'a str,
     /// A finer name of the stage ("search", "confirm", "mlr-1", "repetition 3", ...).
     pub phase: &'a str,

@@ -445,6 +445,31 @@ mod tests {
     }
 
     #[test]
+    fn json_takes_a_file_or_a_dash_on_every_command() {
+        use output::JsonTo;
+        let Ok(Cmd::Trial { json, .. }) = parse(&["trial", "-c", "x", "--json", "-"]) else {
+            panic!()
+        };
+        assert_eq!(json, Some(JsonTo::Stdout));
+        let Ok(Cmd::Trial { json, .. }) = parse(&["trial", "-c", "x", "--json", "r.json"]) else {
+            panic!()
+        };
+        assert_eq!(json, Some(JsonTo::File("r.json".into())));
+        let Ok(Cmd::Throughput(t)) = parse(&["throughput", "-c", "x", "--json", "-"]) else {
+            panic!()
+        };
+        assert_eq!(t.common.json, Some(JsonTo::Stdout));
+        let Ok(Cmd::Selftest { args, .. }) = parse(&["selftest", "-c", "x", "--json", "s.json"]) else {
+            panic!()
+        };
+        assert_eq!(args.json, Some(JsonTo::File("s.json".into())));
+        // A value is required everywhere: the old `trial --json` flag is gone.
+        for cmd in ["trial", "selftest", "latency"] {
+            assert!(err(&[cmd, "-c", "x", "--json"]).contains("--json"), "{cmd}");
+        }
+    }
+
+    #[test]
     fn line_rate_of_ten_gigabit_ethernet() {
         let cfg = xlat_config::parse_toml(
             "[tester]\nbackend = \"mem\"\nleft_port = \"a\"\nright_port = \"b\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n\
