@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use xlat_engine::TrialReport;
 
+use crate::delay::{Delay, LatencyStats, PdvStats};
 use crate::error::BenchError;
 use crate::record::{loss_percent, DirectionCounts, TrialRecord};
 use crate::repeat::Repeated;
@@ -26,6 +27,53 @@ pub fn siitperf_lines(r: &TrialReport) -> Vec<String> {
         let title = if name == "forward" { "Forward" } else { "Reverse" };
         v.push(format!("{title} frames sent: {}", d.sent));
         v.push(format!("{title} frames received: {}", d.received));
+    }
+    v
+}
+
+/// "Forward" or "Reverse".
+fn title(direction: &str) -> &'static str {
+    if direction == "forward" {
+        "Forward"
+    } else {
+        "Reverse"
+    }
+}
+
+/// The lines of a latency trial. A lost tag counts as the largest possible latency: the test
+/// duration plus the global timeout (a frame later than that cannot be received), so that the
+/// printed value stays a number that scripts can compare.
+pub fn siitperf_latency_lines(report: &TrialReport) -> Vec<String> {
+    let mut v = siitperf_lines(report);
+    let worst_ms = report.duration_s * 1000.0 + report.timeout_ms as f64;
+    let ms = |d: Delay| if d.is_infinite() { worst_ms } else { d.ms() };
+    for (name, d) in report.directions() {
+        match LatencyStats::from_samples(&d.latency_ns) {
+            Some(s) => {
+                v.push(format!("{} TL: {:.6}", title(name), ms(s.typical)));
+                v.push(format!("{} WCL: {:.6}", title(name), ms(s.worst_case)));
+            }
+            None => v.push(format!("Error: {} direction: no latency samples", title(name))),
+        }
+    }
+    v
+}
+
+/// The lines of a PDV trial (frame timeout 0) or of the frame-timeout test (only the counts).
+pub fn siitperf_pdv_lines(report: &TrialReport, frame_timeout_ms: u64) -> Vec<String> {
+    let mut v = siitperf_lines(report);
+    if frame_timeout_ms > 0 {
+        return v;
+    }
+    let worst_ms = report.duration_s * 1000.0 + report.timeout_ms as f64;
+    for (name, d) in report.directions() {
+        match d.pdv.as_ref().and_then(|p| PdvStats::of(&p.delays)) {
+            Some(p) => {
+                let ms = if p.pdv.is_infinite() { worst_ms } else { p.pdv.ms() };
+                v.push(format!("{} PDV: {ms:.6}", title(name)));
+            }
+            None => v.push(format!("Error: {} direction: no PDV statistics", title(name))),
+        }
     }
     v
 }
@@ -304,7 +352,8 @@ pub fn human_results<T: BenchResult>(results: &[SizeResult<T>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xlat_engine::DirectionReport;
+    use crate::delay::DelayRecorder;
+    use xlat_engine::{DirectionReport, PdvReport};
 
     #[test]
     fn csv_quoting() {
@@ -340,5 +389,47 @@ mod tests {
             .push("Forward sending exceeded the 1.0000100000 seconds limit, the test is invalid".into());
         assert!(siitperf_lines(&r)[0].contains("invalid"));
         assert!(trial_summary(&r).contains("INVALID"));
+    }
+
+    #[test]
+    fn latency_and_pdv_lines() {
+        let mut lat = vec![1_000_000u64; 999];
+        lat.push(u64::MAX);
+        let r = TrialReport {
+            valid: true,
+            duration_s: 10.0,
+            timeout_ms: 2000,
+            forward: Some(DirectionReport {
+                sent: 10,
+                received: 10,
+                latency_ns: lat.clone(),
+                ..Default::default()
+            }),
+            reverse: Some(DirectionReport {
+                sent: 10,
+                received: 9,
+                lost: 1,
+                latency_ns: vec![u64::MAX; 3],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let l = siitperf_latency_lines(&r);
+        assert!(l.contains(&"Forward TL: 1.000000".to_string()), "{l:?}");
+        assert!(l.contains(&"Forward WCL: 1.000000".to_string()), "{l:?}");
+        assert!(l.contains(&"Reverse WCL: 12000.000000".to_string()), "{l:?}");
+
+        let mut p = r.clone();
+        // Ten delays: the 99.9th percentile is the largest, 0.25 ms above the smallest.
+        let mut delays = vec![1000u64; 9];
+        delays.push(251_000);
+        p.forward.as_mut().unwrap().pdv = Some(PdvReport {
+            delays: DelayRecorder::from_samples(&delays),
+            ..Default::default()
+        });
+        let l = siitperf_pdv_lines(&p, 0);
+        assert!(l.contains(&"Forward PDV: 0.250000".to_string()), "{l:?}");
+        assert!(l.iter().any(|x| x.starts_with("Error: Reverse")), "{l:?}");
+        assert_eq!(siitperf_pdv_lines(&p, 10).len(), 4);
     }
 }
