@@ -14,7 +14,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 for ip in 4 6; do
     rx=(); tx=()
     for _ in $(seq "$REPS"); do
-        j=$("$X" trial -c "$ROOT/examples/dpdk-ring-selftest.toml" --rate "$RATE" --duration 1 --timeout 200 --json \
+        j=$("$X" trial -c "$ROOT/examples/dpdk-ring-selftest.toml" --rate "$RATE" --duration 1 --timeout 200 --json - \
             --set traffic.reverse=false --set left.ip_version=$ip --set right.ip_version=$ip \
             --set tester.cpus.left_send=0 --set tester.cpus.right_recv=1 "$@" 2>/dev/null | tail -n 1)
         read -r r t < <(python3 -c 'import json,sys; d=json.loads(sys.argv[1])["forward"]; s=d["send_duration_s"]; print(round(d["received"]/s), round(d["sent"]/s))' "$j")

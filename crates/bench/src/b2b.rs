@@ -28,9 +28,10 @@ use serde::{Deserialize, Serialize};
 use xlat_engine::TrialSpec;
 
 use crate::error::{config, BenchError};
+use crate::record::TrialRecord;
 use crate::runner::{Progress, Sleeper, TrialRunner};
 use crate::throughput::{DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS};
-use crate::trial::{Session, TrialRecord};
+use crate::trial::Session;
 
 /// RFC 9004: at least 50 repetitions.
 pub const DEFAULT_B2B_REPETITIONS: u32 = 50;

@@ -17,9 +17,10 @@ use serde::{Deserialize, Serialize};
 use xlat_engine::TrialSpec;
 
 use crate::error::{config, BenchError};
+use crate::record::{loss_percent, TrialRecord};
 use crate::runner::{Progress, TrialRunner};
 use crate::throughput::{DEFAULT_DURATION_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS};
-use crate::trial::{check_duration, Session, TrialRecord};
+use crate::trial::{check_duration, Session};
 
 /// The parameters of a frame loss rate measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -140,9 +141,7 @@ pub fn frame_loss(runner: &mut dyn TrialRunner, cfg: &FrameLossConfig, progress:
         };
         let out = s.run(&spec, "frame-loss", 0.0)?;
         let valid = out.pass.is_some();
-        let loss = |d: Option<&xlat_engine::DirectionReport>| {
-            d.and_then(|d| (valid && d.sent > 0).then(|| d.sent.saturating_sub(d.received) as f64 * 100.0 / d.sent as f64))
-        };
+        let loss = |d: Option<&xlat_engine::DirectionReport>| d.filter(|_| valid).and_then(|d| loss_percent(d.sent, d.received));
         let point = FrameLossPoint {
             rate,
             percent_of_max: if cfg.max_rate > 0 {

@@ -11,9 +11,10 @@ use xlat_engine::{LatencySpec, TrialSpec};
 
 use crate::delay::{Delay, LatencyStats};
 use crate::error::{config, BenchError};
+use crate::record::TrialRecord;
 use crate::runner::{Progress, TrialRunner};
 use crate::throughput::{DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS};
-use crate::trial::{check_duration, Session, TrialRecord};
+use crate::trial::{check_duration, Session};
 
 pub const DEFAULT_LATENCY_DURATION_S: f64 = 120.0;
 pub const DEFAULT_LATENCY_DELAY_S: f64 = 60.0;

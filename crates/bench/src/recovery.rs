@@ -3,22 +3,79 @@
 //! One uninterrupted stream per direction: `overload_factor` (110 %) x throughput, capped at the
 //! line rate, for at least 60 s; then `reduced_factor` (50 %) x throughput. The rate reduction
 //! is timestamp A; the scheduled send time of the last lost frame is timestamp B; the recovery
-//! time is B - A (0 if the last loss came before the reduction). Needs
-//! [`TrialRunner::run_recovery`] from the runner; the default implementation says it is not
-//! supported. If the throughput already equals the line rate there is no overload to apply and
-//! the test is refused.
+//! time is B - A (0 if the last loss came before the reduction). The trial is one ordinary
+//! trial with a rate change ([`RecoverySpec::trial_spec`]); the runner reports the sequence
+//! number of the last lost frame per direction, and its scheduled send time comes from
+//! [`RecoverySpec::send_time_s`]. A runner that loses frames without naming the last one cannot
+//! run the test ([`BenchError::Unsupported`]). If the throughput already equals the line rate
+//! there is no overload to apply and the test is refused.
 //!
 //! An invalid trial (the sender could not keep either schedule) is retried and never judged;
 //! one that stays invalid after the retries ends the test with [`BenchError::TesterLimit`]: its
 //! rates are fixed by the throughput, there is no lower one to go on with.
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::TrialSpec;
+use xlat_engine::{DirectionReport, RateChange, TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
-use crate::runner::{Progress, RecoveryDirection, RecoveryReport, RecoverySpec, TrialRunner};
+use crate::record::TrialRecord;
+use crate::runner::{Progress, TrialRunner};
 use crate::throughput::{DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS};
-use crate::trial::{check_duration, DirectionCounts, Session, TrialRecord};
+use crate::trial::{check_duration, Session};
+
+/// The system recovery trial: `overload_rate` for `overload_s`, then without a gap
+/// `recovery_rate` for `recovery_s`, one sequence-numbered stream per active direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoverySpec {
+    /// Frame size, timeout, burst of the trial; its `rate` and `duration_s` are not used.
+    pub trial: TrialSpec,
+    pub overload_rate: u64,
+    pub overload_s: f64,
+    pub recovery_rate: u64,
+    pub recovery_s: f64,
+}
+
+impl RecoverySpec {
+    /// Frames of the overload part (per direction).
+    pub fn overload_frames(&self) -> u64 {
+        (self.overload_rate as f64 * self.overload_s).floor() as u64
+    }
+
+    /// Frames of the reduced-rate part (per direction).
+    pub fn recovery_frames(&self) -> u64 {
+        (self.recovery_rate as f64 * self.recovery_s).floor() as u64
+    }
+
+    /// The scheduled send time of frame `seq`, seconds from the start of sending. The rate
+    /// reduction happens at `overload_s`.
+    pub fn send_time_s(&self, seq: u64) -> f64 {
+        let n1 = self.overload_frames();
+        if seq < n1 || self.recovery_rate == 0 {
+            if self.overload_rate == 0 {
+                return 0.0;
+            }
+            seq as f64 / self.overload_rate as f64
+        } else {
+            self.overload_s + (seq - n1) as f64 / self.recovery_rate as f64
+        }
+    }
+
+    /// The system recovery trial as one trial: the overload rate, then from `overload_s` on the
+    /// reduced rate, in one sequence-numbered stream per direction.
+    pub fn trial_spec(&self) -> TrialSpec {
+        TrialSpec {
+            rate: self.overload_rate,
+            duration_s: self.overload_s + self.recovery_s,
+            latency: None,
+            pdv: None,
+            rate_change: Some(RateChange {
+                at_s: self.overload_s,
+                rate: self.recovery_rate,
+            }),
+            ..self.trial.clone()
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecoveryConfig {
@@ -119,27 +176,33 @@ pub struct RecoveryResult {
     pub trials: Vec<TrialRecord>,
 }
 
-fn direction(spec: &RecoverySpec, d: &RecoveryDirection) -> RecoveryDirectionResult {
+/// One direction of the valid trial; an error if it lost frames without naming the last one.
+fn direction(spec: &RecoverySpec, d: &DirectionReport) -> Result<RecoveryDirectionResult, BenchError> {
+    if d.lost > 0 && d.last_lost_seq.is_none() {
+        return Err(BenchError::Unsupported(
+            "the system recovery trial: the runner lost frames but did not report the sequence number of the last lost one (last_lost_seq)"
+                .into(),
+        ));
+    }
     let last_lost_s = d.last_lost_seq.map(|q| spec.send_time_s(q));
-    RecoveryDirectionResult {
+    Ok(RecoveryDirectionResult {
         sent: d.sent,
         received: d.received,
         lost: d.lost,
         last_lost_s,
         recovery_time_s: last_lost_s.map(|t| (t - spec.overload_s).max(0.0)),
-        lost_until_end: d.sent > 0 && d.last_lost_seq == Some(d.sent - 1),
-    }
+        lost_until_end: lost_until_end(d),
+    })
 }
 
-fn counts(d: &RecoveryDirection) -> DirectionCounts {
-    DirectionCounts {
-        sent: d.sent,
-        received: d.received,
-        lost: d.lost,
-        tester_tx_dropped: d.tester_tx_dropped,
-        tester_rx_dropped: d.tester_rx_dropped,
-        ..DirectionCounts::default()
-    }
+/// The very last frame of the direction's stream was lost.
+fn lost_until_end(d: &DirectionReport) -> bool {
+    d.sent > 0 && d.last_lost_seq == Some(d.sent - 1)
+}
+
+/// A valid recovery trial passes when every direction received its last frame.
+fn recovered(r: &TrialReport) -> bool {
+    r.directions().all(|(_, d)| !lost_until_end(d))
 }
 
 pub fn system_recovery(
@@ -158,59 +221,16 @@ pub fn system_recovery(
     };
     let total_s = cfg.overload_s + cfg.recovery_s;
     let mut s = Session::new(runner, progress, "recovery", cfg.retries);
-    let attempts = s.retries().saturating_add(1);
-    let mut report: Option<RecoveryReport> = None;
-    let mut reasons = Vec::new();
-    for attempt in 1..=attempts {
-        s.announce(
-            "overload then reduced rate",
-            over,
-            reduced,
-            over,
-            Some(total_s + cfg.trial.timeout_ms as f64 / 1000.0),
-        );
-        let r = s.runner_recovery(&spec)?;
-        if r.forward.is_none() && r.reverse.is_none() {
-            return Err(BenchError::Report("the recovery report has no active direction".into()));
-        }
-        let recovered = [&r.forward, &r.reverse]
-            .into_iter()
-            .flatten()
-            .all(|d| !(d.sent > 0 && d.last_lost_seq == Some(d.sent - 1)));
-        let record = TrialRecord {
-            index: 0,
-            phase: "recovery".into(),
-            attempt,
-            frame_size: cfg.trial.frame_size,
-            rate: over,
-            duration_s: total_s,
-            frames: spec.overload_frames() + spec.recovery_frames(),
-            valid: r.valid,
-            pass: r.valid.then_some(recovered),
-            invalid_reasons: r.invalid_reasons.clone(),
-            tester_bound: !r.valid && attempt == attempts,
-            forward: r.forward.as_ref().map(counts),
-            reverse: r.reverse.as_ref().map(counts),
-        };
-        s.record(record, total_s, cfg.trial.timeout_ms);
-        if r.valid {
-            report = Some(r);
-            break;
-        }
-        reasons.clone_from(&r.invalid_reasons);
-        if attempt == attempts {
-            s.note_tester_bound(over, attempts, &r.invalid_reasons);
-        }
-    }
-    let Some(r) = report else {
-        return Err(BenchError::TesterLimit {
-            rate: over,
-            attempts,
-            reasons: reasons.join("; "),
-        });
-    };
-    let forward = r.forward.as_ref().map(|d| direction(&spec, d));
-    let reverse = r.reverse.as_ref().map(|d| direction(&spec, d));
+    s.announce(
+        "overload then reduced rate",
+        over,
+        reduced,
+        over,
+        Some(total_s + cfg.trial.timeout_ms as f64 / 1000.0),
+    );
+    let (r, _) = s.run_valid_judged(&spec.trial_spec(), "recovery", &recovered)?;
+    let forward = r.forward.as_ref().map(|d| direction(&spec, d)).transpose()?;
+    let reverse = r.reverse.as_ref().map(|d| direction(&spec, d)).transpose()?;
     let dirs: Vec<&RecoveryDirectionResult> = forward.iter().chain(reverse.iter()).collect();
     let recovery_time_s = dirs.iter().filter_map(|d| d.recovery_time_s).reduce(f64::max);
     Ok(RecoveryResult {
@@ -229,4 +249,56 @@ pub fn system_recovery(
         elapsed_s: s.elapsed_s,
         trials: s.trials,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> RecoverySpec {
+        RecoverySpec {
+            trial: TrialSpec::new(84, 1000, 1.0, 10),
+            overload_rate: 1100,
+            overload_s: 2.0,
+            recovery_rate: 500,
+            recovery_s: 3.0,
+        }
+    }
+
+    #[test]
+    fn recovery_trial_is_one_stream_with_a_rate_change() {
+        let s = spec();
+        let t = s.trial_spec();
+        assert_eq!(t.rate, 1100);
+        assert_eq!(t.duration_s, 5.0);
+        assert_eq!(t.rate_change, Some(RateChange { at_s: 2.0, rate: 500 }));
+        assert_eq!(t.frames(), s.overload_frames() + s.recovery_frames());
+    }
+
+    #[test]
+    fn the_last_lost_frame_is_timed_by_the_schedule() {
+        let s = spec();
+        // Frame 2200 is the first of the reduced rate: 2 s; 2300 is 100 frames of 500/s later.
+        assert_eq!(s.send_time_s(1100), 1.0);
+        assert_eq!(s.send_time_s(2200), 2.0);
+        assert!((s.send_time_s(2300) - 2.2).abs() < 1e-12);
+        let d = DirectionReport {
+            sent: 3700,
+            received: 3000,
+            lost: 700,
+            last_lost_seq: Some(2300),
+            ..Default::default()
+        };
+        let r = direction(&s, &d).unwrap();
+        assert!((r.recovery_time_s.unwrap() - 0.2).abs() < 1e-9, "{r:?}");
+        assert!(!r.lost_until_end);
+        let end = DirectionReport {
+            last_lost_seq: Some(3699),
+            ..d.clone()
+        };
+        assert!(direction(&s, &end).unwrap().lost_until_end);
+        // Lost frames without the last one named: not silently "recovered".
+        let bad = DirectionReport { last_lost_seq: None, ..d };
+        assert!(matches!(direction(&s, &bad), Err(BenchError::Unsupported(_))));
+    }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{config, BenchError};
-use crate::output::BenchResult;
+use crate::result::BenchResult;
 
 /// Linear-interpolation percentile of an ascending slice (NaN-free; +infinity sorts last and an
 /// interpolation towards it gives +infinity).

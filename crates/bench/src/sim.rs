@@ -6,14 +6,17 @@
 //! min(N, floor(capacity x duration) + buffer). A trial at a rate above `invalid_above` is
 //! invalid (the tester could not keep up), as are the next `invalid_next` trials. Tagged frames
 //! have latency `latency_ns` plus a uniform jitter in [0, `latency_jitter_ns`]; a tag is lost
-//! with the trial's loss probability, and the first `lost_tags` tags are always lost. For
-//! system recovery, an overloaded DUT keeps losing every frame for `recovery_time_s` after the
-//! rate reduction.
+//! with the trial's loss probability, and the first `lost_tags` tags are always lost. With
+//! per-frame delays asked for (`TrialSpec::pdv`), every frame has that latency and jitter, the
+//! last frames of the trial being the lost ones. For system recovery (a trial with a rate
+//! change), an overloaded DUT keeps losing every frame for `recovery_time_s` after the rate
+//! reduction, and the report names the last lost frame.
 
-use xlat_engine::{DirectionReport, TrialReport, TrialSpec};
+use xlat_engine::delay::{DelayRecorder, IpdvRecorder};
+use xlat_engine::{DirectionReport, PdvReport, RateChange, TrialReport, TrialSpec};
 
 use crate::error::BenchError;
-use crate::runner::{RecoveryDirection, RecoveryReport, RecoverySpec, TrialRunner};
+use crate::runner::TrialRunner;
 
 /// SplitMix64: small, seeded, good enough for test noise.
 #[derive(Debug, Clone)]
@@ -108,6 +111,9 @@ impl SimDut {
     }
 
     fn direction(&mut self, spec: &TrialSpec, capacity: f64) -> DirectionReport {
+        if let Some(change) = spec.rate_change {
+            return self.recovery_direction(spec, change, capacity);
+        }
         let sent = spec.frames();
         let can = (capacity * spec.duration_s).floor().max(0.0) as u64;
         let received = sent.min(can.saturating_add(self.buffer_frames));
@@ -117,14 +123,29 @@ impl SimDut {
             let p_loss = if sent == 0 { 0.0 } else { lost as f64 / sent as f64 };
             for i in 0..l.tags {
                 let lost_tag = i < self.lost_tags || self.rng.next_f64() < p_loss;
-                latency_ns.push(if lost_tag {
-                    u64::MAX
-                } else {
-                    let j = (self.rng.next_f64() * (self.latency_jitter_ns as f64 + 1.0)).floor() as u64;
-                    self.latency_ns.saturating_add(j.min(self.latency_jitter_ns))
-                });
+                latency_ns.push(if lost_tag { u64::MAX } else { self.one_latency() });
             }
         }
+        let pdv = spec.pdv.map(|p| {
+            let (mut delays, mut ipdv) = if p.exact {
+                (DelayRecorder::exact(), IpdvRecorder::exact())
+            } else {
+                (DelayRecorder::histogram(), IpdvRecorder::histogram())
+            };
+            for _ in 0..received {
+                let d = self.one_latency();
+                delays.record(d);
+                ipdv.record(d);
+            }
+            delays.record_lost(lost);
+            PdvReport {
+                delays,
+                ipdv,
+                ipdv_infinite: lost as f64 > 0.001 * sent as f64,
+                timed: received,
+                ..PdvReport::default()
+            }
+        });
         DirectionReport {
             sent,
             received,
@@ -132,6 +153,53 @@ impl SimDut {
             send_duration_s: spec.duration_s,
             achieved_rate: spec.rate as f64,
             latency_ns,
+            pdv,
+            last_lost_seq: (lost > 0).then(|| sent - 1),
+            ..DirectionReport::default()
+        }
+    }
+
+    /// One frame's latency: `latency_ns` plus the jitter.
+    fn one_latency(&mut self) -> u64 {
+        let j = (self.rng.next_f64() * (self.latency_jitter_ns as f64 + 1.0)).floor() as u64;
+        self.latency_ns.saturating_add(j.min(self.latency_jitter_ns))
+    }
+
+    /// The system recovery model: the overload part loses what exceeds capacity and buffer;
+    /// then the DUT loses every frame for `recovery_time_s`, and whatever the reduced rate
+    /// exceeds its capacity.
+    fn recovery_direction(&self, spec: &TrialSpec, change: RateChange, capacity: f64) -> DirectionReport {
+        let overload_s = change.at_s;
+        let recovery_s = spec.duration_s - overload_s;
+        let n1 = (spec.rate as f64 * overload_s).floor() as u64;
+        let n2 = spec.frames().saturating_sub(n1);
+        let can = (capacity * overload_s).floor() as u64;
+        let lost1 = n1.saturating_sub(can.saturating_add(self.buffer_frames));
+        let mut lost = lost1;
+        let mut last = (lost1 > 0).then(|| n1 - 1);
+        if lost1 > 0 && self.recovery_time_s > 0.0 {
+            let k = ((self.recovery_time_s * change.rate as f64).ceil() as u64).min(n2);
+            if k > 0 {
+                lost += k;
+                last = Some(n1 + k - 1);
+            }
+        }
+        if change.rate as f64 > capacity && n2 > 0 {
+            let k = n2 - ((capacity * recovery_s).floor() as u64).min(n2);
+            if k > 0 {
+                lost = lost.max(lost1 + k);
+                last = Some(n1 + n2 - 1);
+            }
+        }
+        let sent = n1 + n2;
+        let lost = lost.min(sent);
+        DirectionReport {
+            sent,
+            received: sent - lost,
+            lost,
+            send_duration_s: spec.duration_s,
+            achieved_rate: sent as f64 / spec.duration_s,
+            last_lost_seq: last,
             ..DirectionReport::default()
         }
     }
@@ -164,48 +232,6 @@ impl TrialRunner for SimDut {
             timeout_ms: spec.timeout_ms,
             forward: Some(forward),
             reverse,
-        })
-    }
-
-    fn run_recovery(&mut self, spec: &RecoverySpec) -> Result<RecoveryReport, BenchError> {
-        let capacity = self.capacity();
-        let reason = self.invalid_reason(spec.overload_rate);
-        let n1 = spec.overload_frames();
-        let n2 = spec.recovery_frames();
-        let dir = |s: &SimDut| {
-            let can = (capacity * spec.overload_s).floor() as u64;
-            let lost1 = n1.saturating_sub(can.saturating_add(s.buffer_frames));
-            let mut lost = lost1;
-            let mut last = (lost1 > 0).then(|| n1 - 1);
-            if lost1 > 0 && s.recovery_time_s > 0.0 {
-                let k = ((s.recovery_time_s * spec.recovery_rate as f64).ceil() as u64).min(n2);
-                if k > 0 {
-                    lost += k;
-                    last = Some(n1 + k - 1);
-                }
-            }
-            if spec.recovery_rate as f64 > capacity && n2 > 0 {
-                let k = n2 - ((capacity * spec.recovery_s).floor() as u64).min(n2);
-                if k > 0 {
-                    lost = lost.max(lost1 + k);
-                    last = Some(n1 + n2 - 1);
-                }
-            }
-            let sent = n1 + n2;
-            let lost = lost.min(sent);
-            RecoveryDirection {
-                sent,
-                received: sent - lost,
-                lost,
-                last_lost_seq: last,
-                ..RecoveryDirection::default()
-            }
-        };
-        Ok(RecoveryReport {
-            valid: reason.is_none(),
-            invalid_reasons: reason.into_iter().collect(),
-            forward: Some(dir(self)),
-            reverse: self.bidirectional.then(|| dir(self)),
         })
     }
 }

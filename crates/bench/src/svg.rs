@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::delay::DelayRecorder;
+use crate::delay::{DelayRecorder, DelayStats};
 use crate::frame_loss::FrameLossResult;
 
 const W: f64 = 800.0;

@@ -44,8 +44,9 @@ use serde::{Deserialize, Serialize};
 use xlat_engine::TrialSpec;
 
 use crate::error::{config, BenchError};
+use crate::record::TrialRecord;
 use crate::runner::{Progress, TrialRunner};
-use crate::trial::{check_duration, check_tolerance, Session, TrialRecord};
+use crate::trial::{check_duration, check_tolerance, Session};
 
 /// RFC 2544 / siitperf trial duration, seconds.
 pub const DEFAULT_DURATION_S: f64 = 60.0;

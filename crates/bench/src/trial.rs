@@ -1,136 +1,35 @@
-//! One trial as a procedure records it, how a trial is judged, and the retry rule for invalid
-//! trials that every procedure shares.
+//! How a trial is judged, and the [`Session`] every procedure runs its trials through: the
+//! retry rule for invalid trials, the record of every trial, the test time and the progress.
 
-use serde::{Deserialize, Serialize};
-use xlat_engine::{DirectionReport, TrialReport, TrialSpec};
+use xlat_engine::{TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
-use crate::runner::{Progress, ProgressEvent, RecoveryReport, RecoverySpec, TrialRunner};
-
-/// The counts of one direction of a trial.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DirectionCounts {
-    pub sent: u64,
-    pub received: u64,
-    pub lost: u64,
-    pub duplicates: u64,
-    pub reordered: u64,
-    pub unexpected: u64,
-    pub achieved_rate: f64,
-    pub max_lag_ns: u64,
-    /// Frames the tester itself failed to send after its backend accepted them.
-    #[serde(default)]
-    pub tester_tx_dropped: u64,
-    /// Frames the tester's receiving port dropped before its receiver saw them.
-    #[serde(default)]
-    pub tester_rx_dropped: u64,
-}
-
-impl DirectionCounts {
-    pub fn from_report(d: &DirectionReport) -> DirectionCounts {
-        DirectionCounts {
-            sent: d.sent,
-            received: d.received,
-            lost: d.lost,
-            duplicates: d.duplicates,
-            reordered: d.reordered,
-            unexpected: d.unexpected,
-            achieved_rate: d.achieved_rate,
-            max_lag_ns: d.max_lag_ns,
-            tester_tx_dropped: d.tester_tx_dropped,
-            tester_rx_dropped: d.tester_rx_dropped,
-        }
-    }
-
-    /// Lost frames as a fraction of sent frames (0 when nothing was sent).
-    pub fn loss_ratio(&self) -> f64 {
-        if self.sent == 0 {
-            0.0
-        } else {
-            self.lost as f64 / self.sent as f64
-        }
-    }
-
-    /// RFC 2544 section 26.3: (input count - output count) * 100 / input count. `None` when
-    /// nothing was sent.
-    pub fn loss_percent(&self) -> Option<f64> {
-        (self.sent > 0).then(|| self.sent.saturating_sub(self.received) as f64 * 100.0 / self.sent as f64)
-    }
-}
-
-/// One trial of a procedure: what was asked, what happened, how it was judged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrialRecord {
-    /// Position in the procedure's run, from 0 (retries count as trials of their own).
-    pub index: usize,
-    /// The stage of the procedure ("search", "confirm", "mlr-0", "frame-loss", "burst", ...).
-    pub phase: String,
-    /// 1 for the first attempt at this spec, 2.. for retries after invalid trials.
-    pub attempt: u32,
-    pub frame_size: usize,
-    /// Frames per second per active direction.
-    pub rate: u64,
-    pub duration_s: f64,
-    /// Frames each active direction was asked to send.
-    pub frames: u64,
-    pub valid: bool,
-    /// `None` for an invalid trial: it is neither a pass nor a fail.
-    pub pass: Option<bool>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub invalid_reasons: Vec<String>,
-    /// This is the last attempt at a spec whose every attempt was invalid: the tester could not
-    /// send at this rate, which bounds the procedure from above (it is not a failure of the DUT).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tester_bound: bool,
-    pub forward: Option<DirectionCounts>,
-    pub reverse: Option<DirectionCounts>,
-}
-
-impl TrialRecord {
-    pub fn from_report(index: usize, phase: &str, attempt: u32, spec: &TrialSpec, report: &TrialReport, pass: Option<bool>) -> TrialRecord {
-        TrialRecord {
-            index,
-            phase: phase.to_string(),
-            attempt,
-            frame_size: spec.frame_size,
-            rate: spec.rate,
-            duration_s: spec.duration_s,
-            frames: spec.frames(),
-            valid: report.valid,
-            pass,
-            invalid_reasons: report.invalid_reasons.clone(),
-            tester_bound: false,
-            forward: report.forward.as_ref().map(DirectionCounts::from_report),
-            reverse: report.reverse.as_ref().map(DirectionCounts::from_report),
-        }
-    }
-
-    /// The active directions with their names.
-    pub fn directions(&self) -> impl Iterator<Item = (&'static str, &DirectionCounts)> {
-        [("forward", self.forward.as_ref()), ("reverse", self.reverse.as_ref())]
-            .into_iter()
-            .filter_map(|(n, d)| d.map(|d| (n, d)))
-    }
-
-    /// The largest loss ratio over the active directions.
-    pub fn max_loss_ratio(&self) -> f64 {
-        self.directions().map(|(_, d)| d.loss_ratio()).fold(0.0, f64::max)
-    }
-}
+use crate::record::TrialRecord;
+use crate::runner::{Progress, ProgressEvent, TrialRunner};
 
 /// Judge a trial: `None` if it is invalid (neither pass nor fail), otherwise whether every
 /// active direction lost at most `loss_tolerance` x sent frames (RFC 2544: tolerance 0).
 pub fn judge(report: &TrialReport, loss_tolerance: f64) -> Result<Option<bool>, BenchError> {
+    judge_by(report, &|r| within_tolerance(r, loss_tolerance))
+}
+
+/// Every active direction lost at most `loss_tolerance` x sent frames.
+fn within_tolerance(report: &TrialReport, loss_tolerance: f64) -> bool {
+    report.directions().all(|(_, d)| {
+        let lost = d.lost.max(d.sent.saturating_sub(d.received));
+        lost as f64 <= loss_tolerance * d.sent as f64
+    })
+}
+
+/// Judge a trial by a procedure's own rule: `None` if it is invalid, otherwise `pass(report)`.
+pub fn judge_by(report: &TrialReport, pass: &dyn Fn(&TrialReport) -> bool) -> Result<Option<bool>, BenchError> {
     if report.directions().next().is_none() {
         return Err(BenchError::Report("the trial report has no active direction".into()));
     }
     if !report.valid {
         return Ok(None);
     }
-    Ok(Some(report.directions().all(|(_, d)| {
-        let lost = d.lost.max(d.sent.saturating_sub(d.received));
-        lost as f64 <= loss_tolerance * d.sent as f64
-    })))
+    Ok(Some(pass(report)))
 }
 
 /// A trial spec run with the invalid-trial retry rule.
@@ -209,15 +108,6 @@ impl<'a> Session<'a> {
         self.progress.step(&event);
     }
 
-    /// Record a trial that the procedure ran by other means (system recovery).
-    pub fn record(&mut self, mut record: TrialRecord, duration_s: f64, timeout_ms: u64) {
-        record.index = self.trials.len();
-        self.trial_seconds += duration_s;
-        self.elapsed_s += duration_s + timeout_ms as f64 / 1000.0;
-        self.progress.trial(self.procedure, &record);
-        self.trials.push(record);
-    }
-
     /// Remember `rate` as tester-bound (every attempt invalid) if it is the lowest so far. The
     /// caller marks the trial's last record `tester_bound`.
     pub fn note_tester_bound(&mut self, rate: u64, attempts: u32, reasons: &[String]) {
@@ -246,11 +136,6 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The runner's system recovery trial (no retry, no recording: the caller does both).
-    pub fn runner_recovery(&mut self, spec: &RecoverySpec) -> Result<RecoveryReport, BenchError> {
-        self.runner.run_recovery(spec).map_err(|e| self.runner_error(e))
-    }
-
     pub fn add_idle(&mut self, seconds: f64) {
         self.elapsed_s += seconds;
     }
@@ -264,6 +149,11 @@ impl<'a> Session<'a> {
     /// `tester_bound` and the rate is remembered in `lowest_invalid`: what that means is the
     /// procedure's decision (an upper bound of a search, or an error).
     pub fn run(&mut self, spec: &TrialSpec, phase: &str, loss_tolerance: f64) -> Result<Outcome, BenchError> {
+        self.run_judged(spec, phase, &|r| within_tolerance(r, loss_tolerance))
+    }
+
+    /// [`Session::run`] with the procedure's own pass rule for valid trials.
+    pub fn run_judged(&mut self, spec: &TrialSpec, phase: &str, pass: &dyn Fn(&TrialReport) -> bool) -> Result<Outcome, BenchError> {
         check_spec(spec)?;
         let attempts = self.retries.saturating_add(1);
         let mut attempt = 1;
@@ -271,7 +161,7 @@ impl<'a> Session<'a> {
             let report = self.runner.run(spec).map_err(|e| self.runner_error(e))?;
             self.trial_seconds += spec.duration_s;
             self.elapsed_s += spec.duration_s + spec.timeout_ms as f64 / 1000.0;
-            let verdict = judge(&report, loss_tolerance)?;
+            let verdict = judge_by(&report, pass)?;
             let mut record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, verdict);
             let bound = verdict.is_none() && attempt >= attempts;
             record.tester_bound = bound;
@@ -291,7 +181,17 @@ impl<'a> Session<'a> {
     /// Like [`Session::run`] for a procedure with nowhere lower to go: a spec that stays
     /// invalid is the error [`BenchError::TesterLimit`].
     pub fn run_valid(&mut self, spec: &TrialSpec, phase: &str, loss_tolerance: f64) -> Result<(TrialReport, bool), BenchError> {
-        let out = self.run(spec, phase, loss_tolerance)?;
+        self.run_valid_judged(spec, phase, &|r| within_tolerance(r, loss_tolerance))
+    }
+
+    /// [`Session::run_valid`] with the procedure's own pass rule for valid trials.
+    pub fn run_valid_judged(
+        &mut self,
+        spec: &TrialSpec,
+        phase: &str,
+        pass: &dyn Fn(&TrialReport) -> bool,
+    ) -> Result<(TrialReport, bool), BenchError> {
+        let out = self.run_judged(spec, phase, pass)?;
         match out.pass {
             Some(pass) => Ok((out.report, pass)),
             None => {

@@ -197,18 +197,44 @@ fn invalid_recovery_trials_are_retried_then_reported() {
     ));
 }
 
-/// A runner that only knows plain trials.
-struct PlainOnly(SimDut);
+/// A runner that counts losses but does not say which frame was lost last.
+struct NoLastLost(SimDut);
 
-impl TrialRunner for PlainOnly {
+impl TrialRunner for NoLastLost {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
-        self.0.run(spec)
+        let mut r = self.0.run(spec)?;
+        for d in [&mut r.forward, &mut r.reverse].into_iter().flatten() {
+            d.last_lost_seq = None;
+        }
+        Ok(r)
     }
 }
 
 #[test]
-fn recovery_needs_runner_support() {
+fn recovery_needs_the_last_lost_sequence_number() {
     let cfg = RecoveryConfig::new(64, 400_000);
-    let err = system_recovery(&mut PlainOnly(SimDut::new(1.0, 1)), &cfg, &mut NoProgress).unwrap_err();
+    let err = system_recovery(&mut NoLastLost(SimDut::new(1.0, 1)), &cfg, &mut NoProgress).unwrap_err();
     assert!(matches!(err, BenchError::Unsupported(_)), "{err}");
+}
+
+#[test]
+fn recovery_is_one_trial_with_a_rate_change_and_the_time_comes_from_the_sequence_number() {
+    // 400,000 fps DUT, no buffer: overload at 440,000 for 2 s, then 200,000 for 3 s; the DUT
+    // loses everything for 0.25 s after the reduction: the last lost frame is number
+    // 880,000 + 50,000 - 1, sent 0.25 s - 5 us after the reduction.
+    let mut dut = SimDut::new(400_000.0, 1);
+    dut.recovery_time_s = 0.25;
+    let mut cfg = RecoveryConfig::new(64, 400_000);
+    (cfg.overload_s, cfg.recovery_s) = (2.0, 3.0);
+    let r = system_recovery(&mut dut, &cfg, &mut NoProgress).unwrap();
+    assert_eq!(dut.log.len(), 1);
+    let spec = &dut.log[0];
+    assert_eq!((spec.rate, spec.duration_s), (440_000, 5.0));
+    assert_eq!(spec.rate_change, Some(xlat_engine::RateChange { at_s: 2.0, rate: 200_000 }));
+    let f = r.forward.as_ref().unwrap();
+    assert!((f.last_lost_s.unwrap() - (2.0 + 49_999.0 / 200_000.0)).abs() < 1e-9, "{f:?}");
+    assert!((r.recovery_time_s.unwrap() - 49_999.0 / 200_000.0).abs() < 1e-9);
+    assert!(r.recovered && r.overloaded);
+    assert_eq!(r.trials.len(), 1);
+    assert_eq!((r.trials[0].phase.as_str(), r.trials[0].pass), ("recovery", Some(true)));
 }

@@ -3,7 +3,8 @@
 use xlat_bench::delay::{nearest_rank, percentile_sorted};
 use xlat_bench::sim::{SimDut, SplitMix64};
 use xlat_bench::{
-    latency, BenchError, Delay, DelayRecorder, IpdvRecorder, LatencyConfig, LatencyStats, LogHistogram, NoProgress, PdvStats,
+    latency, BenchError, Delay, DelayRecorder, DelayStats, HistogramStats, IpdvRecorder, IpdvStatistics, LatencyConfig, LatencyStats,
+    LogHistogram, NoProgress, PdvStats,
 };
 
 fn datasets() -> Vec<Vec<u64>> {

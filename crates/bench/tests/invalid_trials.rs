@@ -4,7 +4,6 @@
 //! recovered), so a procedure that used them would end differently from the same run without
 //! them; each test compares the two.
 
-use xlat_bench::runner::{RecoveryReport, RecoverySpec};
 use xlat_bench::sim::SimDut;
 use xlat_bench::*;
 use xlat_engine::{TrialReport, TrialSpec};
@@ -55,20 +54,6 @@ impl TrialRunner for Inject {
                 for l in &mut d.latency_ns {
                     *l = 1_000_000_000;
                 }
-            }
-        }
-        Ok(r)
-    }
-
-    fn run_recovery(&mut self, spec: &RecoverySpec) -> Result<RecoveryReport, BenchError> {
-        let mut r = self.inner.run_recovery(spec)?;
-        if self.next() {
-            r.valid = false;
-            r.invalid_reasons = vec![REASON.into()];
-            for d in [&mut r.forward, &mut r.reverse].into_iter().flatten() {
-                d.lost = d.sent;
-                d.received = 0;
-                d.last_lost_seq = d.sent.checked_sub(1);
             }
         }
         Ok(r)

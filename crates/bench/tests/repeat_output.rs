@@ -1,11 +1,11 @@
 //! Repetitions, their statistics, and every output form.
 
-use xlat_bench::output::{SUMMARY_CSV_HEADER, TRIALS_CSV_HEADER};
+use xlat_bench::output::{Document, SizeResult, SUMMARY_CSV_HEADER, TRIALS_CSV_HEADER};
 use xlat_bench::sim::SimDut;
 use xlat_bench::svg::{delay_cdf, frame_loss_curve, throughput_vs_frame_size};
 use xlat_bench::{
     back_to_back, frame_loss, latency, repeat, summary_csv, system_recovery, throughput, trials_csv, BackToBackConfig, BenchError,
-    BenchOutput, BenchResult, DelayRecorder, FrameLossConfig, LatencyConfig, NoProgress, NoSleep, RecoveryConfig, Repeated, RunMeta,
+    BenchResult, DelayRecorder, DelayStats, FrameLossConfig, LatencyConfig, NoProgress, NoSleep, RecoveryConfig, Repeated, RunMeta,
     Summary, ThroughputConfig, ThroughputResult,
 };
 
@@ -33,6 +33,10 @@ fn summary_of_known_data() {
     assert_eq!(Summary::of(&[0.0, 0.0]).unwrap().dispersion_percent, None);
     assert_eq!(Summary::of(&[]), None);
     assert_eq!(Summary::of(&[f64::NAN]), None);
+}
+
+fn sized<T>(result: Repeated<T>) -> Vec<SizeResult<T>> {
+    vec![SizeResult { frame_size: 84, result }]
 }
 
 fn noisy_throughput(reps: usize) -> Repeated<ThroughputResult> {
@@ -77,27 +81,31 @@ fn json_has_every_trial_of_every_repetition_and_round_trips() {
     let mut meta = RunMeta::new("0.1.0-test");
     meta.config = serde_json::json!({"frame_size": 84, "max_rate": 1000000});
     meta.seeds.insert("simulator".into(), 11);
-    let out = BenchOutput::new(meta, r.clone());
+    let out = Document::new("throughput", meta, sized(r.clone()));
     let json = out.to_json().unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["procedure"], "throughput");
+    assert_eq!(
+        (v["complete"].clone(), v["frame_sizes"].clone()),
+        (true.into(), serde_json::json!([84]))
+    );
     assert_eq!(v["meta"]["xlatperf_version"], "0.1.0-test");
     assert_eq!(v["meta"]["seeds"]["simulator"], 11);
     assert_eq!(v["meta"]["config"]["frame_size"], 84);
-    let runs = v["result"]["runs"].as_array().unwrap();
+    let runs = v["results"][0]["result"]["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 3);
     for (run, orig) in runs.iter().zip(&r.runs) {
         assert_eq!(run["trials"].as_array().unwrap().len(), orig.trials.len());
         assert_eq!(run["method"]["kind"], "binary");
     }
-    let back: BenchOutput<ThroughputResult> = serde_json::from_str(&json).unwrap();
+    let back: Document<ThroughputResult> = serde_json::from_str(&json).unwrap();
     assert_eq!(back, out);
 }
 
 #[test]
 fn csv_has_one_row_per_trial_and_per_summary() {
     let r = noisy_throughput(2);
-    let csv = trials_csv(&r);
+    let csv = trials_csv("throughput", &sized(r.clone()), None);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], TRIALS_CSV_HEADER);
     let total: usize = r.runs.iter().map(|x| x.trials.len()).sum();
@@ -105,17 +113,17 @@ fn csv_has_one_row_per_trial_and_per_summary() {
     let cols = TRIALS_CSV_HEADER.split(',').count();
     assert!(lines.iter().all(|l| l.split(',').count() == cols), "{csv}");
     assert!(lines[1].starts_with("throughput,0,0,search,1,84,1000000,60,60000000,true,false,"));
-    let s = summary_csv(&r);
-    assert_eq!(s.lines().next(), Some(SUMMARY_CSV_HEADER));
+    let s = summary_csv(&sized(r.clone()));
+    assert_eq!(s.lines().next(), Some(format!("frame_size,{SUMMARY_CSV_HEADER}").as_str()));
     assert_eq!(s.lines().count(), 1 + r.summaries.len());
-    assert!(s.lines().any(|l| l.starts_with("throughput,throughput_fps,2,0,")));
+    assert!(s.lines().any(|l| l.starts_with("84,throughput,throughput_fps,2,0,")));
 }
 
 #[test]
 fn every_result_type_has_a_table_csv_and_json() {
     let mut sim = SimDut::new(400_000.0, 1).buffer(20_000);
     let t = throughput(&mut sim, &ThroughputConfig::new(84, 1_000_000, 1000), &mut NoProgress).unwrap();
-    assert!(t.human_table().contains(&xlat_bench::output::group(t.throughput)));
+    assert!(t.human_table().contains(&xlat_bench::text::group(t.throughput)));
     let fl = frame_loss(&mut sim, &FrameLossConfig::new(84, 1_000_000), &mut NoProgress).unwrap();
     assert!(fl.human_table().contains("fwd loss %"));
     let mut lc = LatencyConfig::new(84, 100_000);
@@ -135,8 +143,12 @@ fn every_result_type_has_a_table_csv_and_json() {
     fn check<T: BenchResult + serde::Serialize + Clone>(x: &T) {
         let rep = Repeated::from_runs(vec![x.clone(), x.clone()]);
         assert!(!rep.human_table().is_empty());
-        assert_eq!(trials_csv(&rep).lines().count(), 1 + 2 * x.trials().len());
-        let json = BenchOutput::new(RunMeta::new("t"), rep).to_json().unwrap();
+        assert_eq!(
+            trials_csv(x.procedure(), &sized(rep.clone()), None).lines().count(),
+            1 + 2 * x.trials().len()
+        );
+        assert!(!x.headline().is_empty());
+        let json = Document::new(x.procedure(), RunMeta::new("t"), sized(rep)).to_json().unwrap();
         assert!(json.contains(x.procedure()));
     }
     check(&t);
@@ -148,7 +160,7 @@ fn every_result_type_has_a_table_csv_and_json() {
     let rep = Repeated::from_runs(vec![l.clone()]);
     assert_eq!(rep.summaries["forward_wcl_ms"].infinite, 1);
     assert_eq!(rep.summaries["forward_wcl_ms"].median, f64::INFINITY);
-    serde_json::from_str::<serde_json::Value>(&BenchOutput::new(RunMeta::new("t"), rep).to_json().unwrap()).unwrap();
+    serde_json::from_str::<serde_json::Value>(&Document::new("latency", RunMeta::new("t"), sized(rep)).to_json().unwrap()).unwrap();
 }
 
 fn well_formed(svg: &str) {

@@ -2,7 +2,7 @@
 //! an upper bound of the search marked tester-bound, and the search goes on below it; only a
 //! tester that cannot send even at the lowest rate tried is an error.
 
-use xlat_bench::output::{trials_csv, TRIALS_CSV_HEADER};
+use xlat_bench::output::TRIALS_CSV_HEADER;
 use xlat_bench::sim::SimDut;
 use xlat_bench::*;
 use xlat_engine::{TrialReport, TrialSpec};
@@ -68,7 +68,7 @@ fn a_tester_slower_than_the_dut_bounds_the_search_for_every_method() {
             check_invalid_records(&r, tester, retries + 1);
             let text = r.human_table();
             assert!(
-                text.contains(&format!("bounded by the tester at {} frames/s", output::group(b))),
+                text.contains(&format!("bounded by the tester at {} frames/s", xlat_bench::text::group(b))),
                 "{method:?}: {text}"
             );
             assert!(text.contains("invalid: tester-bound"), "{text}");
@@ -78,7 +78,14 @@ fn a_tester_slower_than_the_dut_bounds_the_search_for_every_method() {
             assert_eq!(json["bounded_by_tester"], serde_json::json!(true));
             let rep = Repeated::from_runs(vec![r.clone()]);
             assert_eq!(rep.summaries["tester_bound_fps"].median, b as f64);
-            let csv = trials_csv(&rep);
+            let csv = trials_csv(
+                "throughput",
+                &[SizeResult {
+                    frame_size: 84,
+                    result: rep,
+                }],
+                None,
+            );
             let col = TRIALS_CSV_HEADER.split(',').position(|h| h == "tester_bound").unwrap();
             let marked = csv.lines().skip(1).filter(|l| l.split(',').nth(col) == Some("true")).count();
             assert_eq!(marked, r.trials.iter().filter(|t| t.tester_bound).count());

@@ -39,9 +39,10 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub retries: u32,
     /// Write every trial of every repetition, the configuration, the seeds and the command line
-    /// as JSON to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    /// as JSON to FILE (rewritten after every repetition), or with `-` to standard output at the
+    /// end, instead of the human text.
+    #[arg(long, value_name = "FILE|-", value_parser = crate::output::parse_json_to)]
+    pub json: Option<crate::output::JsonTo>,
     /// Write one CSV row per trial to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,

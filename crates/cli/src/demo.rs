@@ -10,10 +10,10 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser};
-use xlat_bench::output::group;
+use xlat_bench::output::human_results;
+use xlat_bench::text::group;
 
 use crate::args::parse_rate;
-use crate::output::human_results;
 use crate::{interrupt, procedures, Cli, Cmd};
 
 #[derive(Args, Clone, Debug)]

@@ -1,4 +1,19 @@
-//! xlatperf: the command line.
+//! xlatperf: the command line. It parses arguments, opens the tester, calls a procedure of the
+//! bench crate and writes what that crate formats; no measurement logic is here.
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | `main` | the subcommands, `run` (one function per command), the `trial` command |
+//! | [`args`] | the options every procedure shares and the parsers of their values |
+//! | [`procedures`] | the procedure commands: options into bench configurations, `CliRunner` (the bench crate's `TrialRunner` with Ctrl-C), repetitions per frame size, writing the outputs |
+//! | [`runner`] | opening the configured backend (`Runner`) and `BenchRunner` |
+//! | [`output`] | where output goes: `--json FILE` or `-`, atomic files, SVG/PNG plots |
+//! | [`progress`] | the progress display on standard error |
+//! | [`interrupt`] | Ctrl-C: stop before the next trial |
+//! | [`siitperf`] | siitperf's command lines (`siitperf-tp`, `-lat`, `-pdv`) |
+//! | [`selftest`], [`sender_bench`] | the tester's self-test and the sender benchmark |
+//! | [`demo`] | `xlatperf demo` |
+//! | `dpdk_glue` | DPDK's EAL arguments (feature `dpdk`) |
 
 mod args;
 mod demo;
@@ -6,7 +21,6 @@ mod demo;
 mod dpdk_glue;
 mod interrupt;
 mod output;
-mod pdv;
 mod procedures;
 mod progress;
 mod runner;
@@ -49,9 +63,10 @@ enum Cmd {
         /// Milliseconds to keep receiving after sending ended.
         #[arg(long)]
         timeout: Option<u64>,
-        /// Print one JSON object instead of the human summary.
-        #[arg(long)]
-        json: bool,
+        /// Write the trial's report as one JSON object to FILE, or with `-` to standard output
+        /// instead of the human summary.
+        #[arg(long, value_name = "FILE|-", value_parser = output::parse_json_to)]
+        json: Option<output::JsonTo>,
     },
     /// Print the TOML equivalent of a siitperf.conf.
     Convert {
@@ -141,6 +156,7 @@ enum LabCmd {
     Status,
 }
 
+/// `--set KEY=VALUE` options as pairs.
 fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
     sets.iter()
         .map(|s| match s.split_once('=') {
@@ -150,18 +166,20 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
+/// The configuration of `-c` with the `--set` overrides.
 fn load(c: &ConfigArgs) -> Result<xlat_config::TestConfig> {
     let sets = parse_sets(&c.set)?;
     Ok(xlat_config::load(&c.config, &sets)?)
 }
 
+/// `xlatperf trial`: one trial at a fixed rate; siitperf's lines and a summary, or JSON.
 fn trial(
     c: &ConfigArgs,
     rate: Option<u64>,
     duration: Option<f64>,
     frame_size: Option<usize>,
     timeout: Option<u64>,
-    json: bool,
+    json: Option<&output::JsonTo>,
 ) -> Result<()> {
     let cfg = load(c)?;
     let rate = rate
@@ -173,8 +191,12 @@ fn trial(
         duration.unwrap_or(cfg.trial.duration_s),
         timeout.unwrap_or(cfg.trial.timeout_ms),
     );
+    if let Some(to) = json {
+        to.check()?;
+    }
+    let human = json != Some(&output::JsonTo::Stdout);
     let mut r = runner::open(&cfg)?;
-    if !json {
+    if human {
         eprintln!(
             "xlatperf trial: {} frames/s for {} s, frame size {} (IPv4 frames {}), timeout {} ms; {}",
             spec.rate,
@@ -186,17 +208,19 @@ fn trial(
         );
     }
     let report = r.run_trial(&spec)?;
-    if json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        for l in output::siitperf_lines(&report) {
+    if let Some(to) = json {
+        to.write(&serde_json::to_string(&report)?)?;
+    }
+    if human {
+        for l in xlat_bench::output::siitperf_lines(&report) {
             println!("{l}");
         }
-        print!("{}", output::human(&report));
+        print!("{}", xlat_bench::output::trial_summary(&report));
     }
     Ok(())
 }
 
+/// `xlatperf lab up|down|status`.
 fn lab(cmd: &LabCmd) -> Result<()> {
     match cmd {
         LabCmd::Up { topology, replace } => {
@@ -217,11 +241,14 @@ fn lab(cmd: &LabCmd) -> Result<()> {
     Ok(())
 }
 
-/// Print a procedure's human result on standard output.
-fn print_results<T: output::CliResult>(results: &[output::SizeResult<T>]) {
-    print!("{}", output::human_results(results));
+/// Print a procedure's human result on standard output, unless `--json -` took it.
+fn print_results<T: xlat_bench::BenchResult>(results: &[xlat_bench::SizeResult<T>], common: &args::CommonArgs) {
+    if common.json != Some(output::JsonTo::Stdout) {
+        print!("{}", xlat_bench::output::human_results(results));
+    }
 }
 
+/// Run the command `cli` names (`argv` is recorded in the procedures' JSON).
 fn run(cli: &Cli, argv: &[String]) -> Result<()> {
     match &cli.cmd {
         Cmd::Trial {
@@ -231,19 +258,19 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             frame_size,
             timeout,
             json,
-        } => trial(cfg, *rate, *duration, *frame_size, *timeout, *json),
+        } => trial(cfg, *rate, *duration, *frame_size, *timeout, json.as_ref()),
         Cmd::Convert { file } => {
             let cfg = xlat_config::load(file, &[])?;
             print!("{}", xlat_config::to_toml(&cfg));
             Ok(())
         }
         Cmd::Lab { cmd } => lab(cmd),
-        Cmd::Throughput(a) => procedures::throughput(a, argv).map(|r| print_results(&r)),
-        Cmd::FrameLoss(a) => procedures::frame_loss(a, argv).map(|r| print_results(&r)),
-        Cmd::Latency(a) => procedures::latency(a, argv).map(|r| print_results(&r)),
-        Cmd::Pdv(a) => procedures::pdv(a, argv).map(|r| print_results(&r)),
-        Cmd::B2b(a) => procedures::b2b(a, argv).map(|r| print_results(&r)),
-        Cmd::Recovery(a) => procedures::recovery(a, argv).map(|r| print_results(&r)),
+        Cmd::Throughput(a) => procedures::throughput(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::FrameLoss(a) => procedures::frame_loss(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::Latency(a) => procedures::latency(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::Pdv(a) => procedures::pdv(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::B2b(a) => procedures::b2b(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::Recovery(a) => procedures::recovery(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Demo(a) => demo::run(a),
         Cmd::SiitperfTp { args } => siitperf::tp(args),
         Cmd::SiitperfLat { args } => siitperf::lat(args),
@@ -415,6 +442,31 @@ mod tests {
             parse(&["siitperf-pdv", "84", "1000", "10", "2000", "2", "2", "0"]),
             Ok(Cmd::SiitperfPdv { .. })
         ));
+    }
+
+    #[test]
+    fn json_takes_a_file_or_a_dash_on_every_command() {
+        use output::JsonTo;
+        let Ok(Cmd::Trial { json, .. }) = parse(&["trial", "-c", "x", "--json", "-"]) else {
+            panic!()
+        };
+        assert_eq!(json, Some(JsonTo::Stdout));
+        let Ok(Cmd::Trial { json, .. }) = parse(&["trial", "-c", "x", "--json", "r.json"]) else {
+            panic!()
+        };
+        assert_eq!(json, Some(JsonTo::File("r.json".into())));
+        let Ok(Cmd::Throughput(t)) = parse(&["throughput", "-c", "x", "--json", "-"]) else {
+            panic!()
+        };
+        assert_eq!(t.common.json, Some(JsonTo::Stdout));
+        let Ok(Cmd::Selftest { args, .. }) = parse(&["selftest", "-c", "x", "--json", "s.json"]) else {
+            panic!()
+        };
+        assert_eq!(args.json, Some(JsonTo::File("s.json".into())));
+        // A value is required everywhere: the old `trial --json` flag is gone.
+        for cmd in ["trial", "selftest", "latency"] {
+            assert!(err(&[cmd, "-c", "x", "--json"]).contains("--json"), "{cmd}");
+        }
     }
 
     #[test]

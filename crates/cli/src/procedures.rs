@@ -9,23 +9,28 @@
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use xlat_bench::b2b::BackToBackResult;
 use xlat_bench::recovery::RecoveryResult;
 use xlat_bench::{
-    BackToBackConfig, BenchError, FrameLossConfig, FrameLossResult, LatencyConfig, LatencyResult, RealSleeper, RecoveryConfig,
-    RecoveryDirection, RecoveryReport, RecoverySpec, Repeated, RunMeta, SearchMethod, ThroughputConfig, ThroughputResult, TrialRunner,
+    BackToBackConfig, BenchError, Collected, Document, FrameLossConfig, FrameLossResult, InterruptedRun, LatencyConfig, LatencyResult,
+    PdvConfig, PdvResult, Plot, RealSleeper, RecoveryConfig, Repeated, RunMeta, SearchMethod, SizeResult, ThroughputConfig,
+    ThroughputResult, TrialRunner,
 };
 use xlat_config::TestConfig;
-use xlat_engine::{DirectionReport, PdvSpec, RateChange, TrialReport, TrialSpec};
+use xlat_engine::{PdvSpec, TrialReport, TrialSpec};
 use xlat_traffic::IpVersion;
 
 use crate::args::*;
 use crate::interrupt;
-use crate::output::{self, CliResult, Collected, Document, InterruptedRun, SizeResult};
-use crate::pdv::{PdvConfig, PdvResult};
+use crate::output;
 use crate::progress::TermProgress;
 use crate::runner::{self, Runner};
+
+/// What a procedure command's result must be: a bench result with a plot, as JSON.
+pub trait CommandResult: Plot + Serialize + Clone {}
+impl<T: Plot + Serialize + Clone> CommandResult for T {}
 
 /// `xlatperf throughput`.
 #[derive(Args, Clone, Debug)]
@@ -123,7 +128,7 @@ pub struct PdvArgs {
     #[arg(long = "frame-timeout", value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub frame_timeout: u64,
     /// Trials summarised by their median (RFC 8219: at least 20).
-    #[arg(long, value_name = "N", default_value_t = crate::pdv::DEFAULT_PDV_REPETITIONS, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_name = "N", default_value_t = xlat_bench::pdv::DEFAULT_PDV_REPETITIONS, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repetitions: u32,
 }
 
@@ -184,9 +189,9 @@ pub struct RecoveryArgs {
     pub reduced_factor: f64,
 }
 
-/// The maximum frame rate of a `gbps` link for `frame_size`: the longest frame an active sender
-/// puts on the wire (IPv4 frames are 20 bytes shorter; background frames are IPv6) plus 20 bytes
-/// of preamble, start delimiter and inter-frame gap. 10 Gbit/s, size 84, IPv4: 14,880,952.
+/// The maximum frame rate of a `gbps` link for `frame_size` ([`xlat_bench::line_rate`]) for the
+/// longest frame an active sender puts on the wire: IPv4 frames are 20 bytes shorter than the
+/// frame size, background frames are IPv6. 10 Gbit/s, size 84, IPv4: 14,880,952.
 pub fn line_rate(cfg: &TestConfig, frame_size: usize, gbps: f64) -> u64 {
     let s = &cfg.setup;
     let on_wire = |v: IpVersion| {
@@ -206,11 +211,11 @@ pub fn line_rate(cfg: &TestConfig, frame_size: usize, gbps: f64) -> u64 {
     if longest == 0 {
         longest = frame_size;
     }
-    ((gbps * 1.0e9 / ((longest + 20) * 8) as f64).floor() as u64).max(1)
+    xlat_bench::line_rate(gbps, longest)
 }
 
-/// The trial runner of the procedures: the configured backend, Ctrl-C between trials, latency
-/// samples kept for plots, and the system recovery trial as one trial with a rate change.
+/// The trial runner of the procedures: the configured backend, Ctrl-C between trials, and
+/// latency samples kept for plots.
 pub struct CliRunner {
     inner: Box<dyn Runner>,
     pub collected: Collected,
@@ -247,72 +252,6 @@ impl TrialRunner for CliRunner {
         }
         Ok(report)
     }
-
-    fn run_recovery(&mut self, spec: &RecoverySpec) -> Result<RecoveryReport, BenchError> {
-        let report = self.run(&recovery_trial(spec))?;
-        recovery_report(spec, &report)
-    }
-}
-
-/// The system recovery trial as one engine trial: the overload rate, then from `overload_s` on
-/// the reduced rate, in one sequence-numbered stream per direction.
-pub fn recovery_trial(spec: &RecoverySpec) -> TrialSpec {
-    TrialSpec {
-        rate: spec.overload_rate,
-        duration_s: spec.overload_s + spec.recovery_s,
-        latency: None,
-        pdv: None,
-        rate_change: Some(RateChange {
-            at_s: spec.overload_s,
-            rate: spec.recovery_rate,
-        }),
-        ..spec.trial.clone()
-    }
-}
-
-/// The sequence number whose scheduled send time is nearest to `t` seconds.
-pub fn seq_at(spec: &RecoverySpec, t: f64) -> u64 {
-    let n1 = spec.overload_frames();
-    let guess = if t < spec.overload_s || spec.recovery_rate == 0 {
-        ((t.max(0.0) * spec.overload_rate as f64).round() as u64).min(n1.saturating_sub(1))
-    } else {
-        n1 + ((t - spec.overload_s) * spec.recovery_rate as f64).round() as u64
-    };
-    let err = |q: u64| (spec.send_time_s(q) - t).abs();
-    [guess.saturating_sub(1), guess, guess + 1]
-        .into_iter()
-        .min_by(|a, b| err(*a).total_cmp(&err(*b)))
-        .unwrap_or(guess)
-}
-
-/// Read a rate-change trial as a system recovery report: per direction, which frame was the
-/// last one lost (from the engine's `last_lost_s`).
-pub fn recovery_report(spec: &RecoverySpec, report: &TrialReport) -> Result<RecoveryReport, BenchError> {
-    let dir = |d: &DirectionReport| -> Result<RecoveryDirection, BenchError> {
-        let last_lost_seq =
-            match d.last_lost_s {
-                Some(t) => Some(seq_at(spec, t).min(d.sent.saturating_sub(1))),
-                None if d.lost > 0 => return Err(BenchError::Unsupported(
-                    "the system recovery trial: the engine lost frames but did not report when the last lost one was sent (last_lost_s)"
-                        .into(),
-                )),
-                None => None,
-            };
-        Ok(RecoveryDirection {
-            sent: d.sent,
-            received: d.received,
-            lost: d.lost,
-            last_lost_seq,
-            tester_tx_dropped: d.tester_tx_dropped,
-            tester_rx_dropped: d.tester_rx_dropped,
-        })
-    };
-    Ok(RecoveryReport {
-        valid: report.valid,
-        invalid_reasons: report.invalid_reasons.clone(),
-        forward: report.forward.as_ref().map(dir).transpose()?,
-        reverse: report.reverse.as_ref().map(dir).transpose()?,
-    })
 }
 
 /// A command's configuration and output files, checked before any trial.
@@ -341,11 +280,10 @@ pub fn prepare(common: &CommonArgs, argv: &[String]) -> Result<Prepared> {
             bail!("--frame-sizes {s}: above 1518 only when all traffic is IPv4 (IPv6 frames would exceed 1518 bytes)");
         }
     }
-    for (opt, p) in [
-        ("--json", &common.json),
-        ("--csv", &common.csv),
-        ("--summary-csv", &common.summary_csv),
-    ] {
+    if let Some(j) = &common.json {
+        j.check()?;
+    }
+    for (opt, p) in [("--csv", &common.csv), ("--summary-csv", &common.summary_csv)] {
         if let Some(p) = p {
             output::check_writable(opt, p)?;
         }
@@ -366,7 +304,9 @@ pub fn prepare(common: &CommonArgs, argv: &[String]) -> Result<Prepared> {
     })
 }
 
-fn write_outputs<T: CliResult>(
+/// Write the JSON document, the CSV files and (when `complete`) the plot. With `--json -` the
+/// document goes to standard output once, at the end (finished or interrupted).
+fn write_outputs<T: CommandResult>(
     p: &Prepared,
     procedure: &str,
     results: &[SizeResult<T>],
@@ -375,23 +315,25 @@ fn write_outputs<T: CliResult>(
     collected: &Collected,
 ) -> Result<()> {
     let c = &p.common;
-    if let Some(path) = &c.json {
-        let doc = Document {
-            procedure: procedure.to_string(),
-            complete,
-            meta: p.meta.clone(),
-            frame_sizes: p.sizes.clone(),
-            results: results.to_vec(),
-            interrupted: interrupted.is_some(),
-            interrupted_run: interrupted.cloned(),
-        };
-        output::write_atomic(path, serde_json::to_string_pretty(&doc)?.as_bytes())?;
+    if let Some(to) = &c.json {
+        if to.is_file() || complete || interrupted.is_some() {
+            let doc = Document {
+                procedure: procedure.to_string(),
+                complete,
+                meta: p.meta.clone(),
+                frame_sizes: p.sizes.clone(),
+                results: results.to_vec(),
+                interrupted: interrupted.is_some(),
+                interrupted_run: interrupted.cloned(),
+            };
+            to.write(&doc.to_json()?)?;
+        }
     }
     if let Some(path) = &c.csv {
-        output::write_atomic(path, output::trials_csv(procedure, results, interrupted).as_bytes())?;
+        output::write_atomic(path, xlat_bench::trials_csv(procedure, results, interrupted).as_bytes())?;
     }
     if let Some(path) = &c.summary_csv {
-        output::write_atomic(path, output::summary_csv(results).as_bytes())?;
+        output::write_atomic(path, xlat_bench::summary_csv(results).as_bytes())?;
     }
     if complete {
         if let Some(path) = &c.plot {
@@ -412,7 +354,7 @@ pub fn run_all<T, C>(
     mut f: impl FnMut(&mut CliRunner, &C, &mut TermProgress) -> Result<T, BenchError>,
 ) -> Result<Vec<SizeResult<T>>>
 where
-    T: CliResult,
+    T: CommandResult,
 {
     let repeat = p.common.repeat as usize;
     let mut progress = TermProgress::new(p.common.verbose);
@@ -469,7 +411,7 @@ where
                 write_outputs(p, procedure, &done, false, Some(&run), &runner.collected)?;
                 let finished: usize = done.iter().map(|d| d.result.runs.len()).sum();
                 let saved = match &p.common.json {
-                    Some(path) => format!("; written to {}", path.display()),
+                    Some(to) => format!("; written to {to}"),
                     None => String::new(),
                 };
                 bail!(
@@ -592,7 +534,7 @@ pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
         pc.validate().map_err(|e| config_error(size, e))?;
         Ok(pc)
     })?;
-    run_all(&p, "pdv", &plans, |r, c, prog| crate::pdv::pdv(r, c, prog))
+    run_all(&p, "pdv", &plans, |r, c, prog| xlat_bench::pdv(r, c, prog))
 }
 
 /// `xlatperf b2b`.
@@ -632,64 +574,4 @@ pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<Reco
         Ok(rc)
     })?;
     run_all(&p, "recovery", &plans, |r, c, prog| xlat_bench::system_recovery(r, c, prog))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec() -> RecoverySpec {
-        RecoverySpec {
-            trial: TrialSpec::new(84, 1000, 1.0, 10),
-            overload_rate: 1100,
-            overload_s: 2.0,
-            recovery_rate: 500,
-            recovery_s: 3.0,
-        }
-    }
-
-    #[test]
-    fn recovery_trial_is_one_stream_with_a_rate_change() {
-        let s = spec();
-        let t = recovery_trial(&s);
-        assert_eq!(t.rate, 1100);
-        assert_eq!(t.duration_s, 5.0);
-        assert_eq!(t.rate_change, Some(RateChange { at_s: 2.0, rate: 500 }));
-        assert_eq!(t.frames(), s.overload_frames() + s.recovery_frames());
-    }
-
-    #[test]
-    fn last_lost_time_maps_back_to_its_frame() {
-        let s = spec();
-        for q in [0, 1, 1099, 2199, 2200, 2201, 3000, 3699] {
-            assert_eq!(seq_at(&s, s.send_time_s(q)), q, "frame {q}");
-        }
-        let report = TrialReport {
-            valid: true,
-            forward: Some(DirectionReport {
-                sent: 3700,
-                received: 3000,
-                lost: 700,
-                last_lost_s: Some(s.send_time_s(2300)),
-                tester_tx_dropped: 2,
-                tester_rx_dropped: 3,
-                ..Default::default()
-            }),
-            reverse: Some(DirectionReport {
-                sent: 3700,
-                received: 3700,
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let r = recovery_report(&s, &report).unwrap();
-        let f = r.forward.unwrap();
-        assert_eq!(f.last_lost_seq, Some(2300));
-        assert_eq!((f.tester_tx_dropped, f.tester_rx_dropped), (2, 3));
-        assert_eq!(r.reverse.unwrap().last_lost_seq, None);
-        // Lost frames without their time: not silently "recovered".
-        let mut bad = report.clone();
-        bad.forward.as_mut().unwrap().last_lost_s = None;
-        assert!(matches!(recovery_report(&s, &bad), Err(BenchError::Unsupported(_))));
-    }
 }

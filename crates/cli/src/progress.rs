@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::time::Instant;
-use xlat_bench::output::group;
+use xlat_bench::text::group;
 use xlat_bench::{Progress, ProgressEvent, TrialRecord};
 
 /// Is standard error a terminal?

@@ -30,9 +30,10 @@ pub struct SelftestArgs {
     /// Milliseconds to keep receiving after sending ended.
     #[arg(long, default_value_t = 100)]
     pub timeout: u64,
-    /// Print one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    /// Write the findings as one JSON object to FILE, or with `-` to standard output instead of
+    /// the human text.
+    #[arg(long, value_name = "FILE|-", value_parser = crate::output::parse_json_to)]
+    pub json: Option<crate::output::JsonTo>,
 }
 
 /// The self-test's findings.
@@ -91,6 +92,9 @@ fn search(
 
 /// Run the self-test on the (looped-back) ports of `cfg`.
 pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
+    if let Some(to) = &a.json {
+        to.check()?;
+    }
     let mut cfg = cfg.clone();
     cfg.tester.loopback = true;
     let frame_size = a.frame_size.unwrap_or(cfg.trial.frame_size);
@@ -111,9 +115,10 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
         bidirectional,
         check: check.unwrap_or_default(),
     };
-    if a.json {
-        println!("{}", serde_json::to_string(&res)?);
-    } else {
+    if let Some(to) = &a.json {
+        to.write(&serde_json::to_string(&res)?)?;
+    }
+    if a.json != Some(crate::output::JsonTo::Stdout) {
         println!(
             "Tester self-test, frame size {frame_size} (IPv4 frames {}), search error {error} frames/s:",
             frame_size.saturating_sub(20)

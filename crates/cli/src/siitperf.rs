@@ -1,15 +1,15 @@
 //! siitperf's command lines (docs/siitperf-compat.md): `siitperf-tp`, `siitperf-lat`, `siitperf-pdv`.
 //! Each reads ./siitperf.conf, takes siitperf's positional arguments and prints the lines that
 //! siitperf's scripts grep (`<Side> frames sent: `, `... received: `, `<Side> TL: `, `<Side> WCL: `,
-//! `<Side> PDV: `, values in milliseconds with six decimals). Errors contain `Error:`.
+//! `<Side> PDV: `, values in milliseconds with six decimals; made by `xlat_bench::output`).
+//! Errors contain `Error:`.
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;
-use xlat_bench::delay::LatencyStats;
+use xlat_bench::output::{siitperf_latency_lines, siitperf_lines, siitperf_pdv_lines};
 use xlat_config::TestConfig;
 use xlat_engine::{LatencySpec, PdvSpec, TrialReport, TrialSpec};
 
-use crate::output;
 use crate::runner;
 
 /// The parsed common part: the configuration (with n/m applied) and the trial.
@@ -75,41 +75,14 @@ fn run(c: &Common, spec: &TrialSpec) -> Result<TrialReport> {
     r.run_trial(spec)
 }
 
-fn title(direction: &str) -> &'static str {
-    if direction == "forward" {
-        "Forward"
-    } else {
-        "Reverse"
-    }
-}
-
 /// siitperf-tp <IPv6 size> <rate> <duration> <global timeout> <n> <m> [<N> <M> <R> <T> <D>]
 pub fn tp(args: &[String]) -> Result<()> {
     let (c, _) = common("siitperf-tp", args, &[])?;
     let report = run(&c, &c.spec)?;
-    for l in output::siitperf_lines(&report) {
+    for l in siitperf_lines(&report) {
         println!("{l}");
     }
     Ok(())
-}
-
-/// The lines of a latency trial. A lost tag counts as the largest possible latency: the test
-/// duration plus the global timeout (a frame later than that cannot be received), so that the
-/// printed value stays a number that scripts can compare.
-pub fn latency_lines(report: &TrialReport) -> Vec<String> {
-    let mut v = output::siitperf_lines(report);
-    let worst_ms = report.duration_s * 1000.0 + report.timeout_ms as f64;
-    let ms = |d: xlat_bench::delay::Delay| if d.is_infinite() { worst_ms } else { d.ms() };
-    for (name, d) in report.directions() {
-        match LatencyStats::from_samples(&d.latency_ns) {
-            Some(s) => {
-                v.push(format!("{} TL: {:.6}", title(name), ms(s.typical)));
-                v.push(format!("{} WCL: {:.6}", title(name), ms(s.worst_case)));
-            }
-            None => v.push(format!("Error: {} direction: no latency samples", title(name))),
-        }
-    }
-    v
 }
 
 /// siitperf-lat ... <delay> <timestamps>
@@ -131,7 +104,7 @@ pub fn lat(args: &[String]) -> Result<()> {
         ..c.spec.clone()
     };
     let report = run(&c, &spec)?;
-    let lines = latency_lines(&report);
+    let lines = siitperf_latency_lines(&report);
     for l in &lines {
         println!("{l}");
     }
@@ -139,25 +112,6 @@ pub fn lat(args: &[String]) -> Result<()> {
         std::process::exit(1);
     }
     Ok(())
-}
-
-/// The lines of a PDV trial (frame timeout 0) or of the frame-timeout test (only the counts).
-pub fn pdv_lines(report: &TrialReport, frame_timeout_ms: u64) -> Vec<String> {
-    let mut v = output::siitperf_lines(report);
-    if frame_timeout_ms > 0 {
-        return v;
-    }
-    let worst_ms = report.duration_s * 1000.0 + report.timeout_ms as f64;
-    for (name, d) in report.directions() {
-        match d.pdv.as_ref().and_then(|p| p.pdv.as_ref()) {
-            Some(p) => {
-                let ms = if p.pdv.is_infinite() { worst_ms } else { p.pdv.ms() };
-                v.push(format!("{} PDV: {ms:.6}", title(name)));
-            }
-            None => v.push(format!("Error: {} direction: no PDV statistics", title(name))),
-        }
-    }
-    v
 }
 
 /// siitperf-pdv ... <frame timeout>
@@ -172,7 +126,7 @@ pub fn pdv(args: &[String]) -> Result<()> {
         ..c.spec.clone()
     };
     let report = run(&c, &spec)?;
-    let lines = pdv_lines(&report, frame_timeout);
+    let lines = siitperf_pdv_lines(&report, frame_timeout);
     for l in &lines {
         println!("{l}");
     }
@@ -180,57 +134,4 @@ pub fn pdv(args: &[String]) -> Result<()> {
         std::process::exit(1);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use xlat_bench::delay::{Delay, PdvStats};
-    use xlat_engine::{DirectionReport, PdvReport};
-
-    #[test]
-    fn latency_and_pdv_lines() {
-        let mut lat = vec![1_000_000u64; 999];
-        lat.push(u64::MAX);
-        let r = TrialReport {
-            valid: true,
-            duration_s: 10.0,
-            timeout_ms: 2000,
-            forward: Some(DirectionReport {
-                sent: 10,
-                received: 10,
-                latency_ns: lat.clone(),
-                ..Default::default()
-            }),
-            reverse: Some(DirectionReport {
-                sent: 10,
-                received: 9,
-                lost: 1,
-                latency_ns: vec![u64::MAX; 3],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let l = latency_lines(&r);
-        assert!(l.contains(&"Forward TL: 1.000000".to_string()), "{l:?}");
-        assert!(l.contains(&"Forward WCL: 1.000000".to_string()), "{l:?}");
-        assert!(l.contains(&"Reverse WCL: 12000.000000".to_string()), "{l:?}");
-
-        let mut p = r.clone();
-        p.forward.as_mut().unwrap().pdv = Some(PdvReport {
-            pdv: Some(PdvStats {
-                frames: 10,
-                lost: 0,
-                min: Delay(1000),
-                p99_9: Delay(251_000),
-                pdv: Delay(250_000),
-                relative_error: 0.0,
-            }),
-            ..Default::default()
-        });
-        let l = pdv_lines(&p, 0);
-        assert!(l.contains(&"Forward PDV: 0.250000".to_string()), "{l:?}");
-        assert!(l.iter().any(|x| x.starts_with("Error: Reverse")), "{l:?}");
-        assert_eq!(pdv_lines(&p, 10).len(), 4);
-    }
 }

@@ -33,7 +33,7 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
     // Trials spin on both cores: one test at a time.
     let _serial = lab_lock();
     let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
-    let out = run(xlatperf().args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "500000", "--json"]));
+    let out = run(xlatperf().args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "500000", "--json", "-"]));
     let v = json_line(&out);
     for k in ["forward", "reverse", "bidirectional"] {
         assert!(v[k].as_u64().unwrap() > 0, "{k}: {v}");
@@ -55,7 +55,7 @@ fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     }
     let conf = lab_up("router4");
     let _down = LabDown;
-    let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json"];
+    let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json", "-"];
     let afp = until_valid(|| json_line(&run(xlatperf().args(trial).args(["-c", &conf]))));
     // The DPDK process runs inside the tester namespace, where its net_af_packet vdevs open
     // the same veth ends.
@@ -131,7 +131,18 @@ fn net_ring_self_test_with_hugepages() {
         huge.dir.display()
     );
     let out = run(xlatperf()
-        .args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "200000", "--json", "--set"])
+        .args([
+            "selftest",
+            "-c",
+            conf,
+            "--duration",
+            "1",
+            "--max-rate",
+            "200000",
+            "--json",
+            "-",
+            "--set",
+        ])
         .arg(format!("tester.eal_args={eal}")));
     let v = json_line(&out);
     let check = &v["check"];

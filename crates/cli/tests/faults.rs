@@ -46,6 +46,7 @@ fn trial_cmd(conf: &str, rate: &str, duration: &str) -> Command {
         "--timeout",
         "500",
         "--json",
+        "-",
     ]);
     c
 }
@@ -118,6 +119,7 @@ fn the_dut_namespace_deleted_mid_trial_ends_the_trial_dpdk() {
                 "--timeout",
                 "500",
                 "--json",
+                "-",
             ])
             .args(["--set", "tester.backend=dpdk", "--set", "tester.left_port=net_af_packet0"])
             .args([

@@ -42,6 +42,7 @@ fn thousand_addresses(topology: &str, offset_key: &str, offset: &str) {
         "--timeout",
         "1000",
         "--json",
+        "-",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -39,6 +39,7 @@ impl Lab {
             "--timeout",
             "500",
             "--json",
+            "-",
         ];
         args.extend_from_slice(extra);
         let out = ok(&args);

@@ -1,123 +1,86 @@
-//! Delay statistics: latency (RFC 8219 section 7.2), PDV (section 7.3.1) and IPDV (section
-//! 7.3.2), over an exact sample list for small runs or a bounded-memory histogram.
+//! Recording one-way delays on the receive path: latency (RFC 8219 section 7.2), PDV (section
+//! 7.3.1) and IPDV (section 7.3.2) are computed from these records by the bench crate
+//! (`xlat_bench::delay`); nothing here is a statistic.
 //!
-//! Percentiles of delays use the **nearest-rank** definition: the p-th percentile of n values is
-//! the value at rank ceil(p/100 x n) (1-based) in ascending order, rank 1 for p = 0. It is always
-//! a value that occurred, which matters because a lost frame counts as an infinitely large delay:
-//! no interpolation with infinity is needed. The median is the 50th percentile so defined (the
-//! lower middle value for an even count).
+//! A [`DelayRecorder`] keeps every delay of a direction, exactly (a list, memory grows with the
+//! frames) or in a [`LogHistogram`] with bounded memory, and counts lost frames (an infinite
+//! delay) apart. An [`IpdvRecorder`] keeps the differences D(i) - D(i-1) of consecutive frames
+//! the same two ways.
 //!
 //! [`LogHistogram`] is log-linear (HDR-histogram style): values below 2048 ns are counted exactly;
-//! above, each power of two is split into 1024 equal buckets. A percentile read from it is the
-//! midpoint of the bucket holding the exact nearest-rank value (clamped to the exact minimum and
-//! maximum), so it differs from the exact value by at most [`LogHistogram::RELATIVE_ERROR`] =
-//! 1/2048 (about 0.049 %) of that value. Memory: at most 56,320 counters (450 KiB) whatever
-//! the number of samples, allocated only up to the largest value seen.
+//! above, each power of two is split into 1024 equal buckets, so the midpoint of a value's bucket
+//! differs from the value by at most [`LogHistogram::RELATIVE_ERROR`] = 1/2048 (about 0.049 %) of
+//! it. Memory: at most 56,320 counters (450 KiB) whatever the number of samples, allocated only
+//! up to the largest value seen. Every type here serialises (a histogram as its non-empty
+//! buckets), so a trial report carries what was recorded.
 //!
-//! This module depends on serde only, so that the engine can take it over and feed it.
+//! This module depends on serde only.
 
 use serde::{Deserialize, Serialize};
 
-/// A delay in nanoseconds, or infinite (a lost frame: `u64::MAX`). Serialised as a number of
-/// nanoseconds, or as the string `"infinite"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Delay(pub u64);
-
-impl Delay {
-    pub const INFINITE: Delay = Delay(u64::MAX);
-
-    pub fn is_infinite(self) -> bool {
-        self.0 == u64::MAX
-    }
-
-    /// Nanoseconds, or `None` if infinite.
-    pub fn ns(self) -> Option<u64> {
-        (!self.is_infinite()).then_some(self.0)
-    }
-
-    /// Milliseconds (siitperf prints TL, WCL and PDV in ms); `f64::INFINITY` if infinite.
-    pub fn ms(self) -> f64 {
-        if self.is_infinite() {
-            f64::INFINITY
-        } else {
-            self.0 as f64 / 1.0e6
-        }
-    }
-}
-
-impl std::fmt::Display for Delay {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.is_infinite() {
-            f.write_str("infinite")
-        } else {
-            write!(f, "{:.6} ms", self.ms())
-        }
-    }
-}
-
-impl Serialize for Delay {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.is_infinite() {
-            s.serialize_str("infinite")
-        } else {
-            s.serialize_u64(self.0)
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Delay {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Delay, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Delay;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("nanoseconds or \"infinite\"")
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Delay, E> {
-                Ok(Delay(v))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Delay, E> {
-                u64::try_from(v).map(Delay).map_err(|_| E::custom("a delay cannot be negative"))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Delay, E> {
-                if v == "infinite" {
-                    Ok(Delay::INFINITE)
-                } else {
-                    Err(E::custom(format!("expected \"infinite\", found {v:?}")))
-                }
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// The 1-based nearest rank of the p-th percentile among `n` values (`None` for n = 0 or a p
-/// outside [0, 100]). A product within 1e-9 of an integer counts as that integer, so that
-/// 99.9 % of 1000 is rank 999, not 1000 through rounding.
-pub fn nearest_rank(p: f64, n: u64) -> Option<u64> {
-    if n == 0 || !(0.0..=100.0).contains(&p) {
-        return None;
-    }
-    let x = p / 100.0 * n as f64;
-    let r = x.round();
-    let rank = if (x - r).abs() <= 1e-9 * x.max(1.0) { r } else { x.ceil() };
-    Some((rank as u64).clamp(1, n))
-}
-
-/// The nearest-rank percentile of an ascending slice.
-pub fn percentile_sorted<T: Copy>(sorted: &[T], p: f64) -> Option<T> {
-    let rank = nearest_rank(p, sorted.len() as u64)?;
-    sorted.get(rank as usize - 1).copied()
-}
-
-/// A log-linear histogram of `u64` values with relative error at most 1/2048.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A log-linear histogram of `u64` values (see the module documentation).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SparseHistogram", into = "SparseHistogram")]
 pub struct LogHistogram {
     counts: Vec<u64>,
     total: u64,
     min: u64,
     max: u64,
     sum: u128,
+}
+
+/// The serialised form of a [`LogHistogram`]: its non-empty buckets as (index, count).
+#[derive(Serialize, Deserialize)]
+struct SparseHistogram {
+    total: u64,
+    min: u64,
+    max: u64,
+    /// The sum of the values as (high 64 bits, low 64 bits).
+    sum: (u64, u64),
+    buckets: Vec<(u32, u64)>,
+}
+
+impl From<LogHistogram> for SparseHistogram {
+    fn from(h: LogHistogram) -> SparseHistogram {
+        SparseHistogram {
+            total: h.total,
+            min: h.min,
+            max: h.max,
+            sum: ((h.sum >> 64) as u64, h.sum as u64),
+            buckets: h
+                .counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c > 0)
+                .map(|(i, &c)| (i as u32, c))
+                .collect(),
+        }
+    }
+}
+
+impl From<SparseHistogram> for LogHistogram {
+    fn from(s: SparseHistogram) -> LogHistogram {
+        let len = s
+            .buckets
+            .iter()
+            .map(|&(i, _)| i as usize + 1)
+            .max()
+            .unwrap_or(0)
+            .min(LogHistogram::MAX_BUCKETS);
+        let mut counts = vec![0u64; len];
+        for (i, c) in s.buckets {
+            if let Some(x) = counts.get_mut(i as usize) {
+                *x = x.saturating_add(c);
+            }
+        }
+        LogHistogram {
+            counts,
+            total: s.total,
+            min: s.min,
+            max: s.max,
+            sum: (u128::from(s.sum.0) << 64) | u128::from(s.sum.1),
+        }
+    }
 }
 
 const SUB_BITS: u32 = 10;
@@ -148,9 +111,16 @@ fn bucket_bounds(i: usize) -> (u64, u64) {
     }
 }
 
+/// One non-empty bucket of a [`LogHistogram`]: every value in `lo..=hi` falls in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bucket {
+    pub lo: u64,
+    pub hi: u64,
+    pub count: u64,
+}
+
 impl LogHistogram {
-    /// The largest relative difference between a percentile read from the histogram and the
-    /// exact nearest-rank percentile of the same values.
+    /// The largest relative difference between a value and the midpoint of its bucket.
     pub const RELATIVE_ERROR: f64 = 1.0 / 2048.0;
     /// The number of buckets when values up to `u64::MAX - 1` occur.
     pub const MAX_BUCKETS: usize = 2048 + 53 * 1024;
@@ -209,16 +179,19 @@ impl LogHistogram {
         self.total
     }
 
+    /// The smallest value recorded (exact).
     pub fn min(&self) -> Option<u64> {
         (self.total > 0).then_some(self.min)
     }
 
+    /// The largest value recorded (exact).
     pub fn max(&self) -> Option<u64> {
         (self.total > 0).then_some(self.max)
     }
 
-    pub fn mean(&self) -> Option<f64> {
-        (self.total > 0).then(|| self.sum as f64 / self.total as f64)
+    /// The sum of the values recorded (exact).
+    pub fn sum(&self) -> u128 {
+        self.sum
     }
 
     /// Bytes of counters held.
@@ -226,62 +199,46 @@ impl LogHistogram {
         self.counts.capacity() * std::mem::size_of::<u64>()
     }
 
-    /// The value at 1-based rank `k` in ascending order (within the stated relative error).
-    pub fn value_at_rank(&self, k: u64) -> Option<u64> {
-        if k == 0 || k > self.total {
-            return None;
-        }
-        if k == 1 {
-            return Some(self.min);
-        }
-        if k == self.total {
-            return Some(self.max);
-        }
-        let mut seen = 0u64;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen = seen.saturating_add(c);
-            if seen >= k {
-                let (lo, hi) = bucket_bounds(i);
-                return Some((lo + (hi - lo) / 2).clamp(self.min, self.max));
-            }
-        }
-        Some(self.max)
-    }
-
-    /// The nearest-rank percentile (see the module documentation).
-    pub fn percentile(&self, p: f64) -> Option<u64> {
-        self.value_at_rank(nearest_rank(p, self.total)?)
-    }
-
-    /// (upper value of bucket, count) for each non-empty bucket, ascending.
-    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (bucket_bounds(i).1.min(self.max), c))
+    /// The non-empty buckets, ascending.
+    pub fn buckets(&self) -> impl Iterator<Item = Bucket> + '_ {
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &count)| {
+            let (lo, hi) = bucket_bounds(i);
+            Bucket { lo, hi, count }
+        })
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Store {
-    Exact { values: Vec<u64>, limit: Option<usize> },
+/// How a [`DelayRecorder`] keeps the finite delays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayStore {
+    /// Every value, in arrival order; above `limit` values they move into a histogram.
+    Exact {
+        values: Vec<u64>,
+        limit: Option<usize>,
+    },
     Histogram(LogHistogram),
 }
 
 /// One-way delays of frames (nanoseconds; `u64::MAX` = lost), kept exactly or in a
-/// [`LogHistogram`].
-#[derive(Debug, Clone, PartialEq)]
+/// [`LogHistogram`], and the number of lost frames.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DelayRecorder {
-    store: Store,
+    store: DelayStore,
     lost: u64,
+}
+
+impl Default for DelayRecorder {
+    fn default() -> DelayRecorder {
+        DelayRecorder::exact()
+    }
 }
 
 impl DelayRecorder {
     /// Every value kept (memory grows with the number of frames).
     pub fn exact() -> DelayRecorder {
         DelayRecorder {
-            store: Store::Exact {
+            store: DelayStore::Exact {
                 values: Vec::new(),
                 limit: None,
             },
@@ -292,7 +249,7 @@ impl DelayRecorder {
     /// Bounded memory from the start.
     pub fn histogram() -> DelayRecorder {
         DelayRecorder {
-            store: Store::Histogram(LogHistogram::new()),
+            store: DelayStore::Histogram(LogHistogram::new()),
             lost: 0,
         }
     }
@@ -300,7 +257,7 @@ impl DelayRecorder {
     /// Exact for up to `limit` values, then moves them into a histogram.
     pub fn exact_up_to(limit: usize) -> DelayRecorder {
         DelayRecorder {
-            store: Store::Exact {
+            store: DelayStore::Exact {
                 values: Vec::new(),
                 limit: Some(limit),
             },
@@ -308,6 +265,7 @@ impl DelayRecorder {
         }
     }
 
+    /// An exact recorder of `samples` (`u64::MAX` = lost).
     pub fn from_samples(samples: &[u64]) -> DelayRecorder {
         let mut r = DelayRecorder::exact();
         for &s in samples {
@@ -323,17 +281,17 @@ impl DelayRecorder {
             return;
         }
         match &mut self.store {
-            Store::Exact { values, limit } => {
+            DelayStore::Exact { values, limit } => {
                 values.push(ns);
                 if limit.is_some_and(|l| values.len() > l) {
                     let mut h = LogHistogram::new();
                     for &v in values.iter() {
                         h.record(v);
                     }
-                    self.store = Store::Histogram(h);
+                    self.store = DelayStore::Histogram(h);
                 }
             }
-            Store::Histogram(h) => h.record(ns),
+            DelayStore::Histogram(h) => h.record(ns),
         }
     }
 
@@ -343,10 +301,10 @@ impl DelayRecorder {
     }
 
     pub fn is_exact(&self) -> bool {
-        matches!(self.store, Store::Exact { .. })
+        matches!(self.store, DelayStore::Exact { .. })
     }
 
-    /// The bound on the relative error of percentiles: 0 when exact.
+    /// The bound on the relative error of a value read back from the store: 0 when exact.
     pub fn relative_error(&self) -> f64 {
         if self.is_exact() {
             0.0
@@ -360,163 +318,29 @@ impl DelayRecorder {
         self.finite_count() + self.lost
     }
 
+    /// Frames recorded as lost (infinite delay).
     pub fn lost(&self) -> u64 {
         self.lost
     }
 
-    fn finite_count(&self) -> u64 {
+    /// Frames recorded with a finite delay.
+    pub fn finite_count(&self) -> u64 {
         match &self.store {
-            Store::Exact { values, .. } => values.len() as u64,
-            Store::Histogram(h) => h.count(),
+            DelayStore::Exact { values, .. } => values.len() as u64,
+            DelayStore::Histogram(h) => h.count(),
         }
     }
 
-    /// Nearest-rank percentiles over all frames, a lost frame counting as infinite.
-    pub fn percentiles(&self, ps: &[f64]) -> Vec<Option<Delay>> {
-        let n = self.count();
-        let finite = self.finite_count();
-        let sorted = match &self.store {
-            Store::Exact { values, .. } => {
-                let mut v = values.clone();
-                v.sort_unstable();
-                Some(v)
-            }
-            Store::Histogram(_) => None,
-        };
-        ps.iter()
-            .map(|&p| {
-                let k = nearest_rank(p, n)?;
-                if k > finite {
-                    return Some(Delay::INFINITE);
-                }
-                match (&sorted, &self.store) {
-                    (Some(v), _) => v.get(k as usize - 1).copied().map(Delay),
-                    (None, Store::Histogram(h)) => h.value_at_rank(k).map(Delay),
-                    (None, Store::Exact { .. }) => None,
-                }
-            })
-            .collect()
-    }
-
-    pub fn percentile(&self, p: f64) -> Option<Delay> {
-        self.percentiles(&[p]).pop().flatten()
-    }
-
-    /// The smallest delay (exact in both modes); infinite if every frame was lost.
-    pub fn min(&self) -> Option<Delay> {
-        if self.count() == 0 {
-            return None;
-        }
-        let m = match &self.store {
-            Store::Exact { values, .. } => values.iter().copied().min(),
-            Store::Histogram(h) => h.min(),
-        };
-        Some(m.map_or(Delay::INFINITE, Delay))
-    }
-
-    /// Points of the empirical CDF of the finite delays: (delay ns, fraction of all frames at or
-    /// below it), at most about `max_points` of them. Lost frames keep the curve below 1.
-    pub fn cdf_points(&self, max_points: usize) -> Vec<(u64, f64)> {
-        let n = self.count();
-        if n == 0 {
-            return Vec::new();
-        }
-        let raw: Vec<(u64, u64)> = match &self.store {
-            Store::Exact { values, .. } => {
-                let mut v = values.clone();
-                v.sort_unstable();
-                let mut out: Vec<(u64, u64)> = Vec::new();
-                for x in v {
-                    match out.last_mut() {
-                        Some((last, c)) if *last == x => *c += 1,
-                        _ => out.push((x, 1)),
-                    }
-                }
-                out
-            }
-            Store::Histogram(h) => h.buckets().collect(),
-        };
-        let stride = raw.len().div_ceil(max_points.max(1)).max(1);
-        let mut cum = 0u64;
-        let mut pts = Vec::new();
-        for (i, (v, c)) in raw.iter().enumerate() {
-            cum += c;
-            if i % stride == stride - 1 || i + 1 == raw.len() {
-                pts.push((*v, cum as f64 / n as f64));
-            }
-        }
-        pts
+    /// The finite delays as kept.
+    pub fn store(&self) -> &DelayStore {
+        &self.store
     }
 }
 
-/// Typical and worst-case latency of one trial direction (RFC 8219 section 7.2).
+/// How an [`IpdvRecorder`] keeps the differences.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyStats {
-    /// Tagged frames.
-    pub tags: u64,
-    /// Tagged frames that did not arrive (counted as infinite latency).
-    pub lost: u64,
-    /// Typical latency: the median.
-    pub typical: Delay,
-    /// Worst-case latency: the 99.9th percentile.
-    pub worst_case: Delay,
-    pub min: Delay,
-    pub max: Delay,
-}
-
-impl LatencyStats {
-    /// From a trial's latency samples (`u64::MAX` = a lost tag). `None` for no samples.
-    pub fn from_samples(samples: &[u64]) -> Option<LatencyStats> {
-        if samples.is_empty() {
-            return None;
-        }
-        let mut v = samples.to_vec();
-        v.sort_unstable();
-        Some(LatencyStats {
-            tags: v.len() as u64,
-            lost: v.iter().filter(|&&x| x == u64::MAX).count() as u64,
-            typical: Delay(percentile_sorted(&v, 50.0)?),
-            worst_case: Delay(percentile_sorted(&v, 99.9)?),
-            min: Delay(v[0]),
-            max: Delay(v[v.len() - 1]),
-        })
-    }
-}
-
-/// Packet delay variation (RFC 8219 section 7.3.1): PDV = D99.9thPercentile - Dmin.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PdvStats {
-    pub frames: u64,
-    pub lost: u64,
-    pub min: Delay,
-    pub p99_9: Delay,
-    /// Infinite when more than 0.1 % of the frames were lost.
-    pub pdv: Delay,
-    /// Bound on the relative error of `p99_9` (0: exact).
-    pub relative_error: f64,
-}
-
-impl PdvStats {
-    pub fn of(rec: &DelayRecorder) -> Option<PdvStats> {
-        let min = rec.min()?;
-        let p = rec.percentile(99.9)?;
-        let pdv = match (p.ns(), min.ns()) {
-            (Some(p), Some(m)) => Delay(p.saturating_sub(m)),
-            _ => Delay::INFINITE,
-        };
-        Some(PdvStats {
-            frames: rec.count(),
-            lost: rec.lost(),
-            min,
-            p99_9: p,
-            pdv,
-            relative_error: rec.relative_error(),
-        })
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum SignedStore {
+#[serde(rename_all = "snake_case")]
+pub enum IpdvStore {
     Exact(Vec<i64>),
     /// Magnitudes of the negative differences, and the non-negative differences.
     Histogram {
@@ -525,32 +349,28 @@ enum SignedStore {
     },
 }
 
-/// Inter-packet delay variation (RFC 8219 section 7.3.2): IPDV(i) = D(i) - D(i-1) over frames in
-/// sending order. A pair with a lost frame has no IPDV (RFC 3393) and is skipped.
-#[derive(Debug, Clone, PartialEq)]
+/// Inter-packet delay variation samples (RFC 8219 section 7.3.2): IPDV(i) = D(i) - D(i-1) over
+/// frames in the order fed. A pair with a lost frame has no IPDV (RFC 3393) and is skipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IpdvRecorder {
     prev: Option<u64>,
-    store: SignedStore,
+    store: IpdvStore,
     min: i64,
     max: i64,
     pairs: u64,
 }
 
-/// Minimum, median (nearest rank) and maximum IPDV, nanoseconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IpdvStats {
-    pub pairs: u64,
-    pub min_ns: i64,
-    pub median_ns: i64,
-    pub max_ns: i64,
-    pub relative_error: f64,
+impl Default for IpdvRecorder {
+    fn default() -> IpdvRecorder {
+        IpdvRecorder::exact()
+    }
 }
 
 impl IpdvRecorder {
     pub fn exact() -> IpdvRecorder {
         IpdvRecorder {
             prev: None,
-            store: SignedStore::Exact(Vec::new()),
+            store: IpdvStore::Exact(Vec::new()),
             min: 0,
             max: 0,
             pairs: 0,
@@ -560,7 +380,7 @@ impl IpdvRecorder {
     pub fn histogram() -> IpdvRecorder {
         IpdvRecorder {
             prev: None,
-            store: SignedStore::Histogram {
+            store: IpdvStore::Histogram {
                 neg: LogHistogram::new(),
                 pos: LogHistogram::new(),
             },
@@ -570,7 +390,7 @@ impl IpdvRecorder {
         }
     }
 
-    /// Feed the delay of the next frame in sending order (`u64::MAX` = lost).
+    /// Feed the delay of the next frame (`u64::MAX` = lost).
     pub fn record(&mut self, ns: u64) {
         if ns == u64::MAX {
             self.prev = None;
@@ -587,8 +407,8 @@ impl IpdvRecorder {
             }
             self.pairs += 1;
             match &mut self.store {
-                SignedStore::Exact(v) => v.push(d),
-                SignedStore::Histogram { neg, pos } => {
+                IpdvStore::Exact(v) => v.push(d),
+                IpdvStore::Histogram { neg, pos } => {
                     if d < 0 {
                         neg.record(d.unsigned_abs());
                     } else {
@@ -600,43 +420,23 @@ impl IpdvRecorder {
         self.prev = Some(ns);
     }
 
-    /// The nearest-rank percentile of the IPDV values.
-    pub fn percentile(&self, p: f64) -> Option<i64> {
-        let k = nearest_rank(p, self.pairs)?;
-        match &self.store {
-            SignedStore::Exact(v) => {
-                let mut s = v.clone();
-                s.sort_unstable();
-                s.get(k as usize - 1).copied()
-            }
-            SignedStore::Histogram { neg, pos } => {
-                let v = if k <= neg.count() {
-                    let m = neg.value_at_rank(neg.count() - k + 1)?;
-                    -(m.min(i64::MAX as u64 + 1) as i128)
-                } else {
-                    i128::from(pos.value_at_rank(k - neg.count())?)
-                };
-                Some(v.clamp(i128::from(self.min), i128::from(self.max)) as i64)
-            }
-        }
+    /// Differences recorded.
+    pub fn pairs(&self) -> u64 {
+        self.pairs
     }
 
-    pub fn stats(&self) -> Option<IpdvStats> {
-        if self.pairs == 0 {
-            return None;
-        }
-        let relative_error = if matches!(self.store, SignedStore::Exact(_)) {
-            0.0
-        } else {
-            LogHistogram::RELATIVE_ERROR
-        };
-        Some(IpdvStats {
-            pairs: self.pairs,
-            min_ns: self.min,
-            median_ns: self.percentile(50.0)?,
-            max_ns: self.max,
-            relative_error,
-        })
+    /// The smallest and the largest difference (exact); `None` before the first pair.
+    pub fn min_max(&self) -> Option<(i64, i64)> {
+        (self.pairs > 0).then_some((self.min, self.max))
+    }
+
+    pub fn is_exact(&self) -> bool {
+        matches!(self.store, IpdvStore::Exact(_))
+    }
+
+    /// The differences as kept.
+    pub fn store(&self) -> &IpdvStore {
+        &self.store
     }
 }
 
@@ -671,15 +471,23 @@ mod tests {
     }
 
     #[test]
-    fn nearest_rank_examples() {
-        assert_eq!(nearest_rank(99.9, 1000), Some(999));
-        assert_eq!(nearest_rank(99.9, 1001), Some(1000));
-        assert_eq!(nearest_rank(50.0, 4), Some(2));
-        assert_eq!(nearest_rank(50.0, 5), Some(3));
-        assert_eq!(nearest_rank(0.0, 5), Some(1));
-        assert_eq!(nearest_rank(100.0, 5), Some(5));
-        assert_eq!(nearest_rank(50.0, 0), None);
-        assert_eq!(nearest_rank(f64::NAN, 3), None);
-        assert_eq!(nearest_rank(101.0, 3), None);
+    fn records_serialise_and_read_back_equal() {
+        let mut d = DelayRecorder::histogram();
+        let mut i = IpdvRecorder::histogram();
+        for v in [5u64, 3000, 1 << 40, 7, u64::MAX, 3000] {
+            d.record(v);
+            i.record(v);
+        }
+        d.record_lost(2);
+        let e = DelayRecorder::from_samples(&[1, 2, u64::MAX]);
+        for r in [&d, &e] {
+            let back: DelayRecorder = serde_json::from_str(&serde_json::to_string(r).unwrap()).unwrap();
+            assert_eq!(&back, r);
+        }
+        let back: IpdvRecorder = serde_json::from_str(&serde_json::to_string(&i).unwrap()).unwrap();
+        assert_eq!(back, i);
+        assert_eq!((d.count(), d.lost(), d.finite_count()), (8, 3, 5));
+        assert_eq!(i.min_max(), Some((7 - (1 << 40), (1 << 40) - 3000)));
+        assert_eq!(i.pairs(), 3);
     }
 }

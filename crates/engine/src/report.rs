@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::delay::{DelayRecorder, IpdvRecorder};
+
 /// The counts and timing of one direction.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirectionReport {
@@ -45,42 +47,35 @@ pub struct DirectionReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pdv: Option<PdvReport>,
     /// The sequence number (from 0 at the trial's first frame) of the last frame that was sent
-    /// and never received; `None` when nothing was lost.
+    /// and never received; `None` when nothing was lost. (Its send time is the trial's
+    /// schedule's business: the bench crate's system recovery reads it.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_lost_seq: Option<u64>,
-    /// Seconds from the start to the scheduled send time of the last lost frame (system
-    /// recovery); `None` when nothing was lost.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_lost_s: Option<f64>,
 }
 
-/// The one-way delay of every frame of a direction (RFC 8219 section 7.3).
+/// The one-way delay of every frame of a direction, as recorded (RFC 8219 section 7.3). The
+/// statistics (PDV, IPDV, percentiles, CDF) are the bench crate's: `xlat_bench::delay`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PdvReport {
-    /// PDV = 99.9th percentile - minimum of the one-way delays (RFC 8219 section 7.3.1).
-    pub pdv: Option<crate::delay::PdvStats>,
-    /// IPDV = D(i) - D(i-1) over received frames in arrival order (RFC 8219 section 7.3.2).
-    pub ipdv: Option<crate::delay::IpdvStats>,
+    /// The delay of every frame sent: each received frame's, and each lost frame (late ones
+    /// included) as an infinite delay (RFC 8219 section 7.3.1).
+    pub delays: DelayRecorder,
+    /// D(i) - D(i-1) over received frames in arrival order (RFC 8219 section 7.3.2).
+    pub ipdv: IpdvRecorder,
     /// More than 0.1 % of the frames were lost: like PDV, IPDV is infinite (a lost frame's
-    /// delay is infinite), whatever `ipdv` says about the frames that arrived.
+    /// delay is infinite), whatever `ipdv` holds about the frames that arrived.
     #[serde(default)]
     pub ipdv_infinite: bool,
     /// Frames whose delay was measured.
     pub timed: u64,
     /// Frames later than the frame timeout: counted as lost.
     pub late: u64,
-    /// The bound on the relative error of the percentiles (0 in exact mode).
-    pub relative_error: f64,
-    pub exact: bool,
     /// How long after the start of its burst each frame was stamped (mean and largest, ns):
     /// what one transmit stamp per burst would have added to the measured delays.
     #[serde(default)]
     pub burst_stamp_skew_mean_ns: u64,
     #[serde(default)]
     pub burst_stamp_skew_max_ns: u64,
-    /// Points (delay ns, cumulative fraction) of the delay distribution, for plots.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cdf: Vec<(u64, f64)>,
 }
 
 /// The result of one trial.

@@ -14,7 +14,7 @@ mod sender;
 mod worker;
 
 use crate::clock::Clock;
-use crate::delay::{DelayRecorder, IpdvRecorder, PdvStats};
+use crate::delay::{DelayRecorder, IpdvRecorder};
 use crate::neighbour::Neighbour;
 use crate::pin::{allowed_cores, pin_current_thread};
 use crate::report::{DirectionReport, PdvReport, TrialReport};
@@ -563,7 +563,6 @@ fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, work
         dr.max_lag_ns = clock.ns(s.max_lag);
         if dr.lost > 0 {
             dr.last_lost_seq = last_missing(&count.seen, s.sent);
-            dr.last_lost_s = dr.last_lost_seq.map(|q| clock.secs(trial.schedule.time_of(q)));
         }
         if let Some(p) = count.pdv {
             dr.pdv = Some(pdv_report(p, dr.lost, s.sent, &s.skew, &clock));
@@ -617,21 +616,18 @@ fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, work
     report
 }
 
-/// The delay statistics of a direction: every lost frame (including those later than the frame
-/// timeout) counts as an infinite delay (RFC 8219 section 7.3.1), so PDV is infinite when more
-/// than 0.1 % of the frames were lost; IPDV is then reported infinite too.
+/// What a direction recorded of its delays: every lost frame (including those later than the
+/// frame timeout) is recorded as an infinite delay (RFC 8219 section 7.3.1), so PDV is infinite
+/// when more than 0.1 % of the frames were lost; IPDV is then marked infinite too. The
+/// statistics are computed from the record by the bench crate.
 fn pdv_report(mut p: PdvState, lost: u64, sent: u64, skew: &StampSkew, clock: &Clock) -> PdvReport {
     p.delays.record_lost(lost);
-    let exact = p.delays.is_exact();
     PdvReport {
-        pdv: PdvStats::of(&p.delays),
+        delays: p.delays,
         ipdv_infinite: sent > 0 && lost as f64 > PDV_LOST_LIMIT * sent as f64,
-        ipdv: p.ipdv.stats(),
+        ipdv: p.ipdv,
         timed: p.timed,
         late: p.late,
-        relative_error: p.delays.relative_error(),
-        exact,
-        cdf: p.delays.cdf_points(200),
         burst_stamp_skew_mean_ns: skew.sum_ticks.checked_div(skew.frames).map_or(0, |t| clock.ns(t)),
         burst_stamp_skew_max_ns: clock.ns(skew.max_ticks),
     }

@@ -8,18 +8,21 @@
 //! the timeout counts as lost, and each trial passes or fails like a throughput trial. (The
 //! throughput and frame-loss commands take `--frame-timeout` for the search and the sweep.)
 //!
-//! The procedure itself is a repetition of one trial with the common invalid-trial rule: an
-//! invalid trial is retried and never judged or summarised; one that stays invalid after the
-//! retries ends the test with [`BenchError::TesterLimit`] (the rate is fixed: there is no lower
-//! one to go on with). It lives here until the bench crate has a PDV procedure of its own.
+//! The engine records the delays ([`xlat_engine::PdvReport`]); the statistics are computed here
+//! ([`crate::delay::PdvDetail`]). The procedure is a repetition of one trial through the shared
+//! `Session`: an invalid trial is retried and never judged or summarised; one that stays
+//! invalid after the retries ends the test with [`BenchError::TesterLimit`] (the rate is fixed:
+//! there is no lower one to go on with).
 
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
-use xlat_bench::delay::{Delay, IpdvStats, PdvStats};
-use xlat_bench::latency::median_delay;
-use xlat_bench::output::{group, text_table};
-use xlat_bench::{judge, BenchError, BenchResult, Progress, ProgressEvent, TrialRecord, TrialRunner};
-use xlat_engine::{DirectionReport, PdvReport, PdvSpec, TrialSpec};
+use xlat_engine::{DirectionReport, PdvSpec, TrialSpec};
+
+use crate::delay::{Delay, IpdvStats, PdvDetail, PdvStats};
+use crate::error::BenchError;
+use crate::latency::median_delay;
+use crate::record::{loss_percent, TrialRecord};
+use crate::runner::{Progress, TrialRunner};
+use crate::trial::Session;
 
 /// RFC 8219 section 7.3: at least 20 repetitions.
 pub const DEFAULT_PDV_REPETITIONS: u32 = 20;
@@ -88,12 +91,13 @@ pub struct PdvDirection {
     pub pdv: Option<PdvStats>,
     /// IPDV (RFC 8219 s.7.3.2): minimum, median, maximum.
     pub ipdv: Option<IpdvStats>,
-    /// The engine's report as is (CDF points, relative error, exact mode).
-    pub report: Option<PdvReport>,
+    /// The statistics of the engine's record (CDF points, relative error, exact mode).
+    pub report: Option<PdvDetail>,
 }
 
 impl PdvDirection {
-    fn of(d: &DirectionReport) -> PdvDirection {
+    pub fn of(d: &DirectionReport) -> PdvDirection {
+        let detail = d.pdv.as_ref().map(PdvDetail::of);
         PdvDirection {
             sent: d.sent,
             received: d.received,
@@ -101,14 +105,14 @@ impl PdvDirection {
             late: d.pdv.as_ref().map_or(0, |p| p.late),
             tester_tx_dropped: d.tester_tx_dropped,
             tester_rx_dropped: d.tester_rx_dropped,
-            pdv: d.pdv.as_ref().and_then(|p| p.pdv.clone()),
-            ipdv: d.pdv.as_ref().and_then(|p| p.ipdv.clone()),
-            report: d.pdv.clone(),
+            pdv: detail.as_ref().and_then(|p| p.pdv.clone()),
+            ipdv: detail.as_ref().and_then(|p| p.ipdv.clone()),
+            report: detail,
         }
     }
 
     pub fn loss_percent(&self) -> Option<f64> {
-        (self.sent > 0).then(|| self.sent.saturating_sub(self.received) as f64 * 100.0 / self.sent as f64)
+        loss_percent(self.sent, self.received)
     }
 }
 
@@ -181,68 +185,34 @@ pub fn pdv(runner: &mut dyn TrialRunner, cfg: &PdvConfig, progress: &mut dyn Pro
     cfg.validate()?;
     let spec = cfg.spec();
     let per_trial = spec.duration_s + spec.timeout_ms as f64 / 1000.0;
-    let mut trials: Vec<TrialRecord> = Vec::new();
+    let mut s = Session::new(runner, progress, "pdv", cfg.retries);
     let mut runs = Vec::new();
-    let (mut elapsed_s, mut trial_seconds, mut step) = (0.0, 0.0, 0);
     for rep in 0..cfg.repetitions as usize {
-        let phase = format!("repetition {}", rep + 1);
-        let mut reasons = Vec::new();
-        let mut valid = None;
-        for attempt in 1..=cfg.retries.saturating_add(1) {
-            step += 1;
-            progress.step(&ProgressEvent {
-                procedure: "pdv",
-                phase: &phase,
-                step,
-                rate: spec.rate,
-                low: spec.rate,
-                high: spec.rate,
-                elapsed_s,
-                remaining_s: Some((cfg.repetitions as usize - rep) as f64 * per_trial),
-            });
-            let report = match runner.run(&spec) {
-                Ok(r) => r,
-                Err(BenchError::Interrupted { .. }) => return Err(BenchError::Interrupted { trials }),
-                Err(e) => return Err(e),
-            };
-            elapsed_s += per_trial;
-            trial_seconds += spec.duration_s;
-            let verdict = judge(&report, 0.0)?;
-            let mut record = TrialRecord::from_report(trials.len(), "pdv", attempt, &spec, &report, verdict);
-            record.tester_bound = verdict.is_none() && attempt == cfg.retries.saturating_add(1);
-            progress.trial("pdv", &record);
-            trials.push(record);
-            match verdict {
-                Some(pass) => {
-                    valid = Some((report, pass));
-                    break;
-                }
-                None => reasons.clone_from(&report.invalid_reasons),
-            }
-        }
-        let Some((report, pass)) = valid else {
-            return Err(BenchError::TesterLimit {
-                rate: spec.rate,
-                attempts: cfg.retries.saturating_add(1),
-                reasons: reasons.join("; "),
-            });
-        };
+        s.announce(
+            &format!("repetition {}", rep + 1),
+            spec.rate,
+            spec.rate,
+            spec.rate,
+            Some((cfg.repetitions as usize - rep) as f64 * per_trial),
+        );
+        let (report, pass) = s.run_valid(&spec, "pdv", 0.0)?;
+        let forward = report.forward.as_ref().map(PdvDirection::of);
+        let reverse = report.reverse.as_ref().map(PdvDirection::of);
         if cfg.frame_timeout_ms == 0 {
-            if let Some((name, _)) = report
-                .directions()
-                .find(|(_, d)| d.pdv.as_ref().and_then(|p| p.pdv.as_ref()).is_none())
-            {
-                return Err(BenchError::Report(format!(
-                    "the {name} direction of the trial has no PDV statistics (the engine did not measure per-frame delays)"
-                )));
+            for (name, d) in [("forward", &forward), ("reverse", &reverse)] {
+                if d.as_ref().is_some_and(|d| d.pdv.is_none()) {
+                    return Err(BenchError::Report(format!(
+                        "the {name} direction of the trial has no PDV statistics (the engine did not measure per-frame delays)"
+                    )));
+                }
             }
         }
         runs.push(PdvRun {
             repetition: rep,
-            trial: trials.len() - 1,
+            trial: s.trials.len() - 1,
             pass,
-            forward: report.forward.as_ref().map(PdvDirection::of),
-            reverse: report.reverse.as_ref().map(PdvDirection::of),
+            forward,
+            reverse,
         });
     }
     Ok(PdvResult {
@@ -254,142 +224,39 @@ pub fn pdv(runner: &mut dyn TrialRunner, cfg: &PdvConfig, progress: &mut dyn Pro
         forward: summarise(runs.iter().filter_map(|r| r.forward.as_ref()).collect()),
         reverse: summarise(runs.iter().filter_map(|r| r.reverse.as_ref()).collect()),
         runs,
-        trial_seconds,
-        elapsed_s,
-        trials,
+        trial_seconds: s.trial_seconds,
+        elapsed_s: s.elapsed_s,
+        trials: s.trials,
     })
-}
-
-fn ms(ns: Option<i64>) -> String {
-    ns.map_or("-".into(), |v| format!("{:.6}", v as f64 / 1.0e6))
-}
-
-impl BenchResult for PdvResult {
-    fn procedure(&self) -> &'static str {
-        "pdv"
-    }
-
-    fn trials(&self) -> &[TrialRecord] {
-        &self.trials
-    }
-
-    fn metrics(&self) -> Vec<(String, f64)> {
-        let mut m = Vec::new();
-        for (name, s) in [("forward", &self.forward), ("reverse", &self.reverse)] {
-            let Some(s) = s else { continue };
-            if let Some(p) = s.pdv {
-                m.push((format!("{name}_pdv_ms"), p.ms()));
-            }
-            for (k, v) in [("min", s.ipdv_min_ns), ("median", s.ipdv_median_ns), ("max", s.ipdv_max_ns)] {
-                if let Some(v) = v {
-                    m.push((format!("{name}_ipdv_{k}_ms"), v as f64 / 1.0e6));
-                }
-            }
-        }
-        if self.frame_timeout_ms > 0 {
-            for (name, pick) in [("forward", 0), ("reverse", 1)] {
-                let loss: Vec<f64> = self
-                    .runs
-                    .iter()
-                    .filter_map(|r| if pick == 0 { r.forward.as_ref() } else { r.reverse.as_ref() })
-                    .filter_map(PdvDirection::loss_percent)
-                    .collect();
-                if !loss.is_empty() {
-                    m.push((format!("{name}_loss_percent"), loss.iter().sum::<f64>() / loss.len() as f64));
-                }
-            }
-        }
-        m
-    }
-
-    fn human_table(&self) -> String {
-        let mut s = if self.frame_timeout_ms > 0 {
-            format!(
-                "Frame timeout test (siitperf-pdv), frame size {}, {} fps for {} s, a frame later than {} ms is lost, {} repetitions\n",
-                self.frame_size,
-                group(self.rate),
-                self.duration_s,
-                self.frame_timeout_ms,
-                self.runs.len()
-            )
-        } else {
-            format!(
-                "PDV and IPDV, frame size {}, {} fps for {} s, {} repetitions{}\n",
-                self.frame_size,
-                group(self.rate),
-                self.duration_s,
-                self.runs.len(),
-                if self.exact { " (exact)" } else { "" }
-            )
-        };
-        for (name, sum) in [("Forward", &self.forward), ("Reverse", &self.reverse)] {
-            if let Some(sum) = sum {
-                let pdv = sum.pdv.map_or("-".to_string(), |d| d.to_string());
-                let _ = writeln!(
-                    s,
-                    "{name} PDV (median): {pdv}   IPDV min/median/max (medians): {} / {} / {} ms",
-                    ms(sum.ipdv_min_ns),
-                    ms(sum.ipdv_median_ns),
-                    ms(sum.ipdv_max_ns)
-                );
-            }
-        }
-        s.push('\n');
-        let cell_pdv = |d: &Option<PdvDirection>| {
-            d.as_ref()
-                .and_then(|d| d.pdv.as_ref())
-                .map_or("-".to_string(), |p| p.pdv.to_string())
-        };
-        let cell_ipdv = |d: &Option<PdvDirection>| {
-            d.as_ref().and_then(|d| d.ipdv.as_ref()).map_or("-".to_string(), |i| {
-                format!("{} / {} / {}", ms(Some(i.min_ns)), ms(Some(i.median_ns)), ms(Some(i.max_ns)))
-            })
-        };
-        let lost = |d: &Option<PdvDirection>| {
-            d.as_ref().map_or("-".to_string(), |d| {
-                format!(
-                    "{} ({} late; tester dropped: tx {}, rx {})",
-                    d.lost, d.late, d.tester_tx_dropped, d.tester_rx_dropped
-                )
-            })
-        };
-        let rows: Vec<Vec<String>> = self
-            .runs
-            .iter()
-            .map(|r| {
-                vec![
-                    (r.repetition + 1).to_string(),
-                    cell_pdv(&r.forward),
-                    cell_ipdv(&r.forward),
-                    lost(&r.forward),
-                    cell_pdv(&r.reverse),
-                    cell_ipdv(&r.reverse),
-                    lost(&r.reverse),
-                    if r.pass { "pass".into() } else { "fail".into() },
-                ]
-            })
-            .collect();
-        s.push_str(&text_table(
-            &[
-                "run",
-                "fwd PDV",
-                "fwd IPDV min/med/max (ms)",
-                "fwd lost",
-                "rev PDV",
-                "rev IPDV min/med/max (ms)",
-                "rev lost",
-                "loss",
-            ],
-            &rows,
-        ));
-        s
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xlat_engine::TrialReport;
+    use crate::result::BenchResult;
+    use crate::NoProgress;
+    use xlat_engine::delay::{DelayRecorder, IpdvRecorder};
+    use xlat_engine::{PdvReport, TrialReport};
+
+    /// What the engine records for `frames` frames of which none is lost: a delay of 10 us, the
+    /// highest two `pdv_ns` more (so that the 99.9th percentile of 1000 frames is that), and
+    /// IPDV samples from -`swing_ns` to +`swing_ns` with a median of 0.
+    fn recorded(frames: u64, pdv_ns: u64, swing_ns: u64) -> PdvReport {
+        let mut delays = DelayRecorder::exact();
+        for i in 0..frames {
+            delays.record(if i + 2 >= frames { 10_000 + pdv_ns } else { 10_000 });
+        }
+        let mut ipdv = IpdvRecorder::exact();
+        for i in 0..frames {
+            ipdv.record(if i == frames / 2 { 10_000 + swing_ns } else { 10_000 });
+        }
+        PdvReport {
+            delays,
+            ipdv,
+            timed: frames,
+            ..Default::default()
+        }
+    }
 
     /// A runner that returns fixed PDV statistics.
     struct Fake {
@@ -405,25 +272,7 @@ mod tests {
             let d = DirectionReport {
                 sent: frames,
                 received: frames,
-                pdv: Some(PdvReport {
-                    pdv: Some(PdvStats {
-                        frames,
-                        lost: 0,
-                        min: Delay(10_000),
-                        p99_9: Delay(10_000 + self.pdv_ns),
-                        pdv: Delay(self.pdv_ns),
-                        relative_error: 0.0,
-                    }),
-                    ipdv: Some(IpdvStats {
-                        pairs: frames - 1,
-                        min_ns: -(self.calls as i64) * 1000,
-                        median_ns: 0,
-                        max_ns: self.calls as i64 * 1000,
-                        relative_error: 0.0,
-                    }),
-                    timed: frames,
-                    ..Default::default()
-                }),
+                pdv: Some(recorded(frames, self.pdv_ns, self.calls as u64 * 1000)),
                 ..Default::default()
             };
             let valid = !(self.invalid_first && self.calls == 1);
@@ -454,7 +303,7 @@ mod tests {
             calls: 0,
             invalid_first: true,
         };
-        let r = pdv(&mut f, &config(3), &mut xlat_bench::NoProgress).unwrap();
+        let r = pdv(&mut f, &config(3), &mut NoProgress).unwrap();
         assert_eq!(f.calls, 4);
         assert_eq!(r.trials.len(), 4);
         assert_eq!(r.runs.len(), 3);
@@ -492,18 +341,7 @@ mod tests {
                 sent: frames,
                 received: if bad { frames / 2 } else { frames },
                 lost: if bad { frames - frames / 2 } else { 0 },
-                pdv: Some(PdvReport {
-                    pdv: Some(PdvStats {
-                        frames,
-                        lost: 0,
-                        min: Delay(10_000),
-                        p99_9: Delay(10_000 + pdv_ns),
-                        pdv: Delay(pdv_ns),
-                        relative_error: 0.0,
-                    }),
-                    timed: frames,
-                    ..Default::default()
-                }),
+                pdv: Some(recorded(frames, pdv_ns, 0)),
                 ..Default::default()
             };
             Ok(TrialReport {
@@ -526,7 +364,7 @@ mod tests {
             };
             let mut c = config(3);
             c.frame_timeout_ms = timeout;
-            let r = pdv(&mut f, &c, &mut xlat_bench::NoProgress).unwrap();
+            let r = pdv(&mut f, &c, &mut NoProgress).unwrap();
             assert_eq!(r.trials.len(), 6);
             let invalid: Vec<&TrialRecord> = r.trials.iter().filter(|t| !t.valid).collect();
             assert_eq!(invalid.len(), 3);
@@ -546,7 +384,7 @@ mod tests {
             invalid: vec![1, 2, 3],
             interrupt_at: None,
         };
-        let e = pdv(&mut f, &config(3), &mut xlat_bench::NoProgress).unwrap_err();
+        let e = pdv(&mut f, &config(3), &mut NoProgress).unwrap_err();
         assert!(
             matches!(
                 &e,
@@ -564,7 +402,7 @@ mod tests {
             invalid: vec![1],
             interrupt_at: Some(3),
         };
-        match pdv(&mut f, &config(5), &mut xlat_bench::NoProgress) {
+        match pdv(&mut f, &config(5), &mut NoProgress) {
             Err(BenchError::Interrupted { trials }) => {
                 assert_eq!(trials.len(), 3);
                 assert_eq!(trials.iter().map(|t| t.valid).collect::<Vec<_>>(), vec![true, false, true]);
@@ -589,11 +427,11 @@ mod tests {
                 })
             }
         }
-        let e = pdv(&mut NoPdv, &config(1), &mut xlat_bench::NoProgress).unwrap_err();
+        let e = pdv(&mut NoPdv, &config(1), &mut NoProgress).unwrap_err();
         assert!(e.to_string().contains("no PDV statistics"), "{e}");
         let mut c = config(1);
         c.frame_timeout_ms = 10;
-        let r = pdv(&mut NoPdv, &c, &mut xlat_bench::NoProgress).unwrap();
+        let r = pdv(&mut NoPdv, &c, &mut NoProgress).unwrap();
         assert!(r.runs[0].pass);
     }
 }
