@@ -19,6 +19,9 @@ pub struct DirectionCounts {
     pub duplicates: u64,
     pub reordered: u64,
     pub unexpected: u64,
+    /// Test frames whose checksums or lengths did not verify: not counted as received.
+    #[serde(default)]
+    pub corrupted: u64,
     pub achieved_rate: f64,
     pub max_lag_ns: u64,
     /// Frames the tester itself failed to send after its backend accepted them.
@@ -38,6 +41,7 @@ impl DirectionCounts {
             duplicates: d.duplicates,
             reordered: d.reordered,
             unexpected: d.unexpected,
+            corrupted: d.corrupted,
             achieved_rate: d.achieved_rate,
             max_lag_ns: d.max_lag_ns,
             tester_tx_dropped: d.tester_tx_dropped,
