@@ -14,30 +14,27 @@
 
 use xlat_engine::delay::{DelayRecorder, IpdvRecorder};
 use xlat_engine::{DirectionReport, PdvReport, RateChange, TrialReport, TrialSpec};
+use xlat_traffic::rng::SplitMix64;
 
 use crate::error::BenchError;
 use crate::runner::TrialRunner;
 
-/// SplitMix64: small, seeded, good enough for test noise.
+/// The simulation's noise: the workspace's one SplitMix64 (xlat_traffic's), as a uniform value.
 #[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+pub struct Noise(SplitMix64);
 
-impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
+impl Noise {
+    pub fn new(seed: u64) -> Noise {
+        Noise(SplitMix64::new(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next()
     }
 
     /// Uniform in [0, 1).
     pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        (self.0.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -56,7 +53,7 @@ pub struct SimDut {
     pub recovery_time_s: f64,
     /// Every spec run, in order.
     pub log: Vec<TrialSpec>,
-    rng: SplitMix64,
+    rng: Noise,
 }
 
 impl SimDut {
@@ -74,7 +71,7 @@ impl SimDut {
             bidirectional: true,
             recovery_time_s: 0.0,
             log: Vec::new(),
-            rng: SplitMix64::new(seed),
+            rng: Noise::new(seed),
         }
     }
 

@@ -1,14 +1,14 @@
 //! Latency, PDV and IPDV statistics: the histogram against exact sorted computation.
 
 use xlat_bench::delay::{nearest_rank, percentile_sorted};
-use xlat_bench::sim::{SimDut, SplitMix64};
+use xlat_bench::sim::{Noise, SimDut};
 use xlat_bench::{
     latency, BenchError, Delay, DelayRecorder, DelayStats, HistogramStats, IpdvRecorder, IpdvStatistics, LatencyConfig, LatencyStats,
     LogHistogram, NoProgress, PdvStats,
 };
 
 fn datasets() -> Vec<Vec<u64>> {
-    let mut rng = SplitMix64::new(42);
+    let mut rng = Noise::new(42);
     // Uniform small values (exact region), uniform large, log-uniform over many decades, heavy
     // tail, a single value, extremes.
     vec![
@@ -155,7 +155,7 @@ fn ipdv_min_median_max() {
     assert_eq!(h.stats().unwrap().median_ns, 0);
     assert_eq!(IpdvRecorder::exact().stats(), None);
     // Histogram mode against exact on random data.
-    let mut rng = SplitMix64::new(9);
+    let mut rng = Noise::new(9);
     let mut e = IpdvRecorder::exact();
     let mut h = IpdvRecorder::histogram();
     for _ in 0..50_000 {
