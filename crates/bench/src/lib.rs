@@ -12,6 +12,7 @@
 //! | PDV, IPDV | [`pdv::pdv`] | 8219 sections 7.3.1, 7.3.2 |
 //! | back-to-back | [`b2b::back_to_back`] | 2544 section 26.4, 9004 |
 //! | system recovery | [`recovery::system_recovery`] | 2544 section 26.5 |
+//! | tester self-test | [`selftest::selftest`] | throughput searches with the ports looped back |
 //! | repetitions | [`repeat::repeat`] | median, min, max, 1st/99th percentile, dispersion |
 //!
 //! Where things are:
@@ -55,6 +56,7 @@ pub mod recovery;
 pub mod repeat;
 pub mod result;
 pub mod runner;
+pub mod selftest;
 pub mod sim;
 pub mod svg;
 pub mod text;
@@ -77,5 +79,6 @@ pub use recovery::{system_recovery, RecoveryConfig, RecoveryResult, RecoverySpec
 pub use repeat::{repeat, Repeated, Summary};
 pub use result::BenchResult;
 pub use runner::{NoProgress, NoSleep, Progress, ProgressEvent, RealSleeper, Sleeper, TrialRunner};
+pub use selftest::{selftest, SelftestConfig, SelftestResult, SelftestSearch};
 pub use throughput::{throughput, SearchMethod, ThroughputConfig, ThroughputResult};
 pub use trial::{judge, judge_by};

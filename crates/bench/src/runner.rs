@@ -16,11 +16,22 @@ pub trait TrialRunner {
     /// Run one trial as `spec` says and report what was sent and received (with a rate change,
     /// the sequence number of the last lost frame: system recovery needs it).
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError>;
+
+    /// Choose the active directions of the next trials (the self-test searches forward only,
+    /// reverse only and both ways on the same open ports). Runners that cannot say so.
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), BenchError> {
+        let _ = (forward, reverse);
+        Err(BenchError::Unsupported("choosing the active directions".into()))
+    }
 }
 
 impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
         (**self).run(spec)
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), BenchError> {
+        (**self).set_directions(forward, reverse)
     }
 }
 

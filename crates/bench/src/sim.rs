@@ -50,6 +50,8 @@ pub struct SimDut {
     pub latency_jitter_ns: u64,
     pub lost_tags: u64,
     pub bidirectional: bool,
+    /// Only the reverse direction is active (see [`TrialRunner::set_directions`]).
+    pub reverse_only: bool,
     pub recovery_time_s: f64,
     /// Every spec run, in order.
     pub log: Vec<TrialSpec>,
@@ -69,6 +71,7 @@ impl SimDut {
             latency_jitter_ns: 0,
             lost_tags: 0,
             bidirectional: true,
+            reverse_only: false,
             recovery_time_s: 0.0,
             log: Vec::new(),
             rng: Noise::new(seed),
@@ -217,8 +220,8 @@ impl TrialRunner for SimDut {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
         self.log.push(spec.clone());
         let capacity = self.capacity();
-        let forward = self.direction(spec, capacity);
-        let reverse = self.bidirectional.then(|| self.direction(spec, capacity));
+        let forward = (!self.reverse_only).then(|| self.direction(spec, capacity));
+        let reverse = (self.bidirectional || self.reverse_only).then(|| self.direction(spec, capacity));
         let reason = self.invalid_reason(spec.rate);
         Ok(TrialReport {
             valid: reason.is_none(),
@@ -227,8 +230,17 @@ impl TrialRunner for SimDut {
             rate: spec.rate,
             duration_s: spec.duration_s,
             timeout_ms: spec.timeout_ms,
-            forward: Some(forward),
+            forward,
             reverse,
         })
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), BenchError> {
+        if !forward && !reverse {
+            return Err(BenchError::Config("no active direction".into()));
+        }
+        self.bidirectional = forward && reverse;
+        self.reverse_only = reverse && !forward;
+        Ok(())
     }
 }

@@ -50,6 +50,11 @@ impl xlat_bench::TrialRunner for BenchRunner {
     fn run(&mut self, spec: &TrialSpec) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
         self.0.run_trial(spec).map_err(|e| xlat_bench::BenchError::Trial(format!("{e:#}")))
     }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> std::result::Result<(), xlat_bench::BenchError> {
+        self.0.set_directions(forward, reverse);
+        Ok(())
+    }
 }
 
 fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<dyn Runner>> {

@@ -7,10 +7,8 @@
 
 use crate::runner::{self, BenchRunner};
 use anyhow::Result;
-use serde::Serialize;
-use xlat_bench::{throughput, NoProgress, SearchMethod, ThroughputConfig};
+use xlat_bench::{selftest, Progress, ProgressEvent, SelftestConfig, SelftestResult};
 use xlat_config::TestConfig;
-use xlat_engine::TrialSpec;
 
 /// Options of the self-test.
 #[derive(clap::Args, Clone, Debug)]
@@ -36,58 +34,13 @@ pub struct SelftestArgs {
     pub json: Option<crate::output::JsonTo>,
 }
 
-/// The self-test's findings.
-#[derive(Debug, Serialize)]
-pub struct SelftestResult {
-    pub frame_size: usize,
-    pub max_rate: u64,
-    pub error: u64,
-    pub forward: u64,
-    pub reverse: u64,
-    pub bidirectional: u64,
-    /// A last bidirectional trial at the bidirectional rate, as a check.
-    pub check: xlat_engine::TrialReport,
-}
+/// Says on stderr which search starts.
+struct SearchStarts;
 
-fn search(
-    r: &mut BenchRunner,
-    fwd: bool,
-    rev: bool,
-    a: &SelftestArgs,
-    frame_size: usize,
-    error: u64,
-) -> Result<(u64, Option<xlat_engine::TrialReport>)> {
-    r.0.set_directions(fwd, rev);
-    let mut tc = ThroughputConfig::new(frame_size, a.max_rate, error);
-    tc.trial = TrialSpec::new(frame_size, a.max_rate, a.duration, a.timeout);
-    tc.method = SearchMethod::Accelerated {
-        initial_s: (a.duration / 10.0).max(0.5),
-        phases: 3,
-    };
-    let name = match (fwd, rev) {
-        (true, true) => "bidirectional",
-        (true, false) => "forward",
-        _ => "reverse",
-    };
-    eprintln!("selftest {name}: searching up to {} frames/s ...", a.max_rate);
-    let res = throughput(r, &tc, &mut NoProgress)?;
-    // A rate the tester cannot even schedule (its trials invalid) bounds the search like one
-    // it loses frames at: either way the tester cannot do it.
-    let bound = res
-        .tester_bound
-        .map_or(String::new(), |b| format!(", could not send {b} frames/s in time"));
-    eprintln!(
-        "selftest {name}: {} frames/s ({} trials, {:.0} trial-seconds{bound})",
-        res.throughput,
-        res.trials.len(),
-        res.trial_seconds
-    );
-    let check = if fwd && rev && res.throughput > 0 {
-        Some(r.0.run_trial(&TrialSpec::new(frame_size, res.throughput, a.duration, a.timeout))?)
-    } else {
-        None
-    };
-    Ok((res.throughput, check))
+impl Progress for SearchStarts {
+    fn step(&mut self, e: &ProgressEvent<'_>) {
+        eprintln!("selftest {}: searching up to {} frames/s ...", e.phase, e.high);
+    }
 }
 
 /// Run the self-test on the (looped-back) ports of `cfg`.
@@ -103,18 +56,24 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
     cfg.setup.forward = true;
     cfg.setup.reverse = true;
     let mut r = BenchRunner(runner::open(&cfg)?);
-    let (forward, _) = search(&mut r, true, false, a, frame_size, error)?;
-    let (reverse, _) = search(&mut r, false, true, a, frame_size, error)?;
-    let (bidirectional, check) = search(&mut r, true, true, a, frame_size, error)?;
-    let res = SelftestResult {
+    let st = SelftestConfig {
         frame_size,
+        duration_s: a.duration,
+        timeout_ms: a.timeout,
         max_rate: a.max_rate,
         error,
-        forward,
-        reverse,
-        bidirectional,
-        check: check.unwrap_or_default(),
     };
+    let res = selftest(&mut r, &st, &mut SearchStarts)?;
+    for s in &res.searches {
+        let bound = s
+            .tester_bound
+            .map_or(String::new(), |b| format!(", could not send {b} frames/s in time"));
+        eprintln!(
+            "selftest {}: {} frames/s ({} trials, {:.0} trial-seconds{bound})",
+            s.name, s.rate, s.trials, s.trial_seconds
+        );
+    }
+    let (forward, reverse, bidirectional) = (res.forward, res.reverse, res.bidirectional);
     if let Some(to) = &a.json {
         to.write(&serde_json::to_string(&res)?)?;
     }

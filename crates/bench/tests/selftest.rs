@@ -1,0 +1,61 @@
+//! The self-test over a simulated looped-back tester: three searches on the same runner, each
+//! with its own active directions, and a check trial at the bidirectional rate.
+
+use xlat_bench::sim::SimDut;
+use xlat_bench::{selftest, NoProgress, SelftestConfig, TrialRunner};
+
+fn cfg() -> SelftestConfig {
+    SelftestConfig {
+        frame_size: 84,
+        duration_s: 10.0,
+        timeout_ms: 100,
+        max_rate: 1_000_000,
+        error: 1_000,
+    }
+}
+
+#[test]
+fn each_search_runs_its_own_directions_and_finds_the_limit() {
+    let mut sim = SimDut::new(400_000.0, 1);
+    let r = selftest(&mut sim, &cfg(), &mut NoProgress).unwrap();
+    for rate in [r.forward, r.reverse, r.bidirectional] {
+        assert!((399_000..=400_000).contains(&rate), "{r:?}");
+    }
+    assert_eq!(r.check.rate, r.bidirectional);
+    assert!(r.check.forward.is_some() && r.check.reverse.is_some());
+    assert_eq!(
+        r.searches.iter().map(|s| s.name).collect::<Vec<_>>(),
+        ["forward", "reverse", "bidirectional"]
+    );
+    // The first search's trials had only the forward direction, the second's only the reverse.
+    let mut s2 = SimDut::new(400_000.0, 1);
+    s2.set_directions(false, true).unwrap();
+    let t = s2.run(&xlat_engine::TrialSpec::new(84, 1000, 1.0, 100)).unwrap();
+    assert!(t.forward.is_none() && t.reverse.is_some());
+}
+
+#[test]
+fn a_tester_that_cannot_send_above_a_rate_is_bounded_there() {
+    let mut sim = SimDut::new(900_000.0, 1);
+    sim.invalid_above = Some(300_000);
+    let r = selftest(&mut sim, &cfg(), &mut NoProgress).unwrap();
+    for s in &r.searches {
+        assert!(s.rate <= 300_000 && s.rate >= 299_000, "{s:?}");
+        assert!(s.tester_bound.is_some_and(|b| b > 300_000), "{s:?}");
+    }
+}
+
+/// A runner that cannot choose directions makes the self-test fail clearly.
+struct Fixed;
+
+impl TrialRunner for Fixed {
+    fn run(&mut self, _: &xlat_engine::TrialSpec) -> Result<xlat_engine::TrialReport, xlat_bench::BenchError> {
+        unreachable!("never asked: the directions cannot be chosen")
+    }
+}
+
+#[test]
+fn a_runner_that_cannot_choose_directions_is_refused() {
+    let e = selftest(&mut Fixed, &cfg(), &mut NoProgress).unwrap_err();
+    assert!(e.to_string().contains("directions"), "{e}");
+}
