@@ -457,8 +457,11 @@ fn router4_back_to_back_finds_the_burst_the_dut_absorbs() {
     );
     let run = &runs(&v)[0];
     let trials = run["trials"].as_array().unwrap();
-    assert_eq!(u(&trials[0]["frames"]), 20_000);
-    assert_eq!(trials[0]["pass"], Value::Bool(false), "{}", trials[0]);
+    // The first burst tried is the longest; a retry of an invalid trial (the machine's other
+    // work delayed a sender) tries it again, so look at its first valid trial.
+    let first = trials.iter().find(|t| t["valid"] == Value::Bool(true)).expect("a valid trial");
+    assert_eq!(u(&first["frames"]), 20_000, "{first}");
+    assert_eq!(first["pass"], Value::Bool(false), "{first}");
     let frames = u(&run["runs"][0]["frames"]);
     assert!((1000..20_000).contains(&frames), "{run}");
     assert!(f(&run["implied_buffer_time_s"]) > 0.0);
