@@ -201,14 +201,29 @@ fn foreign_frames_on_the_tester_ports_are_not_counted() {
     let conf = lab_up("router4");
     let _down = LabDown;
     let stop = std::sync::atomic::AtomicBool::new(false);
+    let injected = std::sync::atomic::AtomicU64::new(0);
     let v = std::thread::scope(|s| {
-        s.spawn(|| foreign_traffic(&stop));
+        s.spawn(|| foreign_traffic(&stop, &injected));
+        // The injector must be running before the trial starts.
+        let start = Instant::now();
+        while injected.load(std::sync::atomic::Ordering::Relaxed) < 1000 {
+            if start.elapsed() > Duration::from_secs(5) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                panic!("the foreign-frame injector sent only {injected:?} frames in 5 s");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let before = injected.load(std::sync::atomic::Ordering::Relaxed);
         let v = until_valid(|| {
             let child = spawn(&mut trial_cmd(&conf, "10000", "3"));
             let (status, out, err, _) = wait_bounded(child, Duration::from_secs(12));
             report(&out).unwrap_or_else(|| panic!("{status} {err}"))
         });
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        eprintln!(
+            "injected {} foreign frames during the trials",
+            injected.load(std::sync::atomic::Ordering::Relaxed) - before
+        );
         v
     });
     for d in ["forward", "reverse"] {
@@ -231,7 +246,7 @@ fn foreign_frames_on_the_tester_ports_are_not_counted() {
 
 /// From the DUT's two interfaces, until `stop`: plain UDP to the tester, ARP requests for
 /// addresses that are not the tester's, and test frames with a wrong checksum.
-fn foreign_traffic(stop: &std::sync::atomic::AtomicBool) {
+fn foreign_traffic(stop: &std::sync::atomic::AtomicBool, injected: &std::sync::atomic::AtomicU64) {
     use xlat_io::afpacket::{AfPacketOptions, AfPacketPort};
     use xlat_io::{Port, TxQueue};
     use xlat_wire::frame::{IpPair, TestFrame};
@@ -258,7 +273,7 @@ fn foreign_traffic(stop: &std::sync::atomic::AtomicBool) {
     }
     let mut n = 0u64;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        for round in 0..64 {
+        for round in 0..16 {
             let k = round % 2;
             let (tx, mac) = &mut ports[k];
             let (me, tester): (std::net::Ipv4Addr, std::net::Ipv4Addr) = if k == 0 {
@@ -266,7 +281,7 @@ fn foreign_traffic(stop: &std::sync::atomic::AtomicBool) {
             } else {
                 ("198.19.0.1".parse().unwrap(), "198.19.0.2".parse().unwrap())
             };
-            let _ = tx.tx_burst(3, |i, buf| match i {
+            let sent = tx.tx_burst(3, |i, buf| match i {
                 0 => {
                     let a = xlat_wire::arp::request(*mac, me, "198.18.7.7".parse().unwrap());
                     xlat_wire::arp::write_frame(buf, bcast, &a).unwrap_or(0)
@@ -290,8 +305,9 @@ fn foreign_traffic(stop: &std::sync::atomic::AtomicBool) {
                     len
                 }
             });
+            injected.fetch_add(sent.unwrap_or(0) as u64, std::sync::atomic::Ordering::Relaxed);
         }
         n += 1;
-        std::thread::sleep(Duration::from_micros(500));
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
