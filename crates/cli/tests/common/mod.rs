@@ -6,6 +6,9 @@
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
+#[path = "../../../wire/tests/common/skip.rs"]
+mod skip;
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -14,38 +17,9 @@ pub fn is_root() -> bool {
 /// The tools a lab topology runs (xlat_lab checks the same before `lab up`).
 pub const LAB_TOOLS: &[&str] = &["ip", "nft", "sysctl", "kill"];
 
-/// True when a test that needs root and `tools` (on the PATH) cannot run here: it says so on
-/// stderr and appends a line to the file named by XLAT_SKIP_LOG (scripts/test.sh fails when
-/// that file is not empty). With CI=true it panics instead: there a skip would be a pass that
-/// tested nothing.
+/// See [`skip::skip_unless`]: root and `tools` are needed, or the test skips (fails under CI).
 pub fn skip_unless_root(tools: &[&str]) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let missing: Vec<&str> = tools
-        .iter()
-        .copied()
-        .filter(|t| !std::env::split_paths(&path).any(|d| d.join(t).is_file()))
-        .collect();
-    let why = match (is_root(), missing.is_empty()) {
-        (false, _) => "needs root".to_string(),
-        (true, false) => format!("needs {} (not on PATH)", missing.join(", ")),
-        (true, true) => return false,
-    };
-    let test = format!("{}::{}", env!("CARGO_CRATE_NAME"), std::thread::current().name().unwrap_or("?"));
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test} {why}, and CI=true: a skip there would pass untested"
-    );
-    eprintln!("skipped: {test} {why}");
-    if let Some(log) = std::env::var_os("XLAT_SKIP_LOG") {
-        use std::io::Write;
-        let line = format!("{test}: {why}\n");
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .and_then(|mut f| f.write_all(line.as_bytes()));
-    }
-    true
+    skip::skip_unless(is_root(), tools)
 }
 
 /// Run xlatperf with `args`.
