@@ -283,6 +283,7 @@ impl<P: Port> Tester<P> {
             tags,
             give_up_at,
             schedule: Schedule::new(spec, &clock),
+            ns_mul: (1_000_000_000u128 << 32) / u128::from(clock.hz),
             tx_ts: &tx_ts,
             frame_ts: &frame_ts,
         };
@@ -349,6 +350,8 @@ struct TrialPlan<'a> {
     tags: Option<TagPlan>,
     give_up_at: u64,
     schedule: Schedule,
+    /// Ticks to nanoseconds: ns = ticks * ns_mul >> 32.
+    ns_mul: u128,
     tx_ts: &'a [Vec<AtomicU64>; 2],
     frame_ts: &'a [Vec<AtomicU64>; 2],
 }
@@ -465,7 +468,7 @@ fn plan_workers<'s, P: Port>(
                         prev_seq: None,
                         timed: 0,
                         late: 0,
-                        mul: 0,
+                        mul: trial.ns_mul,
                     }),
                     _ => None,
                 },
@@ -489,11 +492,6 @@ fn run_workers<'s, T: TxQueue, R: RxQueue>(workers: Vec<Worker<'s, 's, T, R>>, s
                         return Err(EngineError::Cpu { core: w.core, msg });
                     }
                     crate::pin::raise_priority();
-                    for r in &mut w.receivers {
-                        if let Some(p) = &mut r.count.pdv {
-                            p.mul = (1_000_000_000u128 << 32) / u128::from(shared.clock.hz);
-                        }
-                    }
                     run_worker(&mut w, shared)?;
                     Ok(w)
                 })
