@@ -33,8 +33,24 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
     // Trials spin on both cores: one test at a time.
     let _serial = lab_lock();
     let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
-    let out = run(xlatperf().args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "500000", "--json", "-"]));
-    let v = json_line(&out);
+    // The check trial is timed like any other: a sender preempted for more than 10 us per second
+    // on a busy machine makes it invalid (correctly). Judge the first self-test whose check is
+    // valid, of three; a loss or an error is never retried away (asserted below).
+    let selftest = || {
+        let out = run(xlatperf().args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "200000", "--json", "-"]));
+        json_line(&out)
+    };
+    let mut v = selftest();
+    for _ in 0..2 {
+        if v["check"]["valid"] == Value::Bool(true) {
+            break;
+        }
+        eprintln!("invalid check trial, again: {}", v["check"]["invalid_reasons"]);
+        for d in ["forward", "reverse"] {
+            assert_eq!(v["check"][d]["lost"], 0, "{d}: {v}");
+        }
+        v = selftest();
+    }
     for k in ["forward", "reverse", "bidirectional"] {
         assert!(v[k].as_u64().unwrap() > 0, "{k}: {v}");
     }
