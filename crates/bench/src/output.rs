@@ -365,6 +365,7 @@ mod tests {
     #[test]
     fn siitperf_lines_and_invalid_word() {
         let mut r = TrialReport {
+            preliminary: None,
             valid: true,
             forward: Some(DirectionReport {
                 sent: 10,
@@ -396,6 +397,7 @@ mod tests {
         let mut lat = vec![1_000_000u64; 999];
         lat.push(u64::MAX);
         let r = TrialReport {
+            preliminary: None,
             valid: true,
             duration_s: 10.0,
             timeout_ms: 2000,

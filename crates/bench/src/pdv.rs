@@ -64,6 +64,7 @@ impl PdvConfig {
         TrialSpec {
             latency: None,
             rate_change: None,
+            preliminary: None,
             pdv: Some(PdvSpec {
                 frame_timeout_ms: self.frame_timeout_ms,
                 exact: self.exact,
@@ -345,6 +346,7 @@ mod tests {
                 ..Default::default()
             };
             Ok(TrialReport {
+                preliminary: None,
                 valid: !bad,
                 invalid_reasons: if bad { vec!["injected".into()] } else { vec![] },
                 forward: Some(d.clone()),
@@ -417,6 +419,7 @@ mod tests {
         impl TrialRunner for NoPdv {
             fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
                 Ok(TrialReport {
+                    preliminary: None,
                     valid: true,
                     forward: Some(DirectionReport {
                         sent: spec.frames(),

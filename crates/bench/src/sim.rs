@@ -224,6 +224,7 @@ impl TrialRunner for SimDut {
         let reverse = (self.bidirectional || self.reverse_only).then(|| self.direction(spec, capacity));
         let reason = self.invalid_reason(spec.rate);
         Ok(TrialReport {
+            preliminary: None,
             valid: reason.is_none(),
             invalid_reasons: reason.into_iter().collect(),
             frame_size: spec.frame_size,

@@ -92,6 +92,47 @@ pub struct TrialReport {
     pub timeout_ms: u64,
     pub forward: Option<DirectionReport>,
     pub reverse: Option<DirectionReport>,
+    /// The preliminary phase of a stateful test (RFC 9693), when the trial had one. When it
+    /// failed (sending too slow, state table not filled), phase 2 did not run: `forward` and
+    /// `reverse` are then `None` and the trial is invalid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preliminary: Option<PreliminaryReport>,
+}
+
+/// What the preliminary phase (phase 1) of a stateful test did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PreliminaryReport {
+    /// N and R as asked.
+    pub frames: u64,
+    pub rate: u64,
+    /// Frames the Initiator sent (foreground and background).
+    pub sent: u64,
+    /// Distinct phase 1 test frames the Responder received (foreground and background).
+    pub received: u64,
+    /// Of those, foreground (IPv4) frames: each one's 4-tuple was learnt.
+    pub foreground_received: u64,
+    /// Foreground frames the Initiator sent (siitperf's "foreground preliminary frames").
+    pub foreground_sent: u64,
+    /// Filled entries of the state table after phase 1: min(foreground received, M).
+    pub valid_entries: u64,
+    /// M: the state table's size.
+    pub state_table: u64,
+    /// Seconds from the first frame's scheduled time to the last frame's transmission.
+    pub send_duration_s: f64,
+    /// Phase 1 sending ended within N / R x 1.00001 s.
+    pub sending_valid: bool,
+    /// Learnt 4-tuples that equal an earlier learnt one (the DUT mapped two connections onto
+    /// one tuple), when the enumeration promised unique tuples and the check ran; else `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_tuples: Option<u64>,
+    /// Test frames of phase 1 that the Responder's port saw but were not this phase's (a
+    /// straggler of another trial), duplicates, corrupted frames, and the tester's own drops,
+    /// as in a direction's report.
+    pub unexpected: u64,
+    pub duplicates: u64,
+    pub corrupted: u64,
+    pub tester_tx_dropped: u64,
+    pub tester_rx_dropped: u64,
 }
 
 impl TrialReport {

@@ -23,6 +23,28 @@ pub struct TrialSpec {
     /// System recovery (RFC 2544 section 26.5): after `at_s` seconds, continue at another rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_change: Option<RateChange>,
+    /// Stateful test (RFC 9693): the preliminary phase (phase 1) that runs before this trial,
+    /// which is then phase 2. Needs a setup with `stateful.mode` other than off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preliminary: Option<PreliminarySpec>,
+}
+
+/// The preliminary phase of a stateful test (RFC 9693; siitperf's `N M R T D`): the Initiator
+/// sends `frames` at `rate`, and the Responder learns the 4-tuples that arrive into a state
+/// table of `state_table` entries. Phase 2 (the trial itself) starts `phase_delay_ms` after
+/// phase 1 started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreliminarySpec {
+    /// N: frames the Initiator sends in phase 1 (foreground and background).
+    pub frames: u64,
+    /// M: entries of the Responder's state table.
+    pub state_table: u64,
+    /// R: the phase 1 rate, frames/s.
+    pub rate: u64,
+    /// T: milliseconds the Responder keeps receiving after phase 1 sending ended.
+    pub timeout_ms: u64,
+    /// D: milliseconds from the start of phase 1 to the start of phase 2.
+    pub phase_delay_ms: u64,
 }
 
 /// Why a [`TrialSpec`] cannot run.
@@ -79,6 +101,7 @@ impl TrialSpec {
             latency: None,
             pdv: None,
             rate_change: None,
+            preliminary: None,
         }
     }
 

@@ -515,6 +515,7 @@ fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, work
     let clock = sh.clock;
     let spec = trial.spec;
     let mut report = TrialReport {
+        preliminary: None,
         valid: true,
         invalid_reasons: Vec::new(),
         frame_size: spec.frame_size,
