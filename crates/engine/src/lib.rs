@@ -34,4 +34,4 @@ pub use clock::Clock;
 pub use report::PdvReport;
 pub use report::{DirectionReport, PreliminaryReport, TrialReport};
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PreliminarySpec, RateChange, SpecError, TrialSpec};
-pub use trial::{EngineError, Tester, TOLERANCE};
+pub use trial::{EngineError, PhaseHook, Tester, TOLERANCE};

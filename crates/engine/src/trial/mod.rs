@@ -75,9 +75,14 @@ pub enum EngineError {
     Panicked,
     #[error("interrupted")]
     Interrupted,
+    #[error("the hook between the phases failed: {0}")]
+    Hook(String),
 }
 
 type Res<T> = std::result::Result<T, EngineError>;
+
+/// A DUT hook run between the phases of a stateful trial; `Err` carries what went wrong.
+pub type PhaseHook = Box<dyn FnMut() -> std::result::Result<(), String> + Send>;
 
 /// One side's port with the MACs its frames use.
 struct SidePort<P: Port> {
@@ -96,6 +101,8 @@ pub struct Tester<P: Port> {
     trials: u64,
     /// Set from outside (Ctrl-C) to end the running trial at once.
     abort: &'static AtomicBool,
+    /// Run between the preliminary phase and phase 2 of a stateful trial (a DUT hook).
+    between_phases: Option<PhaseHook>,
     left: SidePort<P>,
     right: SidePort<P>,
     // Dropped after the queues above (fields drop in order).
@@ -136,6 +143,7 @@ impl<P: Port> Tester<P> {
             trials: 0,
             // One flag per tester unless the caller gives one (a few bytes, never freed).
             abort: Box::leak(Box::new(AtomicBool::new(false))),
+            between_phases: None,
             left: l,
             right: r,
             ports: (left, right),
@@ -151,6 +159,13 @@ impl<P: Port> Tester<P> {
     /// Use `flag` as the abort flag (see [`Tester::abort_flag`]), e.g. one a signal handler sets.
     pub fn set_abort_flag(&mut self, flag: &'static AtomicBool) {
         self.abort = flag;
+    }
+
+    /// Run `hook` after the preliminary phase of every stateful trial and before its phase 2
+    /// (e.g. a command that empties the DUT's connection table, to show that phase 2 then
+    /// fails). An `Err` ends the trial with [`EngineError::Hook`].
+    pub fn set_between_phases(&mut self, hook: Option<PhaseHook>) {
+        self.between_phases = hook;
     }
 
     pub fn setup(&self) -> &Setup {
