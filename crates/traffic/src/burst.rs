@@ -2,7 +2,7 @@
 //! holds those values between bursts. [`Burst::write`] is the sender's per-frame call.
 
 use crate::plan::MAX_FIELDS;
-use crate::template::Template;
+use crate::template::{Template, TUPLE_SLOTS};
 
 /// Room for the precomputed field values of a burst, kept by the sender between bursts (see
 /// [`DirectionStream::burst`](crate::DirectionStream::burst)).
@@ -10,6 +10,11 @@ use crate::template::Template;
 pub struct BurstScratch {
     pub(crate) vals: Vec<u16>,
     pub(crate) fg: Vec<bool>,
+    /// The Responder's foreground frames (stateful phase 2): each frame's tuple words.
+    pub(crate) tuples: Vec<[u16; TUPLE_SLOTS]>,
+    /// The last tuple read whole from the state table (used for a frame whose entry could not
+    /// be read whole).
+    pub(crate) last_tuple: [u16; TUPLE_SLOTS],
 }
 
 impl BurstScratch {
@@ -18,6 +23,8 @@ impl BurstScratch {
         BurstScratch {
             vals: vec![0; frames * MAX_FIELDS],
             fg: vec![false; frames],
+            tuples: Vec::new(),
+            last_tuple: [0; TUPLE_SLOTS],
         }
     }
 }
@@ -34,6 +41,10 @@ pub struct Burst<'a> {
     pub(crate) fgs: &'a [bool],
     pub(crate) vals: &'a [u16],
     pub(crate) n: usize,
+    /// The Responder's foreground template and the tuple of each frame (stateful phase 2);
+    /// then `fg` is `None`.
+    pub(crate) tuple_fg: Option<&'a Template>,
+    pub(crate) tuples: &'a [[u16; TUPLE_SLOTS]],
 }
 
 impl Burst<'_> {
@@ -61,6 +72,19 @@ impl Burst<'_> {
             2 => false,
             _ => self.fgs[i],
         };
+        if fg {
+            if let Some(t) = self.tuple_fg {
+                let Some((out, words)) = buf.get_mut(..t.bytes.len()).zip(self.tuples.get(i)) else {
+                    return 0;
+                };
+                if *cookie != t.id {
+                    t.fresh(out);
+                    *cookie = t.id;
+                }
+                t.patch(field, out, |k| words[k]);
+                return out.len();
+            }
+        }
         let Some(t) = (if fg { self.fg } else { self.bg }) else { return 0 };
         let Some(out) = buf.get_mut(..t.bytes.len()) else { return 0 };
         if *cookie != t.id {

@@ -15,14 +15,18 @@
 //! | `plan` | a direction's varying fields checked against the setup ([`StreamError`] when they cannot be applied) |
 //! | `template` | a frame built once with zero in every varying field, and the per-frame patcher (`Template::patch`) |
 //! | `burst` | [`Burst`]: a burst's field values computed ahead; [`Burst::write`] is the sender's per-frame call |
-//! | [`stream`] | [`DirectionStream`]: a direction's templates, which frame is foreground, single frames and bursts |
+//! | [`enumerate`] | the preliminary phase's enumeration of connections: increasing, decreasing, or a keyed pseudorandom permutation computed per frame |
+//! | [`state`] | the Responder's state table: learnt 4-tuples in a lock-free ring |
+//! | [`stream`] | [`DirectionStream`]: a direction's templates, which frame is foreground, single frames and bursts; phase 1's enumerating stream and phase 2's Responder stream |
 //!
 //! Test frames are written into pcap files with `xlat_wire::pcap`.
 
 mod burst;
+pub mod enumerate;
 mod plan;
 pub mod rng;
 pub mod setup;
+pub mod state;
 pub mod stream;
 mod template;
 pub mod vary;
@@ -33,5 +37,6 @@ pub use setup::{
     is_benchmarking_v4, is_benchmarking_v6, AddrPair, Direction, IpVarSpec, IpVersion, MissingAddress, PortField, PortSpec, Setup, Side,
     SideId, Stateful, StatefulSpec, RFC2544_DPORT, RFC2544_SPORT, RFC4814_DPORT, RFC4814_SPORT,
 };
+pub use state::{StateError, StateTable, Tuple4};
 pub use stream::DirectionStream;
 pub use vary::Variation;

@@ -43,9 +43,11 @@ pub mod field_id {
     pub const DST_NET: u64 = 4;
 }
 
-/// The most fields a direction varies: the source and destination ports, the varying parts of
-/// the source and destination addresses, and the destination network byte.
-pub const MAX_FIELDS: usize = 5;
+/// The most 16-bit words a template varies: the source and destination ports, the varying
+/// parts of the source and destination addresses, and the destination network byte (five
+/// fields of a direction); six for the Responder of a stateful test (both ports and both
+/// whole IPv4 addresses).
+pub const MAX_FIELDS: usize = 6;
 
 /// The ranges and settings of one direction's varying fields, checked.
 #[derive(Debug, Clone, Copy)]

@@ -7,11 +7,14 @@
 //! takes `&self`, a frame written twice is identical, and a seed reproduces a run exactly.
 
 use crate::burst::{Burst, BurstScratch};
-use crate::plan::{Plan, StreamError};
-use crate::rng::FastMod;
-use crate::setup::{AddrPair, Direction, Setup};
-use crate::template::Template;
-use crate::vary::FieldGen;
+use crate::enumerate::{self, Digit, Enumeration};
+use crate::plan::{Plan, StreamError, MAX_FIELDS};
+use crate::rng::{mix64, FastMod, Stream};
+use crate::setup::{AddrPair, Direction, Setup, RFC2544_DPORT, RFC2544_SPORT};
+use crate::state::StateTable;
+use crate::template::{Template, TUPLE_SLOTS};
+use crate::vary::{FieldGen, Variation};
+use std::sync::Arc;
 use xlat_wire::MacAddr;
 
 /// The frames one sender sends for one direction.
@@ -27,6 +30,72 @@ pub struct DirectionStream {
     seed: u64,
     /// The varying fields, in the order of the templates' slot rows.
     gens: Vec<FieldGen>,
+    /// Phase 1 of a stateful test: the enumerated fields of the foreground frames.
+    phase1: Option<PhaseOne>,
+    /// Phase 2's Responder: foreground frames built from the learnt tuples.
+    responder: Option<Responder>,
+}
+
+/// The Initiator's frames in phase 1 (RFC 9693's preliminary phase): foreground frame `k`
+/// carries combination `k` of the enumeration in the rows of the fields it enumerates.
+#[derive(Debug, Clone)]
+struct PhaseOne {
+    enumeration: Enumeration,
+    /// The slot row of each enumerated field (`enumerate::SPORT` ...).
+    rows: [Option<usize>; 4],
+    /// Rows that vary only because phase 1 enumerates them: background frames keep the fixed
+    /// value there (RFC 2544's port), as the configuration says.
+    fixed: [Option<u16>; MAX_FIELDS],
+    fg_n: u32,
+    fg_m: u32,
+}
+
+/// The Responder's foreground frames in phase 2: IPv4 from a learnt tuple, its addresses and
+/// ports swapped.
+#[derive(Debug, Clone)]
+struct Responder {
+    template: Template,
+    table: Arc<StateTable>,
+    /// How the tuple of each frame is chosen (siitperf's `Responder-tuples`).
+    select: Variation,
+    key: u64,
+    fg_n: u32,
+    fg_m: u32,
+}
+
+impl Responder {
+    /// The entry of the state table that frame `seq` (foreground) answers on.
+    #[inline]
+    fn entry(&self, seq: u64) -> u64 {
+        let m = self.table.len();
+        let k = enumerate::foreground_index(seq, self.fg_n, self.fg_m);
+        match self.select {
+            Variation::Fixed => 0,
+            Variation::Increasing => k % m,
+            Variation::Decreasing => m - 1 - k % m,
+            // Uniform over [0, M) (bias below M / 2^64).
+            Variation::Pseudorandom => {
+                ((u128::from(mix64(self.key ^ seq.wrapping_mul(0x9e37_79b9_7f4a_7c15))) * u128::from(m)) >> 64) as u64
+            }
+        }
+    }
+
+    /// The slot words of frame `seq`'s tuple: source port (the learnt Responder port),
+    /// destination port (the Initiator's), source address (the Responder's), destination
+    /// address (the Initiator's as the DUT mapped it); `None` when the entry cannot be read.
+    #[inline]
+    fn words(&self, seq: u64) -> Option<[u16; TUPLE_SLOTS]> {
+        let t = self.table.read(self.entry(seq))?;
+        let (r, i) = (u32::from(t.responder), u32::from(t.initiator));
+        Some([
+            t.responder_port,
+            t.initiator_port,
+            (r >> 16) as u16,
+            r as u16,
+            (i >> 16) as u16,
+            i as u16,
+        ])
+    }
 }
 
 impl DirectionStream {
@@ -66,7 +135,224 @@ impl DirectionStream {
             mix,
             seed,
             gens: plan.gens(),
+            phase1: None,
+            responder: None,
         })
+    }
+
+    /// The Initiator's frames of phase 1 of a stateful test (direction `d` is the Initiator's):
+    /// the foreground frames enumerate the fields that `setup.stateful` enumerates over the
+    /// ranges of the direction's port keys and the sides' address variation; everything else
+    /// is as [`DirectionStream::new`] makes it.
+    pub fn preliminary(
+        setup: &Setup,
+        d: Direction,
+        ipv6_frame_size: usize,
+        src_mac: MacAddr,
+        dst_mac: MacAddr,
+    ) -> Result<Self, StreamError> {
+        let st = setup.stateful;
+        let mut s = setup.clone();
+        let seed = setup.effective_seed();
+        s.seed = Some(seed);
+        let ports = !st.enumerate_ports.is_fixed();
+        let ips = !st.enumerate_ips.is_fixed();
+        let mut forced = [None, None];
+        if ports {
+            // A port phase 1 enumerates needs a slot even when the configuration fixes it.
+            let p = match d {
+                Direction::Forward => &mut s.forward_ports,
+                Direction::Reverse => &mut s.reverse_ports,
+            };
+            for (f, fixed, slot) in [(&mut p.sport, RFC2544_SPORT, 0), (&mut p.dport, RFC2544_DPORT, 1)] {
+                if f.variation.is_fixed() {
+                    f.variation = Variation::Pseudorandom;
+                    forced[slot] = Some(fixed);
+                }
+            }
+        }
+        let (snd, rcv) = (setup.side(d.sender()).ip_var, setup.side(d.receiver()).ip_var);
+        if ips && (snd.variation.is_fixed() || rcv.variation.is_fixed()) {
+            return Err(StreamError::Invalid(
+                "Enumerate-ips needs IP-L-var and IP-R-var (the address parts it enumerates) to be on".into(),
+            ));
+        }
+        let mut stream = DirectionStream::new(&s, d, ipv6_frame_size, src_mac, dst_mac)?;
+        let p = s.ports(d);
+        let order = if ports { st.enumerate_ports } else { st.enumerate_ips };
+        let digit = |on: bool, min: u16, max: u16| on.then_some(Digit { min, max });
+        let digits = [
+            digit(ports, p.sport.min, p.sport.max),
+            digit(ports, p.dport.min, p.dport.max),
+            digit(ips, snd.min, snd.max),
+            digit(ips, rcv.min, rcv.max),
+        ];
+        let Some(enumeration) = Enumeration::new(order, digits, Stream::derive(seed, 2 + d as u64, 6).key) else {
+            return Ok(stream);
+        };
+        // Slot rows in `Plan::gens` order: sport, dport, source part, destination part.
+        let varies = [
+            !p.sport.variation.is_fixed(),
+            !p.dport.variation.is_fixed(),
+            !snd.variation.is_fixed(),
+            !rcv.variation.is_fixed(),
+        ];
+        let mut rows = [None; 4];
+        let mut fixed = [None; MAX_FIELDS];
+        let mut row = 0;
+        for f in 0..4 {
+            if varies[f] {
+                if enumeration.enumerates(f) {
+                    rows[f] = Some(row);
+                }
+                if f < 2 {
+                    fixed[row] = forced[f];
+                }
+                row += 1;
+            }
+        }
+        stream.phase1 = Some(PhaseOne {
+            enumeration,
+            rows,
+            fixed,
+            fg_n: setup.fg_n,
+            fg_m: setup.fg_m,
+        });
+        Ok(stream)
+    }
+
+    /// The Responder's frames of phase 2 of a stateful test (direction `d` is the
+    /// Responder's): foreground frames are IPv4 on the tuples learnt into `table`, chosen as
+    /// `setup.stateful.responder_tuples` says; background frames are native IPv6 as in a
+    /// stateless test.
+    pub fn responder(
+        setup: &Setup,
+        d: Direction,
+        ipv6_frame_size: usize,
+        src_mac: MacAddr,
+        dst_mac: MacAddr,
+        table: Arc<StateTable>,
+    ) -> Result<Self, StreamError> {
+        let seed = setup.effective_seed();
+        let plan = Plan::new(setup, d, seed)?;
+        let background = if setup.has_background() {
+            Some(Template::build(
+                &plan,
+                setup.background_addresses(d)?,
+                ipv6_frame_size,
+                src_mac,
+                dst_mac,
+            )?)
+        } else {
+            None
+        };
+        let n = u64::from(setup.fg_n.max(1));
+        let m = u64::from(setup.fg_m);
+        Ok(DirectionStream {
+            direction: d,
+            foreground: None,
+            background,
+            n: FastMod::new(n),
+            m,
+            mix: if m >= n {
+                1
+            } else if m == 0 {
+                2
+            } else {
+                0
+            },
+            seed,
+            gens: plan.gens(),
+            phase1: None,
+            responder: Some(Responder {
+                template: Template::build_tuple(ipv6_frame_size, src_mac, dst_mac)?,
+                table,
+                select: setup.stateful.responder_tuples,
+                key: Stream::derive(seed, 2 + d as u64, 7).key,
+                fg_n: setup.fg_n,
+                fg_m: setup.fg_m,
+            }),
+        })
+    }
+
+    /// The number of foreground frames among the first `frames` frames.
+    pub fn foreground_count(&self, frames: u64) -> u64 {
+        match self.mix {
+            1 => frames,
+            2 => 0,
+            _ => enumerate::foreground_count(frames, self.n.divisor() as u32, self.m as u32),
+        }
+    }
+
+    /// Phase 1: the number of distinct combinations its foreground frames go through (`C`),
+    /// and whether each is used once before any repeats (the unique pseudorandom order, or
+    /// a linear order); `None` when the stream enumerates nothing.
+    pub fn enumeration_count(&self) -> Option<u128> {
+        self.phase1.as_ref().map(|p| p.enumeration.count())
+    }
+
+    /// The value of slot row `row` in frame `seq`: phase 1's enumerated combination for
+    /// foreground frames, else the field's own variation.
+    #[inline]
+    fn row_value(&self, row: usize, seq: u64) -> u16 {
+        if let Some(p) = &self.phase1 {
+            if self.is_foreground(seq) {
+                if let Some(f) = p.rows.iter().position(|r| *r == Some(row)) {
+                    let k = enumerate::foreground_index(seq, p.fg_n, p.fg_m);
+                    return p.enumeration.values(k)[f];
+                }
+            } else if let Some(v) = p.fixed[row] {
+                return v;
+            }
+        }
+        self.gens[row].value(seq)
+    }
+
+    /// Phase 1: overwrite the rows of a burst's precomputed values (`n` frames from `seq0`)
+    /// with the enumeration (foreground) or the fixed values (background).
+    fn enumerate_burst(&self, p: &PhaseOne, seq0: u64, n: usize, scratch: &mut BurstScratch) {
+        for i in 0..n {
+            let fg = match self.mix {
+                1 => true,
+                2 => false,
+                _ => scratch.fg[i],
+            };
+            if fg {
+                let k = enumerate::foreground_index(seq0 + i as u64, p.fg_n, p.fg_m);
+                let v = p.enumeration.values(k);
+                for (f, row) in p.rows.iter().enumerate() {
+                    if let Some(r) = row {
+                        scratch.vals[r * n + i] = v[f];
+                    }
+                }
+            } else {
+                for (r, v) in p.fixed.iter().enumerate() {
+                    if let Some(v) = v {
+                        scratch.vals[r * n + i] = *v;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Phase 2's Responder: the tuple words of each foreground frame of a burst.
+    fn responder_burst(&self, r: &Responder, seq0: u64, n: usize, scratch: &mut BurstScratch) {
+        if scratch.tuples.len() < n {
+            scratch.tuples.resize(n, [0; TUPLE_SLOTS]);
+        }
+        for i in 0..n {
+            let fg = match self.mix {
+                1 => true,
+                2 => false,
+                _ => scratch.fg[i],
+            };
+            if fg {
+                if let Some(w) = r.words(seq0 + i as u64) {
+                    scratch.last_tuple = w;
+                }
+                scratch.tuples[i] = scratch.last_tuple;
+            }
+        }
     }
 
     /// The seed the pseudorandom fields of this stream derive from: `Setup::seed`, or the
@@ -87,11 +373,15 @@ impl DirectionStream {
 
     /// The longest frame this stream writes.
     pub fn max_len(&self) -> usize {
-        [&self.foreground, &self.background]
-            .iter()
-            .filter_map(|t| t.as_ref().map(|t| t.bytes.len()))
-            .max()
-            .unwrap_or(0)
+        [
+            self.foreground.as_ref(),
+            self.background.as_ref(),
+            self.responder.as_ref().map(|r| &r.template),
+        ]
+        .iter()
+        .filter_map(|t| t.map(|t| t.bytes.len()))
+        .max()
+        .unwrap_or(0)
     }
 
     /// Write frame `seq` into `buf` and return its length (0 when `buf` is too short).
@@ -111,7 +401,20 @@ impl DirectionStream {
             t.fresh(out);
             *cookie = t.id;
         }
-        t.patch(field, out, |k| self.gens[k].value(seq));
+        self.patch_one(t, seq, field, out)
+    }
+
+    /// Patch frame `seq` into `out`, which holds template `t`'s bytes.
+    #[inline]
+    fn patch_one(&self, t: &Template, seq: u64, field: u64, out: &mut [u8]) -> usize {
+        match &self.responder {
+            Some(r) if self.is_foreground(seq) => {
+                let w = r.words(seq).unwrap_or([0; TUPLE_SLOTS]);
+                t.patch(field, out, |k| w[k]);
+            }
+            _ if self.phase1.is_some() => t.patch(field, out, |k| self.row_value(k, seq)),
+            _ => t.patch(field, out, |k| self.gens[k].value(seq)),
+        }
         out.len()
     }
 
@@ -121,8 +424,7 @@ impl DirectionStream {
     pub fn write_frame_field(&self, seq: u64, field: u64, buf: &mut [u8]) -> usize {
         let Some((t, out)) = self.target(seq, buf) else { return 0 };
         t.fresh(out);
-        t.patch(field, out, |k| self.gens[k].value(seq));
-        out.len()
+        self.patch_one(t, seq, field, out)
     }
 
     /// The frames `seq0 .. seq0 + n` with their varying fields computed ahead, for writing into
@@ -151,6 +453,12 @@ impl DirectionStream {
                 }
             }
         }
+        if let Some(p) = &self.phase1 {
+            self.enumerate_burst(p, seq0, n, scratch);
+        }
+        if let Some(r) = &self.responder {
+            self.responder_burst(r, seq0, n, scratch);
+        }
         Burst {
             fg: self.foreground.as_ref(),
             bg: self.background.as_ref(),
@@ -158,6 +466,8 @@ impl DirectionStream {
             fgs: &scratch.fg[..n],
             vals: &scratch.vals[..rows * n],
             n,
+            tuple_fg: self.responder.as_ref().map(|r| &r.template),
+            tuples: if self.responder.is_some() { &scratch.tuples[..n] } else { &[] },
         }
     }
 
@@ -166,7 +476,7 @@ impl DirectionStream {
     #[inline(always)]
     fn target<'b>(&self, seq: u64, buf: &'b mut [u8]) -> Option<(&Template, &'b mut [u8])> {
         let t = if self.is_foreground(seq) {
-            self.foreground.as_ref()
+            self.responder.as_ref().map(|r| &r.template).or(self.foreground.as_ref())
         } else {
             self.background.as_ref()
         }?;
@@ -270,6 +580,168 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn tuple_of(st: &DirectionStream, seq: u64, buf: &mut [u8]) -> (std::net::Ipv4Addr, std::net::Ipv4Addr, u16, u16) {
+        let n = st.write_frame_field(seq, seq | (1 << 56), buf);
+        assert_eq!(
+            classify(&buf[..n]),
+            Rx::Test {
+                v6: false,
+                field: seq | (1 << 56)
+            },
+            "seq {seq}"
+        );
+        xlat_wire::ipv4_udp_tuple(&buf[..n]).unwrap()
+    }
+
+    fn stateful_setup() -> Setup {
+        let mut s = router_setup(IpVersion::V4);
+        s.stateful.mode = Stateful::InitiatorLeft;
+        s.forward_ports.sport = PortField {
+            variation: Variation::Pseudorandom,
+            min: 1024,
+            max: 1123,
+        };
+        s.forward_ports.dport = PortField {
+            variation: Variation::Fixed,
+            min: 1,
+            max: 50,
+        };
+        s
+    }
+
+    #[test]
+    fn phase_one_enumerates_every_port_pair_once_and_background_keeps_its_ports() {
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        for order in [Variation::Increasing, Variation::Decreasing, Variation::Pseudorandom] {
+            let mut s = stateful_setup();
+            s.stateful.enumerate_ports = order;
+            s.fg_n = 3;
+            s.fg_m = 2;
+            let st = DirectionStream::preliminary(&s, Direction::Forward, 84, mac, mac).unwrap();
+            assert_eq!(st.enumeration_count(), Some(100 * 50));
+            let total = 7500u64; // 5000 foreground frames
+            assert_eq!(st.foreground_count(total), 5000);
+            let mut buf = [0u8; 256];
+            let mut seen = std::collections::HashSet::new();
+            // Bursts write what single frames write.
+            let mut scratch = BurstScratch::new(32);
+            let mut bufs = vec![(vec![0u8; 256], 0u64); 32];
+            for seq0 in (0..total).step_by(32) {
+                let n = 32.min((total - seq0) as usize);
+                let b = st.burst(seq0, n, &mut scratch);
+                for (i, (bb, cookie)) in bufs.iter_mut().enumerate().take(n) {
+                    let seq = seq0 + i as u64;
+                    let len = b.write(i, seq | (1 << 56), bb, cookie);
+                    let want = st.write_frame_field(seq, seq | (1 << 56), &mut buf);
+                    assert_eq!(&bb[..len], &buf[..want], "{order:?} seq {seq}");
+                    if st.is_foreground(seq) {
+                        let (src, dst, sp, dp) = tuple_of(&st, seq, &mut buf);
+                        assert_eq!((src, dst), ("198.18.0.2".parse().unwrap(), "198.19.0.2".parse().unwrap()));
+                        assert!((1024..=1123).contains(&sp) && (1..=50).contains(&dp));
+                        assert!(seen.insert((sp, dp)), "{order:?}: {sp} {dp} twice");
+                    } else {
+                        // Background (IPv6) frames: the configured fixed destination port.
+                        let n = st.write_frame(seq, &mut buf);
+                        assert_eq!(u16::from_be_bytes([buf[14 + 40 + 2], buf[14 + 40 + 3]]), RFC2544_DPORT);
+                        assert_eq!(n, 80);
+                    }
+                }
+            }
+            assert_eq!(seen.len(), 5000);
+            if order == Variation::Increasing {
+                let t = tuple_of(&st, 0, &mut buf);
+                assert_eq!((t.2, t.3), (1024, 1));
+                let t = tuple_of(&st, 1, &mut buf);
+                assert_eq!((t.2, t.3), (1025, 1));
+                let t = tuple_of(&st, 3, &mut buf);
+                assert_eq!((t.2, t.3), (1026, 1));
+            }
+            if order == Variation::Decreasing {
+                let t = tuple_of(&st, 0, &mut buf);
+                assert_eq!((t.2, t.3), (1123, 50));
+            }
+        }
+    }
+
+    #[test]
+    fn phase_one_is_reproducible_from_the_seed() {
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let mut s = stateful_setup();
+        s.stateful.enumerate_ports = Variation::Pseudorandom;
+        let a = DirectionStream::preliminary(&s, Direction::Forward, 84, mac, mac).unwrap();
+        let b = DirectionStream::preliminary(&s, Direction::Forward, 84, mac, mac).unwrap();
+        s.seed = Some(2);
+        let c = DirectionStream::preliminary(&s, Direction::Forward, 84, mac, mac).unwrap();
+        let (mut x, mut y) = ([0u8; 128], [0u8; 128]);
+        let mut differ = 0;
+        for seq in 0..1000 {
+            let n = a.write_frame(seq, &mut x);
+            assert_eq!(b.write_frame(seq, &mut y), n);
+            assert_eq!(x[..n], y[..n]);
+            c.write_frame(seq, &mut y);
+            differ += usize::from(x[..n] != y[..n]);
+        }
+        assert!(differ > 900);
+    }
+
+    #[test]
+    fn responder_frames_answer_on_learnt_tuples() {
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let mut s = stateful_setup();
+        s.fg_n = 4;
+        s.fg_m = 3;
+        let table = std::sync::Arc::new(crate::state::StateTable::new(10).unwrap());
+        let tuple = |k: u16| crate::state::Tuple4 {
+            initiator: "198.19.0.1".parse().unwrap(),
+            responder: std::net::Ipv4Addr::new(198, 19, 1, k as u8),
+            initiator_port: 40_000 + k,
+            responder_port: 80 + k,
+        };
+        for k in 0..10 {
+            table.learn(tuple(k));
+        }
+        let mut buf = [0u8; 256];
+        for (sel, want) in [
+            (Variation::Fixed, [0u16, 0, 0, 0, 0, 0]),
+            (Variation::Increasing, [0, 1, 2, 3, 4, 5]),
+            (Variation::Decreasing, [9, 8, 7, 6, 5, 4]),
+        ] {
+            s.stateful.responder_tuples = sel;
+            let st = DirectionStream::responder(&s, Direction::Reverse, 84, mac, mac, table.clone()).unwrap();
+            let fg: Vec<u64> = (0..8).filter(|q| st.is_foreground(*q)).collect();
+            for (k, seq) in fg.iter().enumerate() {
+                let t = tuple(want[k]);
+                // Source and destination swapped: from the Responder to the Initiator.
+                assert_eq!(
+                    tuple_of(&st, *seq, &mut buf),
+                    (t.responder, t.initiator, t.responder_port, t.initiator_port),
+                    "{sel:?}"
+                );
+            }
+            assert_eq!(st.write_frame(3, &mut buf), 80, "background frames stay native IPv6");
+        }
+        s.stateful.responder_tuples = Variation::Pseudorandom;
+        let st = DirectionStream::responder(&s, Direction::Reverse, 84, mac, mac, table.clone()).unwrap();
+        let mut hits = [0u32; 10];
+        let mut scratch = BurstScratch::new(64);
+        let mut bufs = vec![(vec![0u8; 256], 0u64); 64];
+        for seq0 in (0..40_000u64).step_by(64) {
+            let b = st.burst(seq0, 64, &mut scratch);
+            for (i, (bb, c)) in bufs.iter_mut().enumerate() {
+                let seq = seq0 + i as u64;
+                let n = b.write(i, seq, bb, c);
+                let want = st.write_frame_field(seq, seq, &mut buf);
+                assert_eq!(&bb[..n], &buf[..want], "seq {seq}");
+                if let Rx::Test { v6: false, .. } = classify(&bb[..n]) {
+                    let (src, ..) = xlat_wire::ipv4_udp_tuple(&bb[..n]).unwrap();
+                    hits[usize::from(src.octets()[3])] += 1;
+                }
+            }
+        }
+        // 30,000 foreground frames over 10 entries: each near 3,000.
+        assert!(hits.iter().all(|h| (2700..3300).contains(h)), "{hits:?}");
     }
 
     pub(crate) fn router_setup(v: IpVersion) -> Setup {

@@ -12,6 +12,10 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout};
 use xlat_wire::MacAddr;
 
+/// The slots of a Responder's template: source port, destination port, the two halves of the
+/// source address, the two halves of the destination address.
+pub(crate) const TUPLE_SLOTS: usize = 6;
+
 /// Where a varying 16-bit word is: `base | value << shift` is written at `off`, `value` being the
 /// value of the direction's varying field with the slot's index (see `Plan::gens`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,6 +45,12 @@ pub(crate) struct Template {
     ip_csum_off: usize,
     slots: [Slot; MAX_FIELDS],
     nslots: usize,
+}
+
+/// A template id not used before in this process (never 0).
+fn next_id() -> u64 {
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Fold a 64-bit one's complement accumulator to 16 bits. Sums of 16- and 32-bit pieces fold
@@ -156,9 +166,8 @@ impl Template {
         };
         let ip_sum = layout.ip_checksum.map_or(0, |o| u32::from(!word(o)));
         let udp_sum = u64::from(!word(layout.udp_checksum));
-        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Template {
-            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            id: next_id(),
             bytes,
             layout,
             udp_sum,
@@ -166,6 +175,63 @@ impl Template {
             ip_csum_off,
             slots,
             nslots,
+        })
+    }
+
+    /// The template of the Responder's foreground frames in phase 2 of a stateful test: IPv4
+    /// UDP with both addresses and both ports varying, six slots in [`TUPLE_SLOTS`] order.
+    pub(crate) fn build_tuple(ipv6_frame_size: usize, src_mac: MacAddr, dst_mac: MacAddr) -> Result<Template, StreamError> {
+        let frame = TestFrame {
+            eth_dst: dst_mac,
+            eth_src: src_mac,
+            ip: IpPair::V4 {
+                src: Ipv4Addr::UNSPECIFIED,
+                dst: Ipv4Addr::UNSPECIFIED,
+            },
+            sport: 0,
+            dport: 0,
+            frame_size: ipv6_frame_size.saturating_sub(20),
+            field: 0,
+        };
+        let mut bytes = vec![0u8; frame.len()];
+        let layout = frame.write(&mut bytes).map_err(|e| StreamError::Frame(e.to_string()))?;
+        let len = bytes.len();
+        let Some(ip_csum) = layout.ip_checksum else {
+            return Err(StreamError::Frame("an IPv4 frame without an IPv4 header checksum".into()));
+        };
+        let word = |o: usize| u16::from_be_bytes([bytes[o], bytes[o + 1]]);
+        let mut slots = [Slot::default(); MAX_FIELDS];
+        let offs = [
+            (layout.sport, 0),
+            (layout.dport, 0),
+            (layout.ip_src, u32::MAX),
+            (layout.ip_src + 2, u32::MAX),
+            (layout.ip_dst, u32::MAX),
+            (layout.ip_dst + 2, u32::MAX),
+        ];
+        for (s, (off, ip_mask)) in slots.iter_mut().zip(offs) {
+            if off + 2 > len {
+                return Err(StreamError::Frame(format!("a varying field lies outside the {len}-byte frame")));
+            }
+            *s = Slot {
+                off,
+                base: word(off),
+                shift: 0,
+                ip_mask,
+            };
+        }
+        if layout.field + 8 > len || layout.udp_checksum + 2 > len || ip_csum + 2 > len {
+            return Err(StreamError::Frame(format!("a field lies outside the {len}-byte frame")));
+        }
+        Ok(Template {
+            id: next_id(),
+            ip_sum: u32::from(!word(ip_csum)),
+            udp_sum: u64::from(!word(layout.udp_checksum)),
+            bytes,
+            layout,
+            ip_csum_off: ip_csum,
+            slots,
+            nslots: TUPLE_SLOTS,
         })
     }
 
@@ -194,6 +260,7 @@ impl Template {
                 2 => self.patch_fast::<2>(field, out, value),
                 3 => self.patch_fast::<3>(field, out, value),
                 4 => self.patch_fast::<4>(field, out, value),
+                5 => self.patch_fast::<5>(field, out, value),
                 _ => self.patch_fast::<MAX_FIELDS>(field, out, value),
             }
         }

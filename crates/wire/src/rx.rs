@@ -92,6 +92,32 @@ pub fn classify(frame: &[u8]) -> Rx {
     }
 }
 
+/// The source and destination of an IPv4 UDP frame: (source address, destination address,
+/// source port, destination port). For a frame that [`classify`] found to be an intact IPv4
+/// test frame (the Responder of a stateful test learns these); `None` for anything else.
+#[inline]
+pub fn ipv4_udp_tuple(frame: &[u8]) -> Option<(std::net::Ipv4Addr, std::net::Ipv4Addr, u16, u16)> {
+    if crate::bytes::be16(frame, eth::field::ETHERTYPE.start)? != eth::ETHERTYPE_IPV4 {
+        return None;
+    }
+    let ip = frame.get(eth::HDR_LEN..)?;
+    let hl = usize::from(ip.first()? & 0x0f) * 4;
+    if hl < ipv4::HDR_LEN || *ip.get(ipv4::field::PROTOCOL)? != ipv4::PROTO_UDP {
+        return None;
+    }
+    let addr = |r: core::ops::Range<usize>| -> Option<std::net::Ipv4Addr> {
+        let b: [u8; 4] = ip.get(r)?.try_into().ok()?;
+        Some(std::net::Ipv4Addr::from(b))
+    };
+    let udp = ip.get(hl..)?;
+    Some((
+        addr(ipv4::field::SRC_ADDR)?,
+        addr(ipv4::field::DST_ADDR)?,
+        crate::bytes::be16(udp, udp::field::SRC_PORT.start)?,
+        crate::bytes::be16(udp, udp::field::DST_PORT.start)?,
+    ))
+}
+
 /// The UDP datagram at `udp` (as long as its length field says, which must match `ip_says`)
 /// and the pseudo-header sum `pseudo` verify; a zero checksum means none (IPv4 only).
 #[inline]
@@ -148,6 +174,37 @@ mod tests {
     use super::*;
     use crate::frame::{IpPair, TestFrame};
     use std::net::{Ipv4Addr, Ipv6Addr};
+
+    #[test]
+    fn the_tuple_of_an_ipv4_test_frame() {
+        let mut f = TestFrame {
+            eth_dst: crate::MacAddr([2, 0, 0, 0, 0, 2]),
+            eth_src: crate::MacAddr([2, 0, 0, 0, 0, 1]),
+            ip: IpPair::V4 {
+                src: Ipv4Addr::new(198, 19, 0, 1),
+                dst: Ipv4Addr::new(198, 19, 0, 2),
+            },
+            sport: 40_001,
+            dport: 53,
+            frame_size: 64,
+            field: 5,
+        };
+        let mut b = [0u8; 60];
+        f.write(&mut b).unwrap();
+        assert_eq!(
+            ipv4_udp_tuple(&b),
+            Some((Ipv4Addr::new(198, 19, 0, 1), Ipv4Addr::new(198, 19, 0, 2), 40_001, 53))
+        );
+        f.ip = IpPair::V6 {
+            src: "2001:2::1".parse().unwrap(),
+            dst: "2001:2::2".parse().unwrap(),
+        };
+        f.frame_size = 84;
+        let mut b6 = [0u8; 80];
+        f.write(&mut b6).unwrap();
+        assert_eq!(ipv4_udp_tuple(&b6), None);
+        assert_eq!(ipv4_udp_tuple(&b[..20]), None);
+    }
 
     #[test]
     fn any_corrupted_byte_of_a_test_frame_is_not_a_received_test_frame() {
