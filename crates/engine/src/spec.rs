@@ -60,6 +60,12 @@ pub enum SpecError {
     NoFrames { rate: u64, duration_s: f64 },
     #[error("{frames} frames per direction is more than the {max} one trial can track")]
     TooManyFrames { frames: u64, max: u64 },
+    #[error("a preliminary phase (N M R T D) needs a stateful setup (stateful.mode / Stateful)")]
+    NotStateful,
+    #[error("a stateful setup (stateful.mode / Stateful) needs the preliminary phase's N M R T D")]
+    NoPreliminary,
+    #[error("the preliminary phase: {0}")]
+    Preliminary(String),
 }
 
 impl TrialSpec {
@@ -114,6 +120,46 @@ impl TrialSpec {
                 first + (c.rate as f64 * (self.duration_s - c.at_s.max(0.0))).floor() as u64
             }
             _ => (self.rate as f64 * self.duration_s).floor() as u64,
+        }
+    }
+}
+
+impl PreliminarySpec {
+    /// Check the phase 1 parameters: N, M and R above 0, N within what one trial can track.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let bad = |m: String| Err(SpecError::Preliminary(m));
+        if self.frames == 0 {
+            return bad("N (preliminary frames) must be at least 1".into());
+        }
+        if self.state_table == 0 {
+            return bad("M (state table size) must be at least 1".into());
+        }
+        if self.rate == 0 {
+            return bad("R (preliminary rate) must be at least 1 frame/s".into());
+        }
+        if self.frames > crate::trial::MAX_FRAMES {
+            return bad(format!(
+                "N {} is more than the {} frames one phase can track",
+                self.frames,
+                crate::trial::MAX_FRAMES
+            ));
+        }
+        Ok(())
+    }
+
+    /// Phase 1 as a trial: N frames at R (duration N / R), timeout T, the frame size and burst
+    /// of phase 2's `spec`.
+    pub fn phase_one_spec(&self, spec: &TrialSpec) -> TrialSpec {
+        TrialSpec {
+            frame_size: spec.frame_size,
+            rate: self.rate,
+            duration_s: self.frames as f64 / self.rate.max(1) as f64,
+            timeout_ms: self.timeout_ms,
+            burst: spec.burst,
+            latency: None,
+            pdv: None,
+            rate_change: None,
+            preliminary: None,
         }
     }
 }

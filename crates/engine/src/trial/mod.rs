@@ -17,16 +17,17 @@ use crate::clock::Clock;
 use crate::delay::{DelayRecorder, IpdvRecorder};
 use crate::neighbour::Neighbour;
 use crate::pin::{allowed_cores, pin_current_thread};
-use crate::report::{DirectionReport, PdvReport, TrialReport};
-use crate::spec::{CpuPlan, SpecError, TrialSpec};
+use crate::report::{DirectionReport, PdvReport, PreliminaryReport, TrialReport};
+use crate::spec::{CpuPlan, PreliminarySpec, SpecError, TrialSpec};
 use receiver::{Count, PdvState, Receiver};
 use schedule::{Schedule, TagPlan};
 use sender::{Sender, StampSkew, TS_RING};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{dir_index, run_worker, Shared, Worker};
 use xlat_io::{IoError, Port, Queues, RxQueue, TxQueue, RX_BURST};
-use xlat_traffic::{BurstScratch, Direction, DirectionStream, Setup, SideId};
+use xlat_traffic::{BurstScratch, Direction, DirectionStream, Setup, SideId, StateTable, Stateful, Variation};
 use xlat_wire::{classify, MacAddr};
 
 /// siitperf's TOLERANCE: sending must end within duration x 1.00001.
@@ -77,6 +78,8 @@ pub enum EngineError {
     Interrupted,
     #[error("the hook between the phases failed: {0}")]
     Hook(String),
+    #[error("{0}")]
+    State(#[from] xlat_traffic::StateError),
 }
 
 type Res<T> = std::result::Result<T, EngineError>;
@@ -263,13 +266,168 @@ impl<P: Port> Tester<P> {
     }
 
     /// Run one trial: send at `spec.rate` for `spec.duration_s` in each active direction, keep
-    /// receiving for the timeout, and report what each direction sent and received.
+    /// receiving for the timeout, and report what each direction sent and received. With a
+    /// stateful setup, the trial is phase 2 of a stateful test, after its preliminary phase
+    /// (`spec.preliminary`, see [`Tester::run_stateful`]).
     pub fn run_trial(&mut self, spec: &TrialSpec) -> Res<TrialReport> {
-        self.check(spec)?;
+        match (spec.preliminary, self.initiator()) {
+            (None, None) => {}
+            (Some(p), Some(d)) => return self.run_stateful(spec, p, d),
+            (Some(_), None) => return Err(SpecError::NotStateful.into()),
+            (None, Some(_)) => return Err(SpecError::NoPreliminary.into()),
+        }
+        let active = [self.setup.forward, self.setup.reverse];
+        self.check(spec, active, Phase::Stateless)?;
+        let t0 = self.clock.now() + self.clock.ticks(0.05);
+        Ok(self.run_phase(spec, spec.frames(), active, Phase::Stateless, t0)?.0)
+    }
+
+    /// The Initiator's direction of a stateful setup; `None` for a stateless one.
+    fn initiator(&self) -> Option<Direction> {
+        match self.setup.stateful.mode {
+            Stateful::Off => None,
+            Stateful::InitiatorLeft => Some(Direction::Forward),
+            Stateful::InitiatorRight => Some(Direction::Reverse),
+        }
+    }
+
+    /// A stateful test (RFC 9693): the preliminary phase, in which the Initiator (direction
+    /// `init`) sends `p.frames` frames at `p.rate` whose foreground frames open one connection
+    /// each in the DUT, and the Responder learns their 4-tuples as the DUT rewrote them; then,
+    /// `p.phase_delay_ms` after phase 1 started (or as soon as it ended, if later), phase 2:
+    /// the trial of `spec`, the Responder answering on the learnt tuples.
+    ///
+    /// Phase 2 runs only on a full state table: when phase 1 sending was too slow, fewer than
+    /// M tuples were learnt, or the DUT mapped two connections onto one tuple (checked when the
+    /// enumeration promised unique ones), the trial is invalid and reports phase 1 alone.
+    /// Each phase has its own trial tag: a late phase 1 frame is never a phase 2 frame.
+    fn run_stateful(&mut self, spec: &TrialSpec, p: PreliminarySpec, init: Direction) -> Res<TrialReport> {
+        p.validate()?;
+        let active = [self.setup.forward, self.setup.reverse];
+        self.check(spec, active, Phase::Test(init))?;
+        let p1 = p.phase_one_spec(spec);
+        let mut p1_active = [false; 2];
+        p1_active[dir_index(init)] = true;
+        self.check(&p1, p1_active, Phase::Preliminary(init))?;
+        let table = Arc::new(StateTable::new(p.state_table)?);
+        let clock = self.clock;
+        let t1 = clock.now() + clock.ticks(0.05);
+        let (r1, learnt) = self.run_phase(&p1, p.frames, p1_active, Phase::Learn(init, &table), t1)?;
+        let d1 = match init {
+            Direction::Forward => r1.forward.clone(),
+            Direction::Reverse => r1.reverse.clone(),
+        }
+        .unwrap_or_default();
+        let limit = p1.duration_s * TOLERANCE;
+        let fg_n = self.setup.fg_n;
+        let fg_m = self.setup.fg_m;
+        let mut pre = PreliminaryReport {
+            frames: p.frames,
+            rate: p.rate,
+            sent: d1.sent,
+            received: d1.received,
+            foreground_received: learnt[dir_index(init)],
+            foreground_sent: xlat_traffic::enumerate::foreground_count(d1.sent, fg_n, fg_m),
+            valid_entries: table.valid(),
+            state_table: p.state_table,
+            send_duration_s: d1.send_duration_s,
+            sending_valid: d1.sent == p.frames && d1.send_duration_s <= limit,
+            duplicate_tuples: None,
+            unexpected: d1.unexpected,
+            duplicates: d1.duplicates,
+            corrupted: d1.corrupted,
+            tester_tx_dropped: d1.tester_tx_dropped,
+            tester_rx_dropped: d1.tester_rx_dropped,
+        };
+        let mut report = TrialReport {
+            preliminary: None,
+            valid: true,
+            invalid_reasons: Vec::new(),
+            frame_size: spec.frame_size,
+            rate: spec.rate,
+            duration_s: spec.duration_s,
+            timeout_ms: spec.timeout_ms,
+            forward: None,
+            reverse: None,
+        };
+        let mut invalid = |why: String| {
+            report.valid = false;
+            report.invalid_reasons.push(why);
+        };
+        if !pre.sending_valid {
+            let pct = if pre.send_duration_s > 0.0 {
+                100.0 * p.frames as f64 / (pre.send_duration_s * p.rate as f64)
+            } else {
+                0.0
+            };
+            invalid(format!(
+                "Preliminary sending was too slow (only {pct:.10} percent of required rate), the test is invalid"
+            ));
+        }
+        // Reasons other than the time limit (the tester's own drops, a cut-off).
+        for r in r1.invalid_reasons.iter().filter(|r| !r.contains("seconds limit")) {
+            invalid(format!("Preliminary phase: {r}"));
+        }
+        if pre.valid_entries < pre.state_table {
+            invalid(format!(
+                "Failed to fill state table (valid entries: {}, state table size: {})",
+                pre.valid_entries, pre.state_table
+            ));
+        } else if self.unique_tuples_promised(spec, init, pre.foreground_sent)? {
+            let dups = table.duplicates();
+            pre.duplicate_tuples = dups;
+            if let Some(d) = dups.filter(|d| *d > 0) {
+                invalid(format!(
+                    "the DUT mapped {d} of the {} connections of phase 1 onto 4-tuples it had already used (the enumeration sent each one once), the test is invalid",
+                    pre.valid_entries
+                ));
+            }
+        }
+        report.preliminary = Some(pre);
+        if !report.valid {
+            return Ok(report);
+        }
+        if let Some(h) = &mut self.between_phases {
+            h().map_err(EngineError::Hook)?;
+        }
+        // Phase 2 starts D after phase 1 started; phase 1 ran to its end, so no earlier.
+        let t2 = t1 + clock.ticks_ms(p.phase_delay_ms);
+        while clock.now() + clock.ticks(0.06) < t2 {
+            if self.abort.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.announce()?;
+        let t0 = t2.max(clock.now() + clock.ticks(0.01));
+        let (r2, _) = self.run_phase(spec, spec.frames(), active, Phase::Learn(init, &table).phase_two(), t0)?;
+        report.valid = r2.valid;
+        report.invalid_reasons = r2.invalid_reasons;
+        report.forward = r2.forward;
+        report.reverse = r2.reverse;
+        Ok(report)
+    }
+
+    /// True when phase 1 sends each of its `foreground` connections once (a unique
+    /// enumeration with at least as many combinations), so that the learnt tuples must all
+    /// differ.
+    fn unique_tuples_promised(&self, spec: &TrialSpec, init: Direction, foreground: u64) -> Res<bool> {
+        let st = self.setup.stateful;
+        if st.enumerate_ports == Variation::Fixed && st.enumerate_ips == Variation::Fixed {
+            return Ok(false);
+        }
+        let mac = self.left.mac;
+        let stream = DirectionStream::preliminary(&self.setup, init, spec.frame_size, mac, mac)?;
+        Ok(stream.enumeration_count().is_some_and(|c| u128::from(foreground) <= c))
+    }
+
+    /// One phase: the senders of the `active` directions and a receiver per port, `total`
+    /// frames per direction from `t0` (ticks) on. Returns the report and, per direction, the
+    /// 4-tuples learnt.
+    fn run_phase(&mut self, spec: &TrialSpec, total: u64, active: [bool; 2], phase: Phase<'_>, t0: u64) -> Res<(TrialReport, [u64; 2])> {
         self.trials += 1;
         let tag = (self.trials & 0xff) << TAG_SHIFT;
         let clock = self.clock;
-        let total = spec.frames();
         let tags = TagPlan::new(spec, total);
         let tag_count = tags.map_or(0, |p| p.count as usize);
         let stamps = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
@@ -277,7 +435,6 @@ impl<P: Port> Tester<P> {
         let ring_len = if spec.pdv.is_some() { TS_RING } else { 0 };
         let frame_ts = [stamps(ring_len), stamps(ring_len)];
 
-        let t0 = clock.now() + clock.ticks(0.05);
         let limit_s = spec.duration_s * TOLERANCE;
         let give_up_at = t0 + clock.ticks(limit_s + GIVE_UP_S);
         let timeout = clock.ticks_ms(spec.timeout_ms);
@@ -287,7 +444,7 @@ impl<P: Port> Tester<P> {
             timeout,
             hard_end: give_up_at + timeout + clock.ticks(HARD_MARGIN_S),
             done: [AtomicU64::new(0), AtomicU64::new(0)],
-            n_active: self.setup.active_directions().count(),
+            n_active: active.iter().filter(|a| **a).count(),
             failed: AtomicBool::new(false),
             abort: self.abort,
         };
@@ -295,6 +452,8 @@ impl<P: Port> Tester<P> {
             spec,
             tag,
             total,
+            active,
+            phase,
             tags,
             give_up_at,
             schedule: Schedule::new(spec, &clock),
@@ -313,7 +472,7 @@ impl<P: Port> Tester<P> {
 
     /// Refuse a trial that cannot run: a bad spec, a port whose link stays down, a frame the
     /// ports cannot carry. Then resolve or re-announce the tester's addresses.
-    fn check(&mut self, spec: &TrialSpec) -> Res<()> {
+    fn check(&mut self, spec: &TrialSpec, active: [bool; 2], phase: Phase<'_>) -> Res<()> {
         spec.validate()?;
         if self.abort.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
@@ -334,11 +493,11 @@ impl<P: Port> Tester<P> {
             (&self.ports.0, &self.left, Direction::Forward),
             (&self.ports.1, &self.right, Direction::Reverse),
         ] {
-            if !self.setup.is_active(d) {
+            if !active[dir_index(d)] {
                 continue;
             }
             // Any MAC will do to learn the length of the direction's frames.
-            let stream = DirectionStream::new(&self.setup, d, spec.frame_size, sp.mac, sp.mac)?;
+            let stream = phase.stream(&self.setup, d, spec.frame_size, sp.mac, sp.mac)?;
             if stream.max_len() > p.max_frame_len() {
                 return Err(EngineError::FrameTooLong {
                     frame_size: spec.frame_size,
@@ -362,6 +521,9 @@ struct TrialPlan<'a> {
     spec: &'a TrialSpec,
     tag: u64,
     total: u64,
+    /// The directions that send (forward, reverse).
+    active: [bool; 2],
+    phase: Phase<'a>,
     tags: Option<TagPlan>,
     give_up_at: u64,
     schedule: Schedule,
@@ -369,6 +531,51 @@ struct TrialPlan<'a> {
     ns_mul: u128,
     tx_ts: &'a [Vec<AtomicU64>; 2],
     frame_ts: &'a [Vec<AtomicU64>; 2],
+}
+
+/// Which phase of which kind of test a set of workers runs.
+#[derive(Clone, Copy)]
+enum Phase<'a> {
+    /// A stateless test.
+    Stateless,
+    /// Checking the frames of phase 1 of a stateful test (Initiator's direction).
+    Preliminary(Direction),
+    /// Checking the frames of phase 2 of a stateful test (Initiator's direction).
+    Test(Direction),
+    /// Phase 1 running: the Initiator enumerates, the Responder learns into the table.
+    Learn(Direction, &'a Arc<StateTable>),
+    /// Phase 2 running: the Responder answers on the table and keeps learning.
+    Answer(Direction, &'a Arc<StateTable>),
+}
+
+impl<'a> Phase<'a> {
+    fn phase_two(self) -> Phase<'a> {
+        match self {
+            Phase::Learn(d, t) => Phase::Answer(d, t),
+            p => p,
+        }
+    }
+
+    /// The stream that direction `d` sends in this phase.
+    fn stream(self, setup: &Setup, d: Direction, size: usize, src: MacAddr, dst: MacAddr) -> Res<DirectionStream> {
+        Ok(match self {
+            Phase::Stateless => DirectionStream::new(setup, d, size, src, dst)?,
+            Phase::Preliminary(i) | Phase::Learn(i, _) if d == i => DirectionStream::preliminary(setup, d, size, src, dst)?,
+            Phase::Test(i) | Phase::Answer(i, _) if d == i => DirectionStream::new(setup, d, size, src, dst)?,
+            Phase::Answer(_, t) => DirectionStream::responder(setup, d, size, src, dst, Arc::clone(t))?,
+            Phase::Test(_) => DirectionStream::responder(setup, d, size, src, dst, Arc::new(StateTable::new(1)?))?,
+            // Phase 1 sends only in the Initiator's direction.
+            Phase::Preliminary(_) | Phase::Learn(..) => DirectionStream::preliminary(setup, d, size, src, dst)?,
+        })
+    }
+
+    /// The table the receiver of direction `d` learns into.
+    fn learns(self, d: Direction) -> Option<&'a StateTable> {
+        match self {
+            Phase::Learn(i, t) | Phase::Answer(i, t) if i == d => Some(t.as_ref()),
+            _ => None,
+        }
+    }
 }
 
 /// The cores of (sender, receiver) of the left and the right port. By default each port gets
@@ -416,12 +623,12 @@ fn plan_workers<'s, P: Port>(
             SideId::Right => (Direction::Reverse, Direction::Forward),
         };
         let Queues { tx, rx, ctl } = &mut sp.q;
-        if setup.is_active(send_dir) {
+        if trial.active[dir_index(send_dir)] {
             let dut = sp.dut_mac.ok_or(EngineError::Port {
                 side: sp.id.name(),
                 msg: "the DUT's MAC is unknown".into(),
             })?;
-            let stream = DirectionStream::new(setup, send_dir, trial.spec.frame_size, sp.mac, dut)?;
+            let stream = trial.phase.stream(setup, send_dir, trial.spec.frame_size, sp.mac, dut)?;
             at(&mut workers, send_core).senders.push(Sender {
                 dir: send_dir,
                 tx,
@@ -443,7 +650,7 @@ fn plan_workers<'s, P: Port>(
                 dropped: 0,
             });
         }
-        let counting = setup.is_active(recv_dir);
+        let counting = trial.active[dir_index(recv_dir)];
         let mut nb = Neighbour::new(setup, sp.id, sp.mac);
         nb.learnt_dut_mac = sp.dut_mac;
         at(&mut workers, recv_core).receivers.push(Receiver {
@@ -487,8 +694,10 @@ fn plan_workers<'s, P: Port>(
                     }),
                     _ => None,
                 },
+                learnt: 0,
             },
             frame_ts: &trial.frame_ts[dir_index(recv_dir)],
+            learn: if counting { trial.phase.learns(recv_dir) } else { None },
         });
     }
     Ok(workers)
@@ -526,7 +735,7 @@ fn run_workers<'s, T: TxQueue, R: RxQueue>(workers: Vec<Worker<'s, 's, T, R>>, s
 }
 
 /// Turn what the workers counted into the trial's report, judging its validity.
-fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, workers: Vec<Worker<'_, '_, T, R>>) -> TrialReport {
+fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, workers: Vec<Worker<'_, '_, T, R>>) -> (TrialReport, [u64; 2]) {
     let clock = sh.clock;
     let spec = trial.spec;
     let mut report = TrialReport {
@@ -558,12 +767,14 @@ fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, work
     }
     let limit = spec.duration_s * TOLERANCE;
     let mut dirs = Vec::new();
+    let mut learnt = [0u64; 2];
     for s in senders {
         let Some(i) = receivers.iter().position(|r| r.dir == Some(s.dir)) else {
             continue;
         };
         let count = receivers.swap_remove(i).count;
         let d = s.dir;
+        learnt[dir_index(d)] = count.learnt;
         let mut dr = count.report;
         dr.sent = s.sent;
         dr.lost = s.sent.saturating_sub(dr.received);
@@ -627,7 +838,7 @@ fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, work
             Direction::Reverse => report.reverse = Some(dr),
         }
     }
-    report
+    (report, learnt)
 }
 
 /// What a direction recorded of its delays: every lost frame (including those later than the

@@ -11,8 +11,8 @@ use crate::neighbour::Neighbour;
 use crate::report::DirectionReport;
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::{RxQueue, TxQueue, RX_BURST};
-use xlat_traffic::Direction;
-use xlat_wire::{classify, Rx};
+use xlat_traffic::{Direction, StateTable, Tuple4};
+use xlat_wire::{classify, ipv4_udp_tuple, Rx};
 
 /// Per-frame delay state of a receiver.
 pub(super) struct PdvState {
@@ -41,23 +41,25 @@ pub(super) struct Count {
     /// Receive stamps of the latency tags.
     pub(super) rx_ts: Vec<u64>,
     pub(super) pdv: Option<PdvState>,
+    /// IPv4 test frames counted whose 4-tuple was learnt (stateful tests).
+    pub(super) learnt: u64,
 }
 
 impl Count {
     /// Count one test frame with 64-bit field `field`, received at `now` (ticks; read only when
-    /// delays are measured).
+    /// delays are measured). True when it was this trial's and not seen before.
     #[inline]
-    fn test_frame(&mut self, field: u64, now: u64, frame_ts: &[AtomicU64]) {
+    fn test_frame(&mut self, field: u64, now: u64, frame_ts: &[AtomicU64]) -> bool {
         let seq = field & SEQ_MASK;
         if field & !SEQ_MASK != self.tag || seq >= self.total {
             // Another trial's straggler, or a frame this trial never sent.
             self.report.unexpected += 1;
-            return;
+            return false;
         }
         let (w, b) = ((seq / 64) as usize, 1u64 << (seq % 64));
         if self.seen[w] & b != 0 {
             self.report.duplicates += 1;
-            return;
+            return false;
         }
         self.seen[w] |= b;
         if let Some(p) = &mut self.pdv {
@@ -68,7 +70,7 @@ impl Count {
                     // Later than the frame timeout: lost (siitperf-pdv).
                     p.late += 1;
                     p.prev_seq = None;
-                    return;
+                    return false;
                 }
                 p.timed += 1;
                 p.delays.record(ns);
@@ -87,6 +89,7 @@ impl Count {
         if let Some(i) = self.tags.and_then(|p| p.index(seq)) {
             self.rx_ts[i] = now;
         }
+        true
     }
 }
 
@@ -101,6 +104,9 @@ pub(super) struct Receiver<'s, 'n, R: RxQueue, T: TxQueue> {
     pub(super) count: Count,
     /// The sender's per-frame transmit stamps of `dir` (PDV), empty when not measured.
     pub(super) frame_ts: &'s [AtomicU64],
+    /// The Responder's state table (stateful tests, on the Responder's port): the 4-tuple of
+    /// every IPv4 test frame counted is learnt into it.
+    pub(super) learn: Option<&'s StateTable>,
 }
 
 impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
@@ -112,10 +118,22 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
         // landed in the ring during the burst earlier than its sending.
         let timed = self.count.pdv.is_some() || self.count.tags.is_some();
         let counting = self.dir.is_some();
+        let learn = self.learn;
         let n = self.rx.rx_burst(RX_BURST, |f| match classify(f) {
-            Rx::Test { field, .. } if counting => {
+            Rx::Test { field, v6 } if counting => {
                 let now = if timed { clock.now() } else { 0 };
-                self.count.test_frame(field, now, self.frame_ts);
+                if self.count.test_frame(field, now, self.frame_ts) && !v6 {
+                    if let (Some(t), Some((src, dst, sport, dport))) = (learn, ipv4_udp_tuple(f)) {
+                        // As received: after the DUT's translation.
+                        t.learn(Tuple4 {
+                            initiator: src,
+                            responder: dst,
+                            initiator_port: sport,
+                            responder_port: dport,
+                        });
+                        self.count.learnt += 1;
+                    }
+                }
             }
             Rx::Corrupt { .. } if counting => self.count.report.corrupted += 1,
             r @ (Rx::Arp { .. } | Rx::Nd { .. }) => {
