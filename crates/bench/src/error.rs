@@ -17,6 +17,26 @@ pub enum BenchError {
          invalid ({reasons}); a result would measure the tester, not the DUT"
     )]
     TesterLimit { rate: u64, attempts: u32, reasons: String },
+    /// A stateful trial's preliminary phase (RFC 9693) sent its frames in time, but the DUT let
+    /// too few of them through to fill the Responder's state table, [`crate::trial::FILL_ATTEMPTS`]
+    /// times in a row (siitperf's `Failed to fill state table`). That depends on the
+    /// preliminary rate `rate` (R), not on the trial's rate: the procedure cannot go on, and R
+    /// must be lowered (or the DUT's connection table and timeouts checked). `trials` holds
+    /// every trial of this run of the procedure, the failed ones last.
+    #[error(
+        "the DUT did not fill the state table in the preliminary phase at {rate} frames/s: {valid_entries} of \
+         {state_table} entries learnt from {frames} frames, {attempts} times in a row; the fill depends on the \
+         preliminary rate, not on the trial's rate: lower the preliminary rate (R) below {rate} frames/s, or check \
+         that the DUT's connection table holds {state_table} connections"
+    )]
+    StateTableNotFilled {
+        rate: u64,
+        frames: u64,
+        valid_entries: u64,
+        state_table: u64,
+        attempts: u32,
+        trials: Vec<TrialRecord>,
+    },
     /// The run was interrupted (Ctrl-C) before a trial: every trial done so far in this run of
     /// the procedure, so that the caller can still write them out.
     #[error("interrupted by Ctrl-C after {} trial(s)", trials.len())]

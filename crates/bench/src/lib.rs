@@ -39,7 +39,11 @@
 //! (throughput, back-to-back) take it as an upper bound and go on below it, the frame loss sweep
 //! marks the step, and the result names it (`tester_bound`). Only when even the lowest rate
 //! tried (for latency, PDV and system recovery: their one rate) stays invalid does a procedure
-//! stop with [`BenchError::TesterLimit`]. Ctrl-C in the CLI surfaces as
+//! stop with [`BenchError::TesterLimit`]. A stateful trial (RFC 9693) runs its preliminary phase
+//! (`TrialSpec::preliminary`, kept in every trial a procedure runs) before each trial; one that
+//! sent in time but left the state table unfilled is the DUT's failure at the preliminary rate,
+//! rerun up to [`trial::FILL_ATTEMPTS`] times and then [`BenchError::StateTableNotFilled`]; one
+//! that sent too slowly is an invalid trial like the others. Ctrl-C in the CLI surfaces as
 //! [`BenchError::Interrupted`] with every trial so far.
 
 pub mod b2b;

@@ -8,19 +8,70 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::TrialReport;
+use xlat_engine::{PreliminaryReport, TrialReport};
 
 use crate::delay::{Delay, LatencyStats, PdvStats};
 use crate::error::BenchError;
 use crate::record::{loss_percent, DirectionCounts, TrialRecord};
 use crate::repeat::Repeated;
 use crate::result::BenchResult;
-use crate::text::text_table;
+use crate::text::{group, text_table};
+
+/// The lines siitperf prints about the preliminary phase of a stateful test (RFC 9693), in its
+/// order: the sending time; the "too slow" warning (then no "sent" line) or the frames sent;
+/// the frames received; the state table's verdict.
+pub fn siitperf_preliminary_lines(p: &PreliminaryReport) -> Vec<String> {
+    let mut v = vec![format!(
+        "Info: Preliminary sender's sending took {:.10} seconds.",
+        p.send_duration_s
+    )];
+    if p.sending_valid {
+        v.push(format!("Preliminary frames sent: {}", p.sent));
+    } else {
+        v.push(format!(
+            "Warning: Preliminary sending was too slow (only {:.10} percent of required rate), the test is invalid.",
+            preliminary_rate_percent(p)
+        ));
+    }
+    v.push(format!("Preliminary frames received: {}", p.received));
+    if p.valid_entries < p.state_table {
+        v.push(format!(
+            "Error: Failed to fill state table (valid entries: {}, state table size: {})!",
+            p.valid_entries, p.state_table
+        ));
+    } else {
+        v.push("Info: Preliminary phase finished.".to_string());
+    }
+    v
+}
+
+/// siitperf's percentage of the required preliminary rate that the sending achieved:
+/// 100 x N / (elapsed x R); 0 when nothing can be computed.
+pub fn preliminary_rate_percent(p: &PreliminaryReport) -> f64 {
+    let d = p.send_duration_s * p.rate as f64;
+    if d > 0.0 && d.is_finite() {
+        100.0 * p.frames as f64 / d
+    } else {
+        0.0
+    }
+}
+
+/// An invalid reason that [`siitperf_preliminary_lines`] already printed in siitperf's words.
+fn said_by_preliminary_lines(reason: &str) -> bool {
+    reason.contains("Preliminary sending was too slow") || reason.contains("Failed to fill state table")
+}
 
 /// The lines siitperf-tp prints, in its order, and a line with `invalid` when the trial is.
+/// A stateful trial's preliminary lines come first, as siitperf prints them before phase 2.
 pub fn siitperf_lines(r: &TrialReport) -> Vec<String> {
     let mut v = Vec::new();
+    if let Some(p) = &r.preliminary {
+        v.extend(siitperf_preliminary_lines(p));
+    }
     for reason in &r.invalid_reasons {
+        if r.preliminary.is_some() && said_by_preliminary_lines(reason) {
+            continue;
+        }
         v.push(format!("Warning: {reason}."));
     }
     for (name, d) in r.directions() {
@@ -78,9 +129,47 @@ pub fn siitperf_pdv_lines(report: &TrialReport, frame_timeout_ms: u64) -> Vec<St
     v
 }
 
+/// One line about the preliminary phase of a stateful trial: "phase 1: N frames at R fps, X of
+/// Y foreground frames learnt, state table V/M", then what went wrong, if anything.
+pub fn preliminary_summary(p: &PreliminaryReport) -> String {
+    let mut s = format!(
+        "phase 1: {} frames at {} fps, {} of {} foreground frames learnt, state table {}/{}",
+        group(p.frames),
+        group(p.rate),
+        group(p.foreground_received),
+        group(p.foreground_sent),
+        group(p.valid_entries),
+        group(p.state_table)
+    );
+    if !p.sending_valid {
+        let _ = write!(
+            s,
+            "; sending too slow: {:.6} s, {:.4} % of the rate",
+            p.send_duration_s,
+            preliminary_rate_percent(p)
+        );
+    } else if p.valid_entries < p.state_table {
+        s.push_str("; state table NOT filled");
+    }
+    if let Some(d) = p.duplicate_tuples.filter(|&d| d > 0) {
+        let _ = write!(s, "; {} duplicate tuples (the DUT mapped connections onto one tuple)", group(d));
+    }
+    if p.tester_tx_dropped + p.tester_rx_dropped > 0 {
+        let _ = write!(s, "; tester dropped: tx {}, rx {}", p.tester_tx_dropped, p.tester_rx_dropped);
+    }
+    s
+}
+
 /// A short human summary of one trial.
 pub fn trial_summary(r: &TrialReport) -> String {
     let mut s = String::new();
+    if let Some(p) = &r.preliminary {
+        s.push_str(&preliminary_summary(p));
+        s.push('\n');
+        if r.directions().next().is_none() {
+            s.push_str("phase 2 did not run\n");
+        }
+    }
     for (name, d) in r.directions() {
         let loss = loss_percent(d.sent, d.received).unwrap_or(0.0);
         s.push_str(&format!(
@@ -227,10 +316,16 @@ fn float(v: f64) -> String {
 
 /// The header of [`trials_csv`]. `tester_bound` marks the last attempt at a rate whose every
 /// attempt was invalid; `*_tester_tx_dropped` / `*_tester_rx_dropped` are the frames the tester
-/// itself failed to send / its receiving port dropped.
+/// itself failed to send / its receiving port dropped. The `pre_*` columns are the preliminary
+/// phase of a stateful trial (empty for a stateless one): N, R, frames sent and received, the
+/// foreground frames sent and learnt, the state table's valid entries and size M, the sending
+/// time, whether it was in time, the duplicate learnt tuples (empty when not checked), and the
+/// tester's own drops.
 pub const TRIALS_CSV_HEADER: &str = "procedure,repetition,index,phase,attempt,frame_size,rate,duration_s,frames,valid,pass,tester_bound,\
 fwd_sent,fwd_received,fwd_lost,fwd_loss_percent,fwd_tester_tx_dropped,fwd_tester_rx_dropped,\
-rev_sent,rev_received,rev_lost,rev_loss_percent,rev_tester_tx_dropped,rev_tester_rx_dropped,invalid_reasons";
+rev_sent,rev_received,rev_lost,rev_loss_percent,rev_tester_tx_dropped,rev_tester_rx_dropped,invalid_reasons,\
+pre_frames,pre_rate,pre_sent,pre_received,pre_foreground_sent,pre_foreground_received,pre_valid_entries,pre_state_table,\
+pre_send_duration_s,pre_sending_valid,pre_duplicate_tuples,pre_tester_tx_dropped,pre_tester_rx_dropped";
 
 /// One row of [`trials_csv`] (with its newline): trial `t` of repetition `repetition`.
 pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> String {
@@ -246,8 +341,27 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
         ),
         None => ",,,,,".to_string(),
     };
+    let pre = match &t.preliminary {
+        Some(p) => format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            p.frames,
+            p.rate,
+            p.sent,
+            p.received,
+            p.foreground_sent,
+            p.foreground_received,
+            p.valid_entries,
+            p.state_table,
+            float(p.send_duration_s),
+            p.sending_valid,
+            opt(p.duplicate_tuples),
+            p.tester_tx_dropped,
+            p.tester_rx_dropped
+        ),
+        None => ",".repeat(12),
+    };
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         csv_field(procedure),
         repetition,
         t.index,
@@ -262,7 +376,8 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
         t.tester_bound,
         dir(t.forward.as_ref()),
         dir(t.reverse.as_ref()),
-        csv_field(&t.invalid_reasons.join("; "))
+        csv_field(&t.invalid_reasons.join("; ")),
+        pre
     )
 }
 
@@ -353,7 +468,7 @@ pub fn human_results<T: BenchResult>(results: &[SizeResult<T>]) -> String {
 mod tests {
     use super::*;
     use crate::delay::DelayRecorder;
-    use xlat_engine::{DirectionReport, PdvReport};
+    use xlat_engine::{DirectionReport, PdvReport, PreliminaryReport};
 
     #[test]
     fn csv_quoting() {
@@ -390,6 +505,134 @@ mod tests {
             .push("Forward sending exceeded the 1.0000100000 seconds limit, the test is invalid".into());
         assert!(siitperf_lines(&r)[0].contains("invalid"));
         assert!(trial_summary(&r).contains("INVALID"));
+    }
+
+    /// siitperf's example of STATEFUL.md section 7: N = M = 4,000,000 at R = 8,000,000.
+    fn preliminary() -> PreliminaryReport {
+        PreliminaryReport {
+            frames: 4_000_000,
+            rate: 8_000_000,
+            sent: 4_000_000,
+            received: 4_000_000,
+            foreground_received: 4_000_000,
+            foreground_sent: 4_000_000,
+            valid_entries: 4_000_000,
+            state_table: 4_000_000,
+            send_duration_s: 0.5000001234,
+            sending_valid: true,
+            ..Default::default()
+        }
+    }
+
+    fn stateful_report(p: PreliminaryReport, phase2: bool) -> TrialReport {
+        let d = DirectionReport {
+            sent: 240_000_000,
+            received: 240_000_000,
+            latency_ns: vec![1_000_000; 10],
+            ..Default::default()
+        };
+        TrialReport {
+            valid: phase2,
+            duration_s: 60.0,
+            timeout_ms: 2000,
+            forward: phase2.then(|| d.clone()),
+            reverse: phase2.then_some(d),
+            preliminary: Some(p),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn siitperf_preliminary_lines_when_phase_1_succeeded() {
+        let r = stateful_report(preliminary(), true);
+        assert_eq!(
+            siitperf_lines(&r),
+            vec![
+                "Info: Preliminary sender's sending took 0.5000001234 seconds.",
+                "Preliminary frames sent: 4000000",
+                "Preliminary frames received: 4000000",
+                "Info: Preliminary phase finished.",
+                "Forward frames sent: 240000000",
+                "Forward frames received: 240000000",
+                "Reverse frames sent: 240000000",
+                "Reverse frames received: 240000000",
+            ]
+        );
+        // -lat and -pdv print the same preliminary lines first.
+        let l = siitperf_latency_lines(&r);
+        assert_eq!(l[..4], siitperf_lines(&r)[..4]);
+        assert!(l.contains(&"Forward TL: 1.000000".to_string()), "{l:?}");
+        let p = siitperf_pdv_lines(&r, 10);
+        assert_eq!(p, siitperf_lines(&r));
+        assert_eq!(
+            preliminary_summary(r.preliminary.as_ref().unwrap()),
+            "phase 1: 4,000,000 frames at 8,000,000 fps, 4,000,000 of 4,000,000 foreground frames learnt, \
+             state table 4,000,000/4,000,000"
+        );
+        let s = trial_summary(&r);
+        assert!(s.starts_with("phase 1: 4,000,000 frames at 8,000,000 fps,"), "{s}");
+        assert!(s.contains("trial valid: no loss") && !s.contains("did not run"), "{s}");
+    }
+
+    #[test]
+    fn siitperf_preliminary_lines_when_sending_was_too_slow() {
+        let mut p = preliminary();
+        p.send_duration_s = 1.0;
+        p.sending_valid = false;
+        let mut r = stateful_report(p, false);
+        // The engine's reason in siitperf's words is not printed twice; another reason is.
+        r.invalid_reasons = vec![
+            "Preliminary sending was too slow (only 50.0000000000 percent of required rate), the test is invalid".into(),
+            "the tester itself dropped frames".into(),
+        ];
+        assert_eq!(
+            siitperf_lines(&r),
+            vec![
+                "Info: Preliminary sender's sending took 1.0000000000 seconds.",
+                "Warning: Preliminary sending was too slow (only 50.0000000000 percent of required rate), the test is invalid.",
+                "Preliminary frames received: 4000000",
+                "Info: Preliminary phase finished.",
+                "Warning: the tester itself dropped frames.",
+            ]
+        );
+        assert!(!siitperf_lines(&r).iter().any(|l| l.starts_with("Preliminary frames sent")));
+        assert_eq!(siitperf_latency_lines(&r), siitperf_lines(&r));
+        assert_eq!(siitperf_pdv_lines(&r, 0), siitperf_lines(&r));
+        let s = trial_summary(&r);
+        assert!(s.contains("sending too slow: 1.000000 s, 50.0000 % of the rate"), "{s}");
+        assert!(s.contains("phase 2 did not run") && s.contains("trial INVALID"), "{s}");
+    }
+
+    #[test]
+    fn siitperf_preliminary_lines_when_the_state_table_was_not_filled() {
+        let mut p = preliminary();
+        (p.received, p.foreground_received, p.valid_entries) = (3_999_990, 3_999_990, 3_999_990);
+        p.duplicate_tuples = Some(2);
+        let mut r = stateful_report(p, false);
+        r.invalid_reasons = vec!["Failed to fill state table (valid entries: 3999990, state table size: 4000000)".into()];
+        assert_eq!(
+            siitperf_lines(&r),
+            vec![
+                "Info: Preliminary sender's sending took 0.5000001234 seconds.",
+                "Preliminary frames sent: 4000000",
+                "Preliminary frames received: 3999990",
+                "Error: Failed to fill state table (valid entries: 3999990, state table size: 4000000)!",
+            ]
+        );
+        assert_eq!(siitperf_latency_lines(&r), siitperf_lines(&r));
+        let s = trial_summary(&r);
+        assert!(
+            s.contains("3,999,990 of 4,000,000 foreground frames learnt, state table 3,999,990/4,000,000; state table NOT filled"),
+            "{s}"
+        );
+        assert!(s.contains("; 2 duplicate tuples"), "{s}");
+        // Both failures at once: siitperf prints the warning and the error.
+        let mut p = preliminary();
+        (p.sending_valid, p.send_duration_s, p.valid_entries) = (false, 2.0, 1);
+        let l = siitperf_preliminary_lines(&p);
+        assert_eq!(l.len(), 4);
+        assert!(l[1].starts_with("Warning: Preliminary sending was too slow (only 25.0000000000 percent"));
+        assert!(l[3].starts_with("Error: Failed to fill state table (valid entries: 1,"));
     }
 
     #[test]

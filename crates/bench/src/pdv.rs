@@ -64,7 +64,6 @@ impl PdvConfig {
         TrialSpec {
             latency: None,
             rate_change: None,
-            preliminary: None,
             pdv: Some(PdvSpec {
                 frame_timeout_ms: self.frame_timeout_ms,
                 exact: self.exact,

@@ -2,12 +2,20 @@
 //! direction, and the one frame loss formula every command uses ([`loss_percent`]).
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{DirectionReport, TrialReport, TrialSpec};
+use xlat_engine::{DirectionReport, PreliminaryReport, TrialReport, TrialSpec};
 
 /// Frame loss in percent, RFC 2544 section 26.3: (input count - output count) x 100 / input
 /// count. `None` when nothing was sent. Every loss percentage xlatperf prints or writes is this.
 pub fn loss_percent(sent: u64, received: u64) -> Option<f64> {
     (sent > 0).then(|| sent.saturating_sub(received) as f64 * 100.0 / sent as f64)
+}
+
+/// The preliminary phase sent its frames in time but the Responder learnt fewer tuples than the
+/// state table holds (siitperf's `Failed to fill state table`): the DUT dropped phase 1 frames
+/// at the preliminary rate, so phase 2 had no table to answer from. A failure at the preliminary
+/// rate `R`, not at the trial's rate, and not the tester's limit.
+pub fn state_table_not_filled(p: &PreliminaryReport) -> bool {
+    p.sending_valid && p.valid_entries < p.state_table
 }
 
 /// The counts of one direction of a trial.
@@ -91,6 +99,10 @@ pub struct TrialRecord {
     pub tester_bound: bool,
     pub forward: Option<DirectionCounts>,
     pub reverse: Option<DirectionCounts>,
+    /// The preliminary phase (phase 1) of a stateful trial (RFC 9693), as the engine reported
+    /// it. When it failed, phase 2 did not run: `forward` and `reverse` are `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preliminary: Option<PreliminaryReport>,
 }
 
 impl TrialRecord {
@@ -109,6 +121,7 @@ impl TrialRecord {
             tester_bound: false,
             forward: report.forward.as_ref().map(DirectionCounts::from_report),
             reverse: report.reverse.as_ref().map(DirectionCounts::from_report),
+            preliminary: report.preliminary.clone(),
         }
     }
 

@@ -11,9 +11,16 @@
 //! last frames of the trial being the lost ones. For system recovery (a trial with a rate
 //! change), an overloaded DUT keeps losing every frame for `recovery_time_s` after the rate
 //! reduction, and the report names the last lost frame.
+//!
+//! A stateful trial (`TrialSpec::preliminary`) first runs a simulated phase 1: all N frames are
+//! foreground; the DUT lets through what its connection establishment rate
+//! (`preliminary_capacity_fps`) allows at the preliminary rate R; the tester cannot send phase 1
+//! faster than `preliminary_tester_max` (sending too slow, the trial invalid); and the next
+//! `unfilled_next` stateful trials lose one phase 1 frame. When phase 1 fails (too slow, or the
+//! state table of M entries not filled) phase 2 does not run, as in the engine.
 
 use xlat_engine::delay::{DelayRecorder, IpdvRecorder};
-use xlat_engine::{DirectionReport, PdvReport, RateChange, TrialReport, TrialSpec};
+use xlat_engine::{DirectionReport, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, TrialReport, TrialSpec};
 use xlat_traffic::rng::SplitMix64;
 
 use crate::error::BenchError;
@@ -53,6 +60,12 @@ pub struct SimDut {
     /// Only the reverse direction is active (see [`TrialRunner::set_directions`]).
     pub reverse_only: bool,
     pub recovery_time_s: f64,
+    /// Phase 1: the DUT's connection establishment rate, frames/s (`None`: unlimited).
+    pub preliminary_capacity_fps: Option<f64>,
+    /// Phase 1: the fastest rate the tester can send at (`None`: any).
+    pub preliminary_tester_max: Option<u64>,
+    /// The next this many stateful trials lose one phase 1 frame (the table is not filled).
+    pub unfilled_next: u32,
     /// Every spec run, in order.
     pub log: Vec<TrialSpec>,
     rng: Noise,
@@ -73,6 +86,9 @@ impl SimDut {
             bidirectional: true,
             reverse_only: false,
             recovery_time_s: 0.0,
+            preliminary_capacity_fps: None,
+            preliminary_tester_max: None,
+            unfilled_next: 0,
             log: Vec::new(),
             rng: Noise::new(seed),
         }
@@ -97,6 +113,71 @@ impl SimDut {
         self.latency_ns = ns;
         self.latency_jitter_ns = jitter_ns;
         self
+    }
+
+    /// Phase 1 frames above `fps` are lost (the DUT's connection establishment rate).
+    pub fn preliminary_capacity(mut self, fps: f64) -> SimDut {
+        self.preliminary_capacity_fps = Some(fps);
+        self
+    }
+
+    /// The tester cannot send phase 1 faster than `rate`.
+    pub fn preliminary_tester_max(mut self, rate: u64) -> SimDut {
+        self.preliminary_tester_max = Some(rate);
+        self
+    }
+
+    /// The next `trials` stateful trials do not fill the state table.
+    pub fn unfilled_next(mut self, trials: u32) -> SimDut {
+        self.unfilled_next = trials;
+        self
+    }
+
+    /// The simulated phase 1 of a stateful trial, and why it failed, if it did.
+    fn preliminary(&mut self, p: &PreliminarySpec) -> (PreliminaryReport, Option<String>) {
+        let (n, r) = (p.frames, p.rate.max(1));
+        let sending_valid = self.preliminary_tester_max.is_none_or(|x| r <= x);
+        let ideal_s = n as f64 / r as f64;
+        let send_duration_s = match self.preliminary_tester_max {
+            Some(x) if !sending_valid => n as f64 / x.max(1) as f64,
+            _ => ideal_s,
+        };
+        let mut received = match self.preliminary_capacity_fps {
+            Some(c) if r as f64 > c => ((n as f64) * c / r as f64).floor() as u64,
+            _ => n,
+        };
+        if self.unfilled_next > 0 {
+            self.unfilled_next -= 1;
+            received = received.min(n.saturating_sub(1));
+        }
+        let valid_entries = received.min(p.state_table);
+        let report = PreliminaryReport {
+            frames: n,
+            rate: p.rate,
+            sent: n,
+            received,
+            foreground_received: received,
+            foreground_sent: n,
+            valid_entries,
+            state_table: p.state_table,
+            send_duration_s,
+            sending_valid,
+            ..PreliminaryReport::default()
+        };
+        let why = if !sending_valid {
+            Some(format!(
+                "Preliminary sending was too slow (only {:.10} percent of required rate), the test is invalid",
+                100.0 * ideal_s / send_duration_s
+            ))
+        } else if valid_entries < p.state_table {
+            Some(format!(
+                "Failed to fill state table (valid entries: {valid_entries}, state table size: {})",
+                p.state_table
+            ))
+        } else {
+            None
+        };
+        (report, why)
     }
 
     pub fn unidirectional(mut self) -> SimDut {
@@ -219,12 +300,26 @@ impl SimDut {
 impl TrialRunner for SimDut {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
         self.log.push(spec.clone());
+        let preliminary = spec.preliminary.as_ref().map(|p| self.preliminary(p));
+        if let Some((p, Some(why))) = preliminary.clone() {
+            return Ok(TrialReport {
+                preliminary: Some(p),
+                valid: false,
+                invalid_reasons: vec![why],
+                frame_size: spec.frame_size,
+                rate: spec.rate,
+                duration_s: spec.duration_s,
+                timeout_ms: spec.timeout_ms,
+                forward: None,
+                reverse: None,
+            });
+        }
         let capacity = self.capacity();
         let forward = (!self.reverse_only).then(|| self.direction(spec, capacity));
         let reverse = (self.bidirectional || self.reverse_only).then(|| self.direction(spec, capacity));
         let reason = self.invalid_reason(spec.rate);
         Ok(TrialReport {
-            preliminary: None,
+            preliminary: preliminary.map(|(p, _)| p),
             valid: reason.is_none(),
             invalid_reasons: reason.into_iter().collect(),
             frame_size: spec.frame_size,

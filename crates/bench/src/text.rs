@@ -9,7 +9,7 @@ use crate::delay::{Delay, LatencyStats};
 use crate::frame_loss::FrameLossResult;
 use crate::latency::{LatencyResult, LatencySummary};
 use crate::pdv::{PdvDirection, PdvResult};
-use crate::record::{DirectionCounts, TrialRecord};
+use crate::record::{state_table_not_filled, DirectionCounts, TrialRecord};
 use crate::recovery::{RecoveryDirectionResult, RecoveryResult};
 use crate::repeat::Repeated;
 use crate::result::BenchResult;
@@ -102,6 +102,7 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
                 rr,
                 rd,
                 match t.pass {
+                    None if t.preliminary.as_ref().is_some_and(state_table_not_filled) => "phase 1: table not filled".into(),
                     None if t.tester_bound => "invalid: tester-bound".into(),
                     None => "invalid".into(),
                     Some(true) => "pass".into(),
@@ -110,7 +111,7 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
             ]
         })
         .collect();
-    text_table(
+    let mut table = text_table(
         &[
             "#",
             "phase",
@@ -123,6 +124,55 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
             "rev received",
             "rev tester dropped tx/rx",
             "result",
+        ],
+        &rows,
+    );
+    if trials.iter().any(|t| t.preliminary.is_some()) {
+        table.push_str("\nPreliminary phases (stateful, RFC 9693: phase 1 before each trial)\n");
+        table.push_str(&preliminary_table(trials));
+    }
+    table
+}
+
+/// The preliminary phase of every stateful trial: frames sent and received, the foreground
+/// frames learnt of those sent, the state table's valid entries of its size, the sending time
+/// and the verdict (`ok`, `too slow`: the tester's limit, `not filled`: the DUT lost phase 1
+/// frames at that rate), and the duplicate learnt tuples when they were checked.
+pub fn preliminary_table(trials: &[TrialRecord]) -> String {
+    let rows: Vec<Vec<String>> = trials
+        .iter()
+        .filter_map(|t| t.preliminary.as_ref().map(|p| (t, p)))
+        .map(|(t, p)| {
+            vec![
+                t.index.to_string(),
+                group(p.rate),
+                group(p.sent),
+                group(p.received),
+                format!("{}/{}", group(p.foreground_received), group(p.foreground_sent)),
+                format!("{}/{}", group(p.valid_entries), group(p.state_table)),
+                format!("{:.6}", p.send_duration_s),
+                p.duplicate_tuples.map_or("-".into(), group),
+                if !p.sending_valid {
+                    "too slow".into()
+                } else if p.valid_entries < p.state_table {
+                    "not filled".into()
+                } else {
+                    "ok".into()
+                },
+            ]
+        })
+        .collect();
+    text_table(
+        &[
+            "#",
+            "rate (fps)",
+            "sent",
+            "received",
+            "fg learnt/sent",
+            "state table",
+            "sending (s)",
+            "dup tuples",
+            "phase 1",
         ],
         &rows,
     )

@@ -4,7 +4,7 @@
 use xlat_engine::{TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
-use crate::record::TrialRecord;
+use crate::record::{state_table_not_filled, TrialRecord};
 use crate::runner::{Progress, ProgressEvent, TrialRunner};
 
 /// Judge a trial: `None` if it is invalid (neither pass nor fail), otherwise whether every
@@ -23,14 +23,22 @@ fn within_tolerance(report: &TrialReport, loss_tolerance: f64) -> bool {
 
 /// Judge a trial by a procedure's own rule: `None` if it is invalid, otherwise `pass(report)`.
 pub fn judge_by(report: &TrialReport, pass: &dyn Fn(&TrialReport) -> bool) -> Result<Option<bool>, BenchError> {
-    if report.directions().next().is_none() {
-        return Err(BenchError::Report("the trial report has no active direction".into()));
-    }
+    // An invalid trial first: a stateful trial whose preliminary phase failed is invalid and
+    // has no direction (phase 2 did not run).
     if !report.valid {
         return Ok(None);
     }
+    if report.directions().next().is_none() {
+        return Err(BenchError::Report("the trial report has no active direction".into()));
+    }
     Ok(Some(pass(report)))
 }
+
+/// Attempts at a stateful trial whose preliminary phase did not fill the state table before the
+/// procedure stops with [`BenchError::StateTableNotFilled`]. siitperf's
+/// `binary-rate-alg.sh-sf` reruns such a test for as long as it fails; a DUT that cannot take
+/// the preliminary rate would keep it running forever, so xlatperf gives up after three.
+pub const FILL_ATTEMPTS: u32 = 3;
 
 /// A trial spec run with the invalid-trial retry rule.
 pub(crate) struct Outcome {
@@ -148,6 +156,13 @@ impl<'a> Session<'a> {
     /// invalid the outcome has no verdict (`pass: None`), the last record is marked
     /// `tester_bound` and the rate is remembered in `lowest_invalid`: what that means is the
     /// procedure's decision (an upper bound of a search, or an error).
+    ///
+    /// A stateful trial whose preliminary phase sent in time but did not fill the state table
+    /// (the DUT lost phase 1 frames at the preliminary rate) is neither: it says nothing about
+    /// this trial's rate, and a lower trial rate would not help. It is run again, up to
+    /// [`FILL_ATTEMPTS`] in all, as siitperf's `-sf` script reruns it; then the procedure stops
+    /// with [`BenchError::StateTableNotFilled`]. (A preliminary phase that sent too slowly is
+    /// an invalid trial like any other: the tester's limit.)
     pub fn run(&mut self, spec: &TrialSpec, phase: &str, loss_tolerance: f64) -> Result<Outcome, BenchError> {
         self.run_judged(spec, phase, &|r| within_tolerance(r, loss_tolerance))
     }
@@ -157,13 +172,47 @@ impl<'a> Session<'a> {
         check_spec(spec)?;
         let attempts = self.retries.saturating_add(1);
         let mut attempt = 1;
+        let (mut invalid, mut unfilled) = (0u32, 0u32);
         loop {
             let report = self.runner.run(spec).map_err(|e| self.runner_error(e))?;
-            self.trial_seconds += spec.duration_s;
-            self.elapsed_s += spec.duration_s + spec.timeout_ms as f64 / 1000.0;
+            let phase2_ran = report.directions().next().is_some();
+            if phase2_ran {
+                self.trial_seconds += spec.duration_s;
+                self.elapsed_s += spec.duration_s + spec.timeout_ms as f64 / 1000.0;
+            }
+            if let Some(p) = &spec.preliminary {
+                // Phase 2 starts D ms after phase 1 began; without phase 2, phase 1 and its
+                // timeout still took their time.
+                self.elapsed_s += if phase2_ran {
+                    p.phase_delay_ms as f64 / 1000.0
+                } else {
+                    p.frames as f64 / p.rate.max(1) as f64 + p.timeout_ms as f64 / 1000.0
+                };
+            }
+            if let Some(p) = report.preliminary.as_ref().filter(|p| state_table_not_filled(p)) {
+                unfilled += 1;
+                let record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, None);
+                self.progress.trial(self.procedure, &record);
+                self.trials.push(record);
+                if unfilled >= FILL_ATTEMPTS {
+                    return Err(BenchError::StateTableNotFilled {
+                        rate: p.rate,
+                        frames: p.frames,
+                        valid_entries: p.valid_entries,
+                        state_table: p.state_table,
+                        attempts: unfilled,
+                        trials: self.trials.clone(),
+                    });
+                }
+                attempt += 1;
+                continue;
+            }
             let verdict = judge_by(&report, pass)?;
             let mut record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, verdict);
-            let bound = verdict.is_none() && attempt >= attempts;
+            if verdict.is_none() {
+                invalid += 1;
+            }
+            let bound = verdict.is_none() && invalid >= attempts;
             record.tester_bound = bound;
             self.progress.trial(self.procedure, &record);
             self.trials.push(record);

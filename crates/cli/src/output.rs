@@ -210,6 +210,43 @@ mod tests {
     }
 
     #[test]
+    fn json_of_a_stateful_trial_keeps_the_preliminary_phase() {
+        // What `xlatperf trial --json FILE` writes: the report as serde_json makes it.
+        let report = xlat_engine::TrialReport {
+            preliminary: Some(xlat_engine::PreliminaryReport {
+                frames: 1000,
+                rate: 500,
+                sent: 1000,
+                received: 999,
+                foreground_received: 999,
+                foreground_sent: 1000,
+                valid_entries: 999,
+                state_table: 1000,
+                send_duration_s: 2.0,
+                sending_valid: true,
+                duplicate_tuples: Some(0),
+                ..Default::default()
+            }),
+            invalid_reasons: vec!["Failed to fill state table (valid entries: 999, state table size: 1000)".into()],
+            ..Default::default()
+        };
+        let dir = std::env::temp_dir().join(format!("xlatperf-out-pre-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("trial.json");
+        JsonTo::File(f.clone()).write(&serde_json::to_string(&report).unwrap()).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        let p = &v["preliminary"];
+        assert_eq!((p["valid_entries"].as_u64(), p["state_table"].as_u64()), (Some(999), Some(1000)));
+        assert_eq!(p["foreground_received"].as_u64(), Some(999));
+        assert_eq!(p["duplicate_tuples"].as_u64(), Some(0));
+        assert_eq!(p["sending_valid"].as_bool(), Some(true));
+        assert!(v["forward"].is_null());
+        let back: xlat_engine::TrialReport = serde_json::from_value(v).unwrap();
+        assert_eq!(back, report);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn json_goes_to_a_file_or_to_standard_output() {
         assert_eq!(parse_json_to("-"), Ok(JsonTo::Stdout));
         assert_eq!(parse_json_to("r.json"), Ok(JsonTo::File(PathBuf::from("r.json"))));
