@@ -49,15 +49,18 @@ fn tester_ruleset() -> String {
 }
 
 /// nftables ruleset of the DUT for nat44 and nat64: masquerade everything leaving on the right,
-/// and forward from the right only what belongs to a connection the left opened. Without the
-/// filter the DUT would route a frame from the right to a left address (198.18.0.2, or TAYGA's
-/// pool) as a new connection: a stateful gateway drops what it has no entry for, and the
-/// stateful tests prove that the Responder's frames pass only through entries of phase 1.
+/// and accept from the right only what belongs to a connection the left opened. Without the
+/// forward filter the DUT would route a frame from the right to a left address (198.18.0.2, or
+/// TAYGA's pool) as a new connection; without the input filter a frame to the DUT's public
+/// address with no entry (after `conntrack -F`) would make a new entry of its own (and an ICMP
+/// error). A stateful gateway drops what it has no entry for, and the stateful tests count on
+/// it: the Responder's frames pass only through entries of phase 1, and make none.
 fn nat_ruleset() -> String {
     format!(
         "table ip xlat {{\n\
          \tchain postrouting {{ type nat hook postrouting priority srcnat; policy accept; oifname \"{DUT_RIGHT}\" masquerade; }}\n\
          \tchain forward {{ type filter hook forward priority filter; policy accept; ct state established,related accept; iifname \"{DUT_RIGHT}\" drop; }}\n\
+         \tchain input {{ type filter hook input priority filter; policy accept; ct state established,related accept; iifname \"{DUT_RIGHT}\" drop; }}\n\
          }}\n"
     )
 }
@@ -518,8 +521,11 @@ mod tests {
         let nat = nat_ruleset();
         assert!(nat.contains("oifname \"xlat-dr\" masquerade"), "{nat}");
         // From the right, only what belongs to a connection the left opened is forwarded.
-        assert!(
-            nat.contains("hook forward") && nat.contains("ct state established,related accept; iifname \"xlat-dr\" drop;"),
+        assert!(nat.contains("hook forward") && nat.contains("hook input"), "{nat}");
+        assert_eq!(
+            nat.matches("ct state established,related accept; iifname \"xlat-dr\" drop;")
+                .count(),
+            2,
             "{nat}"
         );
     }
