@@ -64,7 +64,7 @@ use std::path::PathBuf;
 
 pub use error::LabError;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
-pub use status::{LinkStatus, Status};
+pub use status::{ConntrackStatus, LinkStatus, Status};
 pub use topology::{
     config, config_toml, CpuSplit, StatefulLab, Topology, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DUT_LEFT,
     DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL,

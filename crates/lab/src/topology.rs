@@ -629,7 +629,7 @@ timeout_ms = 2000
         let trial = config(Topology::Nat44).trial;
         let end_of_phase2_s = (sf.phase_delay_ms + trial.timeout_ms) as f64 / 1000.0 + trial.duration_s;
         assert!((CONNTRACK_UDP_TIMEOUT_S as f64) > 5.0 * end_of_phase2_s, "{end_of_phase2_s}");
-        assert!(CONNTRACK_MAX >= 2_000_000 && CONNTRACK_BUCKETS >= 2_000_000);
+        const { assert!(CONNTRACK_MAX >= 2_000_000 && CONNTRACK_BUCKETS >= 2_000_000) };
         assert!(CONNTRACK_MAX >= 2 * sf.state_table);
     }
 

@@ -345,6 +345,10 @@ fn nat_labs_tune_conntrack_and_down_restores_the_host() {
             _ => {}
         }
     }
+    let st = status().unwrap();
+    let ct = st.conntrack.expect("the DUT's conntrack in the status");
+    assert_eq!((ct.udp_timeout_s, ct.max >= CONNTRACK_MAX), (CONNTRACK_UDP_TIMEOUT_S, true), "{st}");
+    assert!(st.to_string().contains("UDP timeout 600 s"), "{st}");
     // The DUT's table empties on command (before every trial).
     dut_exec(&["conntrack", "-F"]).unwrap();
     assert_eq!(dut_exec(&["conntrack", "-C"]).unwrap().trim(), "0");
