@@ -5,7 +5,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_config::{parse_toml, Backend, Cpus, SourceKind, TestConfig};
 use xlat_lab::{config, config_toml, Topology};
-use xlat_traffic::{IpVersion, Stateful};
+use xlat_traffic::{IpVersion, Stateful, Variation};
 
 /// The file of topology `t`, read as `xlatperf` reads it.
 fn read(t: Topology) -> TestConfig {
@@ -60,17 +60,71 @@ fn ip_versions_and_directions_per_topology() {
         (Topology::Router4, V4, V4, true),
         (Topology::Router6, V6, V6, true),
         (Topology::Siit, V6, V4, true),
-        (Topology::Nat44, V4, V4, false),
-        (Topology::Nat64, V6, V4, false),
+        (Topology::Nat44, V4, V4, true),
+        (Topology::Nat64, V6, V4, true),
     ];
     assert_eq!(expected.map(|e| e.0), Topology::ALL);
     for (t, left, right, reverse) in expected {
         let s = read(t).setup;
         assert_eq!((s.left.ip_version, s.right.ip_version), (left, right), "{t}");
         assert!(s.forward, "{t}");
-        assert_eq!(s.reverse, reverse, "{t}: the NAT topologies only open mappings from the left");
-        assert_eq!(s.stateful.mode, Stateful::Off, "{t}");
+        // Through the NATs the reverse direction is the Responder's (a stateful test).
+        assert_eq!(s.reverse, reverse, "{t}");
+        let mode = if t.uses_nat() { Stateful::InitiatorLeft } else { Stateful::Off };
+        assert_eq!(s.stateful.mode, mode, "{t}");
         assert_eq!((s.fg_n, s.fg_m), (2, 2), "{t}");
+    }
+}
+
+/// nat44 and nat64 write a ready stateful test (RFC 9693): Initiator left, an IPv4 Responder
+/// right, phase 1 enumerating in pseudorandom order every combination of the forward ports
+/// that phase 2 draws pseudorandomly, at least the 1,000,000 connections of the must-show run;
+/// and the keys the configuration reader does not know yet as comments, with the DUT command
+/// that empties the connection table before every trial.
+#[test]
+fn the_nat_topologies_write_stateful_tests() {
+    for t in [Topology::Nat44, Topology::Nat64] {
+        let cfg = read(t);
+        xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let s = &cfg.setup;
+        assert_eq!(s.stateful.mode, Stateful::InitiatorLeft, "{t}");
+        assert_eq!(s.stateful.enumerate_ports, Variation::Pseudorandom, "{t}");
+        assert_eq!(s.stateful.enumerate_ips, Variation::Fixed, "{t}");
+        assert_eq!(s.stateful.responder_tuples, Variation::Pseudorandom, "{t}");
+        assert_eq!(s.right.ip_version, IpVersion::V4, "{t}: the Responder is IPv4");
+        assert!(s.forward && s.reverse, "{t}");
+        let p = s.forward_ports;
+        for f in [p.sport, p.dport] {
+            assert_eq!(f.variation, Variation::Pseudorandom, "{t}");
+        }
+        assert_eq!(
+            (p.sport.min, p.sport.max, p.dport.min, p.dport.max),
+            (10_000, 10_999, 1, 1000),
+            "{t}"
+        );
+        let combinations = u64::from(p.sport.max - p.sport.min + 1) * u64::from(p.dport.max - p.dport.min + 1);
+        let sf = t.stateful().expect("a NAT topology is stateful");
+        assert_eq!((sf.preliminary_frames, sf.state_table), (combinations, combinations), "{t}");
+        assert!(combinations >= 1_000_000, "{t}");
+        assert_eq!(
+            sf.phase_delay_ms,
+            1000 * sf.preliminary_frames / sf.preliminary_rate + 2 * sf.preliminary_timeout_ms
+        );
+        let text = config_toml(t);
+        for line in [
+            "#   preliminary_frames = 1000000",
+            "#   state_table = 1000000",
+            "#   preliminary_rate = 50000",
+            "#   preliminary_timeout_ms = 2000",
+            "#   phase_delay_ms = 24000",
+            "#   [dut]",
+            "#   before_trial = \"ip netns exec xlat-dut conntrack -F\"",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{t}: {line} missing in\n{text}");
+        }
+    }
+    for t in [Topology::Router4, Topology::Router6, Topology::Siit] {
+        assert!(t.stateful().is_none() && !config_toml(t).contains("before_trial"), "{t}");
     }
 }
 

@@ -28,8 +28,17 @@
 //! | router4 | kernel IPv4 forwarding |
 //! | router6 | kernel IPv6 forwarding |
 //! | siit | TAYGA, prefix 2001:2:0:6464::/96, static map 2001:2::/120 <-> 198.18.1.0/24 (left IPv6, right IPv4) |
-//! | nat44 | nftables masquerade (conntrack) of everything leaving on xlat-dr |
-//! | nat64 | TAYGA, same prefix, dynamic pool 198.18.128.0/18, plus the nat44 masquerade |
+//! | nat44 | nftables masquerade (conntrack) of everything leaving on xlat-dr; from xlat-dr only established/related is forwarded |
+//! | nat64 | TAYGA, same prefix, dynamic pool 198.18.128.0/18, plus the nat44 rules |
+//!
+//! nat44 and nat64 are stateful DUTs (RFC 9693), and their configurations are stateful tests:
+//! Initiator left, every combination of source ports 10000-10999 and destination ports 1-1000
+//! (1,000,000) opened in pseudorandom order in phase 1, the Responder right (IPv4). `up` sets
+//! the DUT namespace's UDP conntrack timeouts to 600 s (per namespace), and raises the host-wide
+//! `net.netfilter.nf_conntrack_max` and `nf_conntrack_buckets` (the hash size; both writable in
+//! the initial namespace only) to 2^21, saving the old values in the state file so that [`down`]
+//! restores them, also after a crash. The DUT's connection table is emptied before every trial
+//! with `ip netns exec xlat-dut conntrack -F`.
 //!
 //! For siit the left tester 2001:2::2 appears on the right as 198.18.1.2 (`ipv4_virt` of the
 //! left side) and reaches the right tester 198.19.0.2 at 2001:2:0:6464::198.19.0.2 (`ipv6_virt`
@@ -55,11 +64,13 @@ use std::path::PathBuf;
 
 pub use error::LabError;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
-pub use status::{LinkStatus, Status};
+pub use status::{ConntrackStatus, LinkStatus, Status};
 pub use topology::{
-    config, config_toml, CpuSplit, Topology, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6,
-    LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL, NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4,
-    SIIT_MAP_IPV6, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4,
+    config, config_toml, CpuSplit, StatefulLab, Topology, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DUT_LEFT,
+    DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL,
+    NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL,
+    STATEFUL_CONNECTIONS, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS,
+    STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4,
     TESTER_RIGHT_IPV6,
 };
 

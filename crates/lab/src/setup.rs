@@ -21,6 +21,22 @@ const GC_THRESH: [(&str, u64); 6] = [
 
 const TXQUEUELEN: &str = "10000";
 
+/// Connection tracking limits of the initial namespace, raised for nat44 and nat64 (on this
+/// kernel, 6.x, both are global: read-only in every other namespace; the hash size is the same
+/// value as `/sys/module/nf_conntrack/parameters/hashsize`). A hash as large as the table, as in
+/// seeds/001's measurements.
+const CONNTRACK_GLOBAL: [(&str, u64); 2] = [
+    ("net.netfilter.nf_conntrack_max", CONNTRACK_MAX),
+    ("net.netfilter.nf_conntrack_buckets", CONNTRACK_BUCKETS),
+];
+
+/// UDP timeouts of the DUT's connection tracking: these are per namespace, so they go with the
+/// DUT namespace and need no restoring.
+const CONNTRACK_UDP_TIMEOUTS: [&str; 2] = [
+    "net.netfilter.nf_conntrack_udp_timeout",
+    "net.netfilter.nf_conntrack_udp_timeout_stream",
+];
+
 /// nftables ruleset of the tester namespace: drop everything at ingress of both tester ports,
 /// so the namespace's IP stack spends nothing on test frames (packet sockets see them first).
 fn tester_ruleset() -> String {
@@ -32,11 +48,19 @@ fn tester_ruleset() -> String {
     )
 }
 
-/// nftables ruleset of the DUT for nat44 and nat64: masquerade everything leaving on the right.
+/// nftables ruleset of the DUT for nat44 and nat64: masquerade everything leaving on the right,
+/// and accept from the right only what belongs to a connection the left opened. Without the
+/// forward filter the DUT would route a frame from the right to a left address (198.18.0.2, or
+/// TAYGA's pool) as a new connection; without the input filter a frame to the DUT's public
+/// address with no entry (after `conntrack -F`) would make a new entry of its own (and an ICMP
+/// error). A stateful gateway drops what it has no entry for, and the stateful tests count on
+/// it: the Responder's frames pass only through entries of phase 1, and make none.
 fn nat_ruleset() -> String {
     format!(
         "table ip xlat {{\n\
          \tchain postrouting {{ type nat hook postrouting priority srcnat; policy accept; oifname \"{DUT_RIGHT}\" masquerade; }}\n\
+         \tchain forward {{ type filter hook forward priority filter; policy accept; ct state established,related accept; iifname \"{DUT_RIGHT}\" drop; }}\n\
+         \tchain input {{ type filter hook input priority filter; policy accept; ct state established,related accept; iifname \"{DUT_RIGHT}\" drop; }}\n\
          }}\n"
     )
 }
@@ -151,7 +175,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState) -> Result<LabInfo, LabError>
         ip_in(DUT_NS, &["link", "set", "dev", dev, "txqueuelen", TXQUEUELEN, "up"])?;
     }
 
-    raise_gc_thresh(st)?;
+    raise_globals(st, &GC_THRESH)?;
 
     let (v4, v6) = t.forwarding();
     sysctl_set(Some(DUT_NS), "net.ipv4.ip_forward", if v4 { "1" } else { "0" })?;
@@ -162,6 +186,8 @@ pub(crate) fn build(t: Topology, st: &mut LabState) -> Result<LabInfo, LabError>
     }
     if t.uses_nat() {
         run_with_input("ip", &["netns", "exec", DUT_NS, "nft", "-f", "-"], Some(&nat_ruleset()))?;
+        // After the ruleset: it loads nf_conntrack, whose sysctls exist only from then on.
+        tune_conntrack(st)?;
     }
 
     wait_links_up()?;
@@ -214,9 +240,11 @@ fn wait_links_up() -> Result<(), LabError> {
     }
 }
 
-/// Raise the host-wide neighbour table limits, remembering the old values for `down`.
-fn raise_gc_thresh(st: &mut LabState) -> Result<(), LabError> {
-    for (key, want) in GC_THRESH {
+/// Raise host-wide sysctls (neighbour table limits, connection tracking limits) that are lower
+/// than wanted, recording each old value in the state file before it changes, so that `down`
+/// restores it, also after a crash (`down`, or `up --replace`, finds the state file).
+fn raise_globals(st: &mut LabState, wanted: &[(&str, u64)]) -> Result<(), LabError> {
+    for &(key, want) in wanted {
         let current = sysctl_get(None, key)?;
         let lower = current.parse::<u64>().map(|v| v < want).unwrap_or(true);
         if lower {
@@ -228,6 +256,18 @@ fn raise_gc_thresh(st: &mut LabState) -> Result<(), LabError> {
             state::write(st)?;
             sysctl_set(None, key, &want.to_string())?;
         }
+    }
+    Ok(())
+}
+
+/// Make the DUT's connection tracking fit a stateful test: a table and hash for
+/// [`CONNTRACK_MAX`] connections (host-wide, restored by `down`), and UDP timeouts of
+/// [`CONNTRACK_UDP_TIMEOUT_S`] in the DUT namespace, well above phase 1, the delay to phase 2
+/// and phase 2 of the lab's stateful configuration together.
+fn tune_conntrack(st: &mut LabState) -> Result<(), LabError> {
+    raise_globals(st, &CONNTRACK_GLOBAL)?;
+    for key in CONNTRACK_UDP_TIMEOUTS {
+        sysctl_set(Some(DUT_NS), key, &CONNTRACK_UDP_TIMEOUT_S.to_string())?;
     }
     Ok(())
 }
@@ -478,7 +518,16 @@ mod tests {
         let t = tester_ruleset();
         assert!(t.contains("table netdev xlat") && t.contains("\"xlat-tl\"") && t.contains("\"xlat-tr\""));
         assert_eq!(t.matches("policy drop").count(), 2);
-        assert!(nat_ruleset().contains("oifname \"xlat-dr\" masquerade"));
+        let nat = nat_ruleset();
+        assert!(nat.contains("oifname \"xlat-dr\" masquerade"), "{nat}");
+        // From the right, only what belongs to a connection the left opened is forwarded.
+        assert!(nat.contains("hook forward") && nat.contains("hook input"), "{nat}");
+        assert_eq!(
+            nat.matches("ct state established,related accept; iifname \"xlat-dr\" drop;")
+                .count(),
+            2,
+            "{nat}"
+        );
     }
 
     #[test]

@@ -49,6 +49,17 @@ pub struct Status {
     pub dut_nat_table: bool,
     /// TAYGA's pid from the state file, and whether it runs.
     pub tayga: Option<(u32, bool)>,
+    /// The DUT's connection tracking, when nf_conntrack is loaded: entries now (the DUT
+    /// namespace's own count), the host-wide table limit, the DUT's UDP timeout in seconds.
+    pub conntrack: Option<ConntrackStatus>,
+}
+
+/// The DUT's connection tracking (nat44, nat64).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConntrackStatus {
+    pub count: u64,
+    pub max: u64,
+    pub udp_timeout_s: u64,
 }
 
 impl Status {
@@ -163,6 +174,14 @@ pub(crate) fn collect() -> Result<Status, LabError> {
         st.ipv4_forwarding = sysctl_bool(DUT_NS, "net.ipv4.ip_forward");
         st.ipv6_forwarding = sysctl_bool(DUT_NS, "net.ipv6.conf.all.forwarding");
         st.dut_nat_table = run_in(DUT_NS, "nft", &["list", "table", "ip", "xlat"]).is_ok();
+        let num = |key: &str| sysctl_get(Some(DUT_NS), key).ok().and_then(|v| v.parse::<u64>().ok());
+        if let (Some(count), Some(max), Some(udp_timeout_s)) = (
+            num("net.netfilter.nf_conntrack_count"),
+            num("net.netfilter.nf_conntrack_max"),
+            num("net.netfilter.nf_conntrack_udp_timeout"),
+        ) {
+            st.conntrack = Some(ConntrackStatus { count, max, udp_timeout_s });
+        }
     }
     st.tayga = st.state.as_ref().and_then(|s| s.tayga_pid).map(|p| (p, alive(p)));
     Ok(st)
@@ -244,6 +263,13 @@ impl fmt::Display for Status {
             )?;
             if self.dut_nat_table || self.topology().is_some_and(|t| t.uses_nat()) {
                 writeln!(f, "DUT NAT table: {}", if self.dut_nat_table { "present" } else { "MISSING" })?;
+                if let Some(c) = self.conntrack {
+                    writeln!(
+                        f,
+                        "DUT conntrack: {} entries (table {}), UDP timeout {} s",
+                        c.count, c.max, c.udp_timeout_s
+                    )?;
+                }
             }
         }
         if let Some((pid, alive)) = self.tayga {

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use xlat_config::{to_toml_with_comment, Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults};
-use xlat_traffic::{IpVersion, PortSpec, Setup, Side, StatefulSpec};
+use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, Stateful, StatefulSpec, Variation};
 
 use crate::error::LabError;
 
@@ -64,6 +64,35 @@ pub const RIGHT_IPV6_VIRT: &str = "2001:2:0:6464::198.19.0.2";
 /// nat64: TAYGA's dynamic pool; nftables masquerades it to 198.19.0.1 on the right.
 pub const NAT64_POOL: &str = "198.18.128.0/18";
 
+/// nat44 and nat64: the connection tracking table and hash size the lab makes room for
+/// (host-wide; `up` raises them if lower and `down` restores them): 2^21, above 2,000,000
+/// connections.
+pub const CONNTRACK_MAX: u64 = 1 << 21;
+pub const CONNTRACK_BUCKETS: u64 = 1 << 21;
+/// nat44 and nat64: the DUT's UDP connection tracking timeouts, seconds (unreplied and
+/// "stream"), far above phase 1 + the delay to phase 2 + phase 2 + the timeout of the lab's
+/// stateful configuration ([`STATEFUL_PHASE_DELAY_MS`] + 60 s + 2 s).
+pub const CONNTRACK_UDP_TIMEOUT_S: u64 = 600;
+
+/// nat44 and nat64: the Initiator's (forward) source ports, pseudorandom in phase 2 and
+/// enumerated in phase 1.
+pub const STATEFUL_SPORT: (u16, u16) = (10_000, 10_999);
+/// nat44 and nat64: the Initiator's (forward) destination ports.
+pub const STATEFUL_DPORT: (u16, u16) = (1, 1000);
+/// N = M: phase 1 enumerates every (source port, destination port) combination once, 1000 x
+/// 1000, so that every entry the DUT makes is a distinct connection and phase 2's pseudorandom
+/// ports meet only existing entries.
+pub const STATEFUL_CONNECTIONS: u64 = 1_000_000;
+/// R: the phase 1 rate, frames/s; safely below what the lab's NAT DUTs forward on a 2-core
+/// machine (BENCHMARKS.md: nat64 168,750 frames/s forward, without connection set-up).
+pub const STATEFUL_PRELIMINARY_RATE: u64 = 50_000;
+/// T: how long the Responder keeps receiving after phase 1 sending ended, ms.
+pub const STATEFUL_PRELIMINARY_TIMEOUT_MS: u64 = 2000;
+/// D = 1000 N / R + 2 T ms (siitperf's scripts): phase 2 starts when phase 1 has surely ended.
+pub const STATEFUL_PHASE_DELAY_MS: u64 = 1000 * STATEFUL_CONNECTIONS / STATEFUL_PRELIMINARY_RATE + 2 * STATEFUL_PRELIMINARY_TIMEOUT_MS;
+/// The DUT command before every trial: empty the connection table.
+pub const STATEFUL_BEFORE_TRIAL: &str = "ip netns exec xlat-dut conntrack -F";
+
 /// A lab topology: which DUT runs in the DUT namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -120,6 +149,11 @@ impl Topology {
         }
     }
 
+    /// The lab's stateful test (RFC 9693), for the NAT topologies: see [`StatefulLab`].
+    pub fn stateful(self) -> Option<StatefulLab> {
+        self.uses_nat().then(StatefulLab::default)
+    }
+
     /// IP version of the (left, right) tester side.
     pub fn ip_versions(self) -> (u8, u8) {
         match self {
@@ -145,6 +179,69 @@ impl FromStr for Topology {
             .into_iter()
             .find(|t| t.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| LabError::UnknownTopology(s.to_string()))
+    }
+}
+
+/// The parts of the lab's stateful configuration (nat44, nat64) beyond
+/// [`StatefulSpec`]: siitperf's `N M R T D` and the DUT command before every trial. The config
+/// crate does not read these keys yet; [`StatefulLab::toml_keys`] gives them as TOML lines, and
+/// `config_toml` writes them as comments until it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatefulLab {
+    /// N: frames of phase 1, all foreground.
+    pub preliminary_frames: u64,
+    /// M: entries of the Responder's state table.
+    pub state_table: u64,
+    /// R: frames/s of phase 1.
+    pub preliminary_rate: u64,
+    /// T: ms the Responder keeps receiving after phase 1.
+    pub preliminary_timeout_ms: u64,
+    /// D: ms from the start of phase 1 to the start of phase 2.
+    pub phase_delay_ms: u64,
+    /// Run (through a shell) before every trial.
+    pub before_trial: String,
+}
+
+impl Default for StatefulLab {
+    fn default() -> Self {
+        StatefulLab {
+            preliminary_frames: STATEFUL_CONNECTIONS,
+            state_table: STATEFUL_CONNECTIONS,
+            preliminary_rate: STATEFUL_PRELIMINARY_RATE,
+            preliminary_timeout_ms: STATEFUL_PRELIMINARY_TIMEOUT_MS,
+            phase_delay_ms: STATEFUL_PHASE_DELAY_MS,
+            before_trial: STATEFUL_BEFORE_TRIAL.to_string(),
+        }
+    }
+}
+
+impl StatefulLab {
+    /// The keys as (TOML path, TOML value), in the order of the file.
+    pub fn toml_keys(&self) -> Vec<(&'static str, String)> {
+        let quoted = format!("\"{}\"", self.before_trial.replace('\\', "\\\\").replace('"', "\\\""));
+        vec![
+            ("stateful.preliminary_frames", self.preliminary_frames.to_string()),
+            ("stateful.state_table", self.state_table.to_string()),
+            ("stateful.preliminary_rate", self.preliminary_rate.to_string()),
+            ("stateful.preliminary_timeout_ms", self.preliminary_timeout_ms.to_string()),
+            ("stateful.phase_delay_ms", self.phase_delay_ms.to_string()),
+            ("dut.before_trial", quoted),
+        ]
+    }
+
+    /// The keys as TOML text: `[stateful]` and `[dut]` tables.
+    pub fn toml(&self) -> String {
+        let mut out = String::new();
+        let mut table = "";
+        for (path, value) in self.toml_keys() {
+            let (t, key) = path.split_once('.').unwrap_or(("", path));
+            if t != table {
+                out.push_str(&format!("[{t}]\n"));
+                table = t;
+            }
+            out.push_str(&format!("{key} = {value}\n"));
+        }
+        out
     }
 }
 
@@ -235,18 +332,42 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
         },
         _ => Cpus::default(),
     };
+    // Through a NAT, reverse traffic needs the Responder: a stateful test (RFC 9693) with the
+    // Initiator on the left, phase 1 enumerating every forward port combination in pseudorandom
+    // order, phase 2 sending pseudorandom ports of the same ranges forward and pseudorandom
+    // learnt tuples back.
+    let (forward_ports, stateful) = match t.stateful() {
+        Some(_) => {
+            let field = |(min, max): (u16, u16)| PortField {
+                variation: Variation::Pseudorandom,
+                min,
+                max,
+            };
+            let ports = PortSpec {
+                sport: field(STATEFUL_SPORT),
+                dport: field(STATEFUL_DPORT),
+            };
+            let spec = StatefulSpec {
+                mode: Stateful::InitiatorLeft,
+                enumerate_ports: Variation::Pseudorandom,
+                enumerate_ips: Variation::Fixed,
+                responder_tuples: Variation::Pseudorandom,
+            };
+            (ports, spec)
+        }
+        None => (PortSpec::default(), StatefulSpec::default()),
+    };
     TestConfig {
         setup: Setup {
             left,
             right,
             forward: true,
-            // Through a NAT, reverse traffic needs the Responder (a stateful test).
-            reverse: !t.uses_nat(),
-            forward_ports: PortSpec::default(),
+            reverse: true,
+            forward_ports,
             reverse_ports: PortSpec::default(),
             fg_n: 2,
             fg_m: 2,
-            stateful: StatefulSpec::default(),
+            stateful,
             seed: None,
             allow_foreign_addresses: false,
         },
@@ -297,6 +418,17 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
             addr(DUT_RIGHT_IPV4)
         ),
     });
+    if let Some(sf) = t.stateful() {
+        c.push_str(&format!(
+            "\nphase 1 opens {} connections: every source port {}-{} x destination port {}-{}, in pseudorandom order\n\
+             the DUT keeps UDP entries {CONNTRACK_UDP_TIMEOUT_S} s; its table holds {CONNTRACK_MAX}\n\
+             phase 1 and DUT keys that this xlatperf's configuration reader does not know yet:",
+            sf.preliminary_frames, STATEFUL_SPORT.0, STATEFUL_SPORT.1, STATEFUL_DPORT.0, STATEFUL_DPORT.1
+        ));
+        for line in sf.toml().lines() {
+            c.push_str(&format!("\n  {line}"));
+        }
+    }
     if let Some(CpuSplit {
         tester: Some(c_tester),
         dut,
@@ -446,7 +578,86 @@ timeout_ms = 2000
         assert_eq!(siit.right.ipv6_virt, Some("2001:2:0:6464::198.19.0.2".parse().unwrap()));
         assert_eq!(config(Topology::Nat64).setup.left.ipv4_virt, None);
         assert!(config(Topology::Nat64).setup.right.ipv6_virt.is_some());
-        assert!(!config(Topology::Nat44).setup.reverse && config(Topology::Router4).setup.reverse);
+        for t in Topology::ALL {
+            assert!(config(t).setup.forward && config(t).setup.reverse, "{t}");
+        }
+    }
+
+    /// nat44 and nat64 are stateful tests, Initiator left, with an IPv4 Responder; the others
+    /// stay stateless.
+    #[test]
+    fn the_nat_topologies_are_stateful() {
+        for t in Topology::ALL {
+            let s = config(t).setup;
+            if !t.uses_nat() {
+                assert_eq!(s.stateful, StatefulSpec::default(), "{t}");
+                assert_eq!(s.forward_ports, PortSpec::default(), "{t}");
+                assert!(t.stateful().is_none(), "{t}");
+                assert!(!config_toml(t).contains("preliminary"), "{t}");
+                continue;
+            }
+            assert_eq!(s.stateful.mode, Stateful::InitiatorLeft, "{t}");
+            assert_eq!(s.stateful.enumerate_ports, Variation::Pseudorandom, "{t}");
+            assert_eq!(s.stateful.enumerate_ips, Variation::Fixed, "{t}");
+            assert_eq!(s.stateful.responder_tuples, Variation::Pseudorandom, "{t}");
+            assert_eq!(s.right.ip_version, IpVersion::V4, "{t}: siitperf's Responder is IPv4");
+            let p = s.forward_ports;
+            assert_eq!(
+                (p.sport.variation, p.dport.variation),
+                (Variation::Pseudorandom, Variation::Pseudorandom)
+            );
+            assert_eq!((p.sport.min, p.sport.max, p.dport.min, p.dport.max), (10_000, 10_999, 1, 1000));
+            let combinations = u64::from(p.sport.max - p.sport.min + 1) * u64::from(p.dport.max - p.dport.min + 1);
+            let sf = t.stateful().unwrap();
+            // Phase 1 enumerates every combination exactly once: N = M = the combinations.
+            assert_eq!(combinations, sf.preliminary_frames, "{t}");
+            assert_eq!(sf.state_table, sf.preliminary_frames, "{t}");
+            assert!(sf.preliminary_frames >= 1_000_000, "{t}: the must-show run needs 1,000,000");
+            assert_eq!(sf.before_trial, "ip netns exec xlat-dut conntrack -F");
+        }
+    }
+
+    /// siitperf's D = 1000 N / R + 2 T, and the DUT forgets nothing before phase 2 ends; its
+    /// table holds twice the lab's connections.
+    #[test]
+    fn stateful_timing_fits_the_dut() {
+        let sf = StatefulLab::default();
+        assert_eq!(
+            sf.phase_delay_ms,
+            1000 * sf.preliminary_frames / sf.preliminary_rate + 2 * sf.preliminary_timeout_ms
+        );
+        let trial = config(Topology::Nat44).trial;
+        let end_of_phase2_s = (sf.phase_delay_ms + trial.timeout_ms) as f64 / 1000.0 + trial.duration_s;
+        assert!((CONNTRACK_UDP_TIMEOUT_S as f64) > 5.0 * end_of_phase2_s, "{end_of_phase2_s}");
+        const { assert!(CONNTRACK_MAX >= 2_000_000 && CONNTRACK_BUCKETS >= 2_000_000) };
+        assert!(CONNTRACK_MAX >= 2 * sf.state_table);
+    }
+
+    /// The keys the config crate does not read yet are valid TOML with the values of
+    /// [`StatefulLab`], and the file carries them as comments.
+    #[test]
+    fn pending_stateful_keys_are_toml() {
+        let sf = StatefulLab::default();
+        let v: toml::Value = toml::from_str(&sf.toml()).unwrap();
+        assert_eq!(v["stateful"]["preliminary_frames"].as_integer(), Some(1_000_000));
+        assert_eq!(v["stateful"]["state_table"].as_integer(), Some(1_000_000));
+        assert_eq!(v["stateful"]["preliminary_rate"].as_integer(), Some(50_000));
+        assert_eq!(v["stateful"]["preliminary_timeout_ms"].as_integer(), Some(2000));
+        assert_eq!(v["stateful"]["phase_delay_ms"].as_integer(), Some(24_000));
+        assert_eq!(v["dut"]["before_trial"].as_str(), Some("ip netns exec xlat-dut conntrack -F"));
+        assert_eq!(sf.toml_keys().len(), 6);
+        let odd = StatefulLab {
+            before_trial: r#"echo "a\b""#.into(),
+            ..sf.clone()
+        };
+        let v: toml::Value = toml::from_str(&odd.toml()).unwrap();
+        assert_eq!(v["dut"]["before_trial"].as_str(), Some(r#"echo "a\b""#));
+        for t in [Topology::Nat44, Topology::Nat64] {
+            let text = config_toml(t);
+            for line in sf.toml().lines() {
+                assert!(text.contains(&format!("\n#   {line}\n")), "{t}: {line} in\n{text}");
+            }
+        }
     }
 
     #[test]

@@ -205,7 +205,9 @@ fn nat44_masquerades_and_answers_return_traffic() {
     let _guard = cleanup_guard();
     let info = up(Topology::Nat44, &UpOptions::default()).unwrap();
     assert!(status().unwrap().dut_nat_table);
-    assert!(std::fs::read_to_string(&info.config_path).unwrap().contains("reverse = false"));
+    assert!(std::fs::read_to_string(&info.config_path)
+        .unwrap()
+        .contains("mode = \"initiator-left\""));
     let p = ports();
     let (left, right, dut_right) = (v4(TESTER_LEFT_IPV4), v4(TESTER_RIGHT_IPV4), v4(DUT_RIGHT_IPV4));
 

@@ -283,3 +283,86 @@ fn a_failure_midway_tears_down_what_up_made() {
     assert_nothing_left();
     assert_eq!(sh("sysctl", &["-n", "net.ipv6.neigh.default.gc_thresh1"]), thresh_before);
 }
+
+/// The host-wide sysctls a NAT lab may raise: the neighbour table limits and the connection
+/// tracking table and hash size.
+const HOST_KEYS: [&str; 4] = [
+    "net.ipv4.neigh.default.gc_thresh3",
+    "net.ipv6.neigh.default.gc_thresh1",
+    "net.netfilter.nf_conntrack_max",
+    "net.netfilter.nf_conntrack_buckets",
+];
+
+fn host_values() -> Vec<String> {
+    HOST_KEYS.iter().map(|k| sh("sysctl", &["-n", k]).trim().to_string()).collect()
+}
+
+fn dut_sysctl(key: &str) -> u64 {
+    dut_exec(&["sysctl", "-n", key]).unwrap().trim().parse().unwrap()
+}
+
+/// nat44 and nat64 make room for a stateful test (UDP timeouts in the DUT, a large connection
+/// table host-wide), and `down` gives the host back its own values: after a normal run, and
+/// after a crash that left the lab up (`up --replace` and `down` find the state file).
+#[test]
+fn nat_labs_tune_conntrack_and_down_restores_the_host() {
+    need_root!("tayga", "conntrack");
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    // The conntrack sysctls exist once nf_conntrack is loaded: a first nat44 lab loads it.
+    if Command::new("sysctl")
+        .args(["-n", HOST_KEYS[2]])
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        up(Topology::Nat44, &UpOptions::default()).unwrap();
+        down().unwrap();
+    }
+    let before = host_values();
+    let host_udp_timeout = sh("sysctl", &["-n", "net.netfilter.nf_conntrack_udp_timeout"]);
+
+    up(Topology::Nat44, &UpOptions::default()).unwrap();
+    for key in [
+        "net.netfilter.nf_conntrack_udp_timeout",
+        "net.netfilter.nf_conntrack_udp_timeout_stream",
+    ] {
+        assert_eq!(dut_sysctl(key), CONNTRACK_UDP_TIMEOUT_S, "{key} in the DUT");
+    }
+    assert!(dut_sysctl("net.netfilter.nf_conntrack_max") >= CONNTRACK_MAX);
+    let buckets: u64 = sh("cat", &["/sys/module/nf_conntrack/parameters/hashsize"]).trim().parse().unwrap();
+    assert!(buckets >= CONNTRACK_BUCKETS, "hashsize {buckets}");
+    // The timeouts are the DUT namespace's own: the host keeps its value.
+    assert_eq!(sh("sysctl", &["-n", "net.netfilter.nf_conntrack_udp_timeout"]), host_udp_timeout);
+    // What was raised is in the state file with its old value before `down` needs it.
+    let saved = status().unwrap().state.unwrap().saved_sysctls;
+    for (key, old) in HOST_KEYS.iter().zip(&before) {
+        let raised = saved.iter().find(|s| s.key == *key);
+        match old.parse::<u64>() {
+            Ok(v) if key.contains("conntrack") && v < CONNTRACK_MAX => {
+                let r = raised.unwrap_or_else(|| panic!("{key} not saved: {saved:?}"));
+                assert_eq!((&r.original, r.set.parse::<u64>().unwrap()), (old, CONNTRACK_MAX));
+            }
+            _ => {}
+        }
+    }
+    let st = status().unwrap();
+    let ct = st.conntrack.expect("the DUT's conntrack in the status");
+    assert_eq!((ct.udp_timeout_s, ct.max >= CONNTRACK_MAX), (CONNTRACK_UDP_TIMEOUT_S, true), "{st}");
+    assert!(st.to_string().contains("UDP timeout 600 s"), "{st}");
+    // The DUT's table empties on command (before every trial).
+    dut_exec(&["conntrack", "-F"]).unwrap();
+    assert_eq!(dut_exec(&["conntrack", "-C"]).unwrap().trim(), "0");
+
+    check_down();
+    assert_eq!(host_values(), before, "{HOST_KEYS:?} not restored by down");
+
+    // A crash leaves nat64 up with its state file: `up --replace` restores and raises again,
+    // and a later `down` (after another crash) restores.
+    up(Topology::Nat64, &UpOptions::default()).unwrap();
+    up(Topology::Nat44, &UpOptions { replace: true }).unwrap();
+    assert!(dut_sysctl("net.netfilter.nf_conntrack_max") >= CONNTRACK_MAX);
+    let report = down().unwrap();
+    assert!(report.had_state, "{report}");
+    assert_nothing_left();
+    assert_eq!(host_values(), before, "{HOST_KEYS:?} not restored after a crash");
+}
