@@ -6,7 +6,11 @@
 # G. Lencse, "Adding RFC 4814 random port feature to siitperf":
 # rsport (pseudorandom source port), isport (increasing source port), rdport, idport (the same
 # for the destination port); and those of Table VIII, with 256 destination networks per
-# direction: nets (fixed ports), netsports (pseudorandom ports). One line per mode and IP version:
+# direction: nets (fixed ports), netsports (pseudorandom ports). And the stateful Initiator's
+# phase 1 sender (RFC 9693): enum (unique pseudorandom enumeration of all RFC 4814 port pairs,
+# 64,512 x 49,151 = 3.2 billion connections, computed per frame), enumips (the same over
+# 65,536 x 65,536 address pairs, ports fixed), enuminc (increasing enumeration of the port pairs).
+# One line per mode and IP version:
 #   <mode> <ip version> <xlatperf frames/s> <testpmd frames/s> <ratio>
 # Environment as bench/sender.sh (REPS, DURATION, CORE, XLATPERF). Extra arguments: MODES to run.
 set -euo pipefail
@@ -26,7 +30,10 @@ for mode in "${@:-fixed ports ips both}"; do
             idport) sets="--set traffic.forward_ports.dport.variation=increasing" ;;
             nets) sets="--set right.num_nets=256" ;;
             netsports) sets="$P --set right.num_nets=256" ;;
-            *) echo "unknown mode $m (fixed ports ips both rsport isport rdport idport nets netsports)" >&2; exit 2 ;;
+            enum) sets="$P --set stateful.mode=initiator-left --set stateful.enumerate_ports=pseudorandom" ;;
+            enuminc) sets="$P --set stateful.mode=initiator-left --set stateful.enumerate_ports=increasing" ;;
+            enumips) sets="$I --set stateful.mode=initiator-left --set stateful.enumerate_ips=pseudorandom" ;;
+            *) echo "unknown mode $m (fixed ports ips both rsport isport rdport idport nets netsports enum enuminc enumips)" >&2; exit 2 ;;
         esac
         # shellcheck disable=SC2086
         WHAT=$m bench/sender.sh $sets

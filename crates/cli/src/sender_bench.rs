@@ -1,5 +1,6 @@
 //! `xlatperf bench-sender`: the sender's hot path flat out on one port and one core, printing
-//! frames/s. For benchmarks only (bench/sender.sh); a trial never runs unpaced.
+//! frames/s. For benchmarks only (bench/sender.sh); a trial never runs unpaced. With a stateful
+//! configuration it runs the Initiator's phase 1 sender (enumerating connections).
 
 use anyhow::{Context, Result};
 use xlat_config::{Backend, TestConfig};
@@ -21,7 +22,13 @@ fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64
     let src = side.tester_mac.unwrap_or(port.mac());
     // No DUT is needed: frames go to the configured DUT MAC or a locally administered one.
     let dst = side.dut_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 0x02]));
-    let mut stream = DirectionStream::new(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?;
+    // A stateful configuration benchmarks the Initiator's phase 1 sender: every foreground
+    // frame carries the next combination of the enumeration (bench/modes.sh `enum`).
+    let mut stream = if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        DirectionStream::new(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?
+    } else {
+        DirectionStream::preliminary(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?
+    };
     let mut q = port.queues()?;
     if let Some(c) = b.core {
         xlat_engine::pin::pin_current_thread(c).map_err(anyhow::Error::msg)?;

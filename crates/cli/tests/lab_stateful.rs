@@ -1,0 +1,186 @@
+//! Stateful tests (RFC 9693) through the lab's stateful DUTs: nftables masquerade (nat44) and
+//! TAYGA with masquerade (nat64), with the connection table emptied before every trial (the
+//! lab configuration's `dut.before_trial`). Root only, like every lab test.
+
+mod common;
+
+use common::{dut_exec, lab_lock, lab_up, ok, skip_unless_root, until_valid, xlatperf, LAB_TOOLS};
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::sync::MutexGuard;
+use std::time::{Duration, Instant};
+
+/// A lab for one test: up on creation, down on drop (also when the test fails).
+struct Lab {
+    config: String,
+    _g: MutexGuard<'static, ()>,
+}
+
+impl Lab {
+    fn up(topology: &str) -> Option<Lab> {
+        if skip_unless_root(&[LAB_TOOLS, &["conntrack", "tshark"]].concat()) {
+            return None;
+        }
+        let g = lab_lock();
+        let config = lab_up(topology);
+        Some(Lab { config, _g: g })
+    }
+
+    /// A stateful trial: phase 1 of `n` connections (N = M) at 50,000 frames/s over the
+    /// 100 x 1,000 port pairs 10000-10099 x 1-1000, then phase 2 at `rate` for 2 s.
+    fn trial(&self, n: u64, rate: u64, extra: &[&str]) -> Value {
+        let (n, r) = (n.to_string(), rate.to_string());
+        let mut args = vec![
+            "trial",
+            "-c",
+            &self.config,
+            "--rate",
+            &r,
+            "--duration",
+            "2",
+            "--timeout",
+            "500",
+            "--preliminary-frames",
+            &n,
+            "--state-table",
+            &n,
+            "--preliminary-rate",
+            "50000",
+            "--preliminary-timeout",
+            "1000",
+            "--phase-delay",
+            "5000",
+            "--set",
+            "traffic.forward_ports.sport.min=10000",
+            "--set",
+            "traffic.forward_ports.sport.max=10099",
+            "--set",
+            "traffic.forward_ports.dport.min=1",
+            "--set",
+            "traffic.forward_ports.dport.max=1000",
+            "--json",
+            "-",
+        ];
+        args.extend_from_slice(extra);
+        let out = ok(&args);
+        let line = out.lines().rev().find(|l| l.starts_with('{')).unwrap_or_else(|| panic!("no JSON in {out}"));
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = xlatperf(&["lab", "down"]);
+    }
+}
+
+fn conntrack_count() -> u64 {
+    let out = dut_exec(&["conntrack", "-C"]);
+    out.trim().parse().unwrap_or_else(|_| panic!("conntrack -C printed {out:?}"))
+}
+
+fn u(v: &Value, path: &[&str]) -> u64 {
+    let mut x = v;
+    for p in path {
+        x = &x[*p];
+    }
+    x.as_u64().unwrap_or_else(|| panic!("{} missing in {v}", path.join(".")))
+}
+
+/// Phase 1 with N = M = 100,000 unique pseudorandom connections (all 100,000 port pairs)
+/// opens exactly 100,000 connections in the DUT; phase 2, whose Initiator frames use the same
+/// port pairs, is lossless both ways and opens none.
+fn phase_one_opens_n_connections_and_phase_two_none(topology: &str) {
+    let Some(lab) = Lab::up(topology) else { return };
+    let v = until_valid(|| lab.trial(100_000, 2_000, &[]));
+    let p = &v["preliminary"];
+    assert_eq!(u(p, &["sent"]), 100_000, "{v}");
+    assert_eq!(u(p, &["foreground_received"]), 100_000, "{v}");
+    assert_eq!(u(p, &["valid_entries"]), 100_000, "{v}");
+    assert_eq!(u(p, &["duplicate_tuples"]), 0, "{v}");
+    for d in ["forward", "reverse"] {
+        assert_eq!(u(&v, &[d, "sent"]), 4_000, "{d}: {v}");
+        assert_eq!(u(&v, &[d, "lost"]), 0, "{d}: {v}");
+    }
+    assert_eq!(conntrack_count(), 100_000, "the DUT's connections after the trial");
+}
+
+#[test]
+fn nat44_phase_one_opens_n_connections_and_phase_two_none() {
+    phase_one_opens_n_connections_and_phase_two_none("nat44");
+}
+
+#[test]
+fn nat64_phase_one_opens_n_connections_and_phase_two_none() {
+    phase_one_opens_n_connections_and_phase_two_none("nat64");
+}
+
+/// The DUT's table emptied between the phases: the Responder's answers find no connection and
+/// are dropped (only those on a pair that the Initiator's phase 2 frames opened again pass).
+/// This is what shows that the stateful path is real.
+#[test]
+fn nat44_answers_without_connections_are_lost() {
+    let Some(lab) = Lab::up("nat44") else { return };
+    let v = until_valid(|| {
+        lab.trial(
+            20_000,
+            2_000,
+            &["--set", "traffic.forward_ports.sport.max=10019", "--set", "dut.between_phases=ip netns exec xlat-dut conntrack -F"],
+        )
+    });
+    assert_eq!(u(&v, &["preliminary", "valid_entries"]), 20_000, "{v}");
+    assert_eq!(u(&v, &["forward", "lost"]), 0, "{v}");
+    let (sent, lost) = (u(&v, &["reverse", "sent"]), u(&v, &["reverse", "lost"]));
+    assert_eq!(sent, 4_000);
+    assert!(lost * 10 > sent * 8, "only {lost} of {sent} answers lost without the DUT's connections: {v}");
+}
+
+/// tshark, in the DUT's namespace, dissects the Responder's frames as they reach the DUT:
+/// IPv4 and UDP checksums good, from the Responder's address and the ports phase 1 used, to
+/// the DUT's public address.
+#[test]
+fn nat44_responder_frames_pass_tshark() {
+    let Some(lab) = Lab::up("nat44") else { return };
+    let pcap = std::env::temp_dir().join(format!("xlat-responder-{}.pcap", std::process::id()));
+    let _ = std::fs::remove_file(&pcap);
+    let mut cap = Command::new("ip")
+        .args(["netns", "exec", "xlat-dut", "tshark", "-q", "-i", "xlat-dr", "-c", "300", "-a", "duration:60", "-f"])
+        .arg("udp and src host 198.19.0.2")
+        .arg("-w")
+        .arg(&pcap)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tshark");
+    std::thread::sleep(Duration::from_secs(2)); // tshark opens the interface
+    let v = lab.trial(
+        10_000,
+        1_000,
+        &["--set", "traffic.forward_ports.sport.max=10009", "--set", "traffic.forward=false"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(70);
+    while cap.try_wait().expect("tshark").is_none() {
+        assert!(Instant::now() < deadline, "tshark did not end");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields"])
+        .args(["-e", "ip.src", "-e", "ip.dst", "-e", "udp.srcport", "-e", "udp.dstport", "-e", "ip.checksum.status", "-e", "udp.checksum.status"])
+        .output()
+        .expect("tshark -r");
+    let _ = std::fs::remove_file(&pcap);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 300, "{text}\n{v}");
+    for r in &rows {
+        assert_eq!(&r[..2], &["198.19.0.2", "198.19.0.1"], "{r:?}");
+        let (sport, dport): (u16, u16) = (r[2].parse().unwrap(), r[3].parse().unwrap());
+        // The Responder answers from the destination port phase 1 used to the Initiator's
+        // source port as the DUT mapped it (masquerade keeps it here).
+        assert!((1..=1000).contains(&sport) && (10_000..=10_009).contains(&dport), "{r:?}");
+        // tshark's checksum status: 1 is good (0 bad, 2 not checked).
+        assert_eq!(&r[4..6], &["1", "1"], "checksums: {r:?}");
+    }
+}
