@@ -22,6 +22,8 @@ fn assert_same(a: &TestConfig, b: &TestConfig) {
     assert_eq!(a.setup, b.setup);
     assert_eq!(a.tester, b.tester);
     assert_eq!(a.trial, b.trial);
+    assert_eq!(a.stateful, b.stateful);
+    assert_eq!(a.dut, b.dut);
 }
 
 /// Every file under examples/, found by reading the directory (and its subdirectories), so that
