@@ -177,21 +177,14 @@ pub enum ConfigError {
     #[error("{at}: key '{key}' belongs to phase 1 of a stateful test, but key '{stateful_key}' is off")]
     PreliminaryInStatelessTest { at: Loc, key: String, stateful_key: String },
 
-    #[error(
-        "{at}: key '{delay_key}' ({delay} ms) is shorter than phase 1 lasts: 1000*N/R + T = {needed} ms \
-         ('{frames_key}' {frames}, '{rate_key}' {rate}, '{timeout_key}' {timeout_ms})"
-    )]
+    #[error("{at}: key '{delay_key}' ({delay} ms) is shorter than phase 1 lasts: 1000*N/R + T = {needed} ms ({inputs})")]
     PhaseDelayTooShort {
         at: Loc,
         delay_key: String,
         delay: u64,
         needed: u64,
-        frames_key: String,
-        frames: u32,
-        rate_key: String,
-        rate: u64,
-        timeout_key: String,
-        timeout_ms: u64,
+        /// N, R and T with their keys, e.g. `'stateful.preliminary_frames' 1000, ...`.
+        inputs: String,
     },
 
     #[error(
@@ -211,15 +204,15 @@ pub enum ConfigError {
 
     #[error(
         "{at}: phase 1 sends {foreground} foreground frames, each with a unique combination ('{enumerate_key}' is pseudorandom), \
-         but there are only {combinations} {what} combinations: lower '{frames_key}' or widen the ranges"
+         but there are only {combinations} {what} combinations: lower N ('stateful.preliminary_frames') or widen the ranges"
     )]
     TooFewCombinations {
         at: Loc,
         enumerate_key: String,
         what: &'static str,
-        combinations: u128,
+        /// Fewer than the foreground frames, so it fits.
+        combinations: u64,
         foreground: u64,
-        frames_key: String,
     },
 
     #[error("{at}: key '{key}' is not set and neither is '{ipv4_key}' or '{ipv6_key}' to resolve it by ARP/NDP: this side's port sends and needs the DUT's MAC")]

@@ -675,12 +675,12 @@ pub(crate) fn preliminary(cfg: &TestConfig, n: &Names<'_>) -> Result<Preliminary
             delay_key: n.name(delay_key),
             delay: phase_delay_ms,
             needed: u64::try_from(needed).unwrap_or(u64::MAX),
-            frames_key: n.name(frames_key),
-            frames,
-            rate_key: n.name(rate_key),
-            rate,
-            timeout_key: n.name(timeout_key),
-            timeout_ms,
+            inputs: format!(
+                "'{}' {frames}, '{}' {rate}, '{}' {timeout_ms}",
+                n.name(frames_key),
+                n.name(rate_key),
+                n.name(timeout_key)
+            ),
         });
     }
     if u64::from(state_table) > foreground || state_table == 0 {
@@ -706,9 +706,8 @@ pub(crate) fn preliminary(cfg: &TestConfig, n: &Names<'_>) -> Result<Preliminary
                 at: n.loc_of(&[frames_key, key]),
                 enumerate_key: n.name(key),
                 what,
-                combinations: c,
+                combinations: u64::try_from(c).unwrap_or(u64::MAX),
                 foreground,
-                frames_key: n.name(frames_key),
             });
         }
     }
