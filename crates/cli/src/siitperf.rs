@@ -453,6 +453,20 @@ mod tests {
         ok("Responder-tuples 3\n", "84 1000 10 2000 2 2 1000 2 2000 500 1500");
     }
 
+    /// The command line in the comment of examples/siitperf-nat64.conf passes every check.
+    #[test]
+    fn the_example_command_line() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/siitperf-nat64.conf");
+        let cfg = xlat_config::load(&path, &[]).expect("example");
+        let (c, _, info) = parse(cfg, "siitperf-tp", &args("84 10000 10 2000 2 2 100000 100000 50000 500 3000"), &[]).expect("ok");
+        assert!(c.spec.preliminary.is_some());
+        assert_eq!(info.len(), 4, "{info:?}");
+        assert!(
+            info[1].starts_with("Info: number of unique IP address and port number combinations: "),
+            "{info:?}"
+        );
+    }
+
     #[test]
     fn the_enumeration_warning_of_lat_and_pdv() {
         let (c, _, _) = ok("Enumerate-ports 3\n", "84 1000 10 2000 2 2 1000 1000 2000 500 1500");
