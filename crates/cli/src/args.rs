@@ -57,6 +57,55 @@ pub struct CommonArgs {
     pub verbose: bool,
 }
 
+/// Phase 1 of a stateful test (RFC 9693; siitperf's `N M R T D`), overriding `[stateful]` in
+/// the configuration. Refused in a stateless test.
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatefulArgs {
+    /// Stateful test: N, the frames the Initiator sends in phase 1 (foreground and background).
+    #[arg(long = "preliminary-frames", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub preliminary_frames: Option<u32>,
+    /// Stateful test: M, the entries of the Responder's state table. Default: the foreground
+    /// frames among N.
+    #[arg(long = "state-table", value_name = "M", value_parser = clap::value_parser!(u32).range(1..))]
+    pub state_table: Option<u32>,
+    /// Stateful test: R, the frames/s of phase 1.
+    #[arg(long = "preliminary-rate", value_name = "FPS", value_parser = parse_preliminary_rate)]
+    pub preliminary_rate: Option<u64>,
+    /// Stateful test: T, milliseconds the Responder keeps receiving after phase 1's sending
+    /// ended (default 500).
+    #[arg(long = "preliminary-timeout", value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=2000))]
+    pub preliminary_timeout: Option<u64>,
+    /// Stateful test: D, milliseconds from the start of phase 1 to the start of phase 2.
+    /// Default: 1000 N / R rounded up, plus 2 T.
+    #[arg(long = "phase-delay", value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub phase_delay: Option<u64>,
+}
+
+impl StatefulArgs {
+    /// The options given, by name.
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            ("--preliminary-frames", self.preliminary_frames.is_some()),
+            ("--state-table", self.state_table.is_some()),
+            ("--preliminary-rate", self.preliminary_rate.is_some()),
+            ("--preliminary-timeout", self.preliminary_timeout.is_some()),
+            ("--phase-delay", self.phase_delay.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect()
+    }
+}
+
+/// Phase 1's rate: a rate, as `trial.rate` allows it (1 to 10^9 frames/s).
+pub fn parse_preliminary_rate(s: &str) -> Result<u64, String> {
+    let v = parse_rate(s)?;
+    if v > xlat_config::MAX_PRELIMINARY_RATE {
+        return Err(format!("{v} is above {} frames/s", xlat_config::MAX_PRELIMINARY_RATE));
+    }
+    Ok(v)
+}
+
 /// The throughput search's bounds and precision.
 #[derive(Args, Clone, Debug)]
 pub struct SearchArgs {

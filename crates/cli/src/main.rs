@@ -29,7 +29,7 @@ mod sender_bench;
 mod siitperf;
 
 use anyhow::{bail, Context, Result};
-use args::ConfigArgs;
+use args::{ConfigArgs, StatefulArgs};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use xlat_engine::TrialSpec;
@@ -67,6 +67,8 @@ enum Cmd {
         /// instead of the human summary.
         #[arg(long, value_name = "FILE|-", value_parser = output::parse_json_to)]
         json: Option<output::JsonTo>,
+        #[command(flatten)]
+        stateful: StatefulArgs,
     },
     /// Print the TOML equivalent of a siitperf.conf.
     Convert {
@@ -172,25 +174,41 @@ fn load(c: &ConfigArgs) -> Result<xlat_config::TestConfig> {
     Ok(xlat_config::load(&c.config, &sets)?)
 }
 
-/// `xlatperf trial`: one trial at a fixed rate; siitperf's lines and a summary, or JSON.
-fn trial(
-    c: &ConfigArgs,
+/// The options of `xlatperf trial` that override the configuration's trial defaults.
+struct TrialOptions<'a> {
     rate: Option<u64>,
     duration: Option<f64>,
     frame_size: Option<usize>,
     timeout: Option<u64>,
-    json: Option<&output::JsonTo>,
-) -> Result<()> {
-    let cfg = load(c)?;
-    let rate = rate
+    json: Option<&'a output::JsonTo>,
+    stateful: &'a StatefulArgs,
+}
+
+/// The configuration and the trial `xlatperf trial` runs: the options over the configuration's
+/// defaults, and in a stateful test phase 1 from `[stateful]` and the phase 1 options.
+fn trial_spec(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<(xlat_config::TestConfig, TrialSpec)> {
+    let mut cfg = load(c)?;
+    let preliminary = runner::preliminary(&mut cfg, o.stateful)?;
+    let rate = o
+        .rate
         .or(cfg.trial.rate)
         .context("no rate: give --rate FPS (or trial.rate in the configuration)")?;
-    let spec = TrialSpec::new(
-        frame_size.unwrap_or(cfg.trial.frame_size),
-        rate,
-        duration.unwrap_or(cfg.trial.duration_s),
-        timeout.unwrap_or(cfg.trial.timeout_ms),
-    );
+    let spec = TrialSpec {
+        preliminary,
+        ..TrialSpec::new(
+            o.frame_size.unwrap_or(cfg.trial.frame_size),
+            rate,
+            o.duration.unwrap_or(cfg.trial.duration_s),
+            o.timeout.unwrap_or(cfg.trial.timeout_ms),
+        )
+    };
+    Ok((cfg, spec))
+}
+
+/// `xlatperf trial`: one trial at a fixed rate; siitperf's lines and a summary, or JSON.
+fn trial(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<()> {
+    let json = o.json;
+    let (cfg, spec) = trial_spec(c, o)?;
     if let Some(to) = json {
         to.check()?;
     }
@@ -206,6 +224,12 @@ fn trial(
             spec.timeout_ms,
             r.describe()
         );
+        if let Some(p) = &spec.preliminary {
+            eprintln!(
+                "xlatperf trial: stateful, phase 1: N {} frames at R {} frames/s, state table M {}, timeout T {} ms; phase 2 starts D {} ms after phase 1",
+                p.frames, p.rate, p.state_table, p.timeout_ms, p.phase_delay_ms
+            );
+        }
     }
     let report = r.run_trial(&spec)?;
     if let Some(to) = json {
@@ -258,7 +282,18 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             frame_size,
             timeout,
             json,
-        } => trial(cfg, *rate, *duration, *frame_size, *timeout, json.as_ref()),
+            stateful,
+        } => trial(
+            cfg,
+            &TrialOptions {
+                rate: *rate,
+                duration: *duration,
+                frame_size: *frame_size,
+                timeout: *timeout,
+                json: json.as_ref(),
+                stateful,
+            },
+        ),
         Cmd::Convert { file } => {
             let cfg = xlat_config::load(file, &[])?;
             print!("{}", xlat_config::to_toml(&cfg));
@@ -275,7 +310,12 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::SiitperfTp { args } => siitperf::tp(args),
         Cmd::SiitperfLat { args } => siitperf::lat(args),
         Cmd::SiitperfPdv { args } => siitperf::pdv(args),
-        Cmd::Selftest { cfg, args } => selftest::run(&load(cfg)?, args).map(|_| ()),
+        Cmd::Selftest { cfg, args } => {
+            let c = load(cfg)?;
+            // The self-test's trials are stateless (no DUT keeps state between the ports).
+            runner::refuse_stateful(&c, "selftest")?;
+            selftest::run(&c, args).map(|_| ())
+        }
         Cmd::BenchSender {
             cfg,
             seconds,
@@ -284,6 +324,8 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             core,
         } => {
             let c = load(cfg)?;
+            // It measures the stateless sender; a phase 1 sender is not benchmarked here.
+            runner::refuse_stateful(&c, "bench-sender")?;
             let b = sender_bench::SenderBench {
                 seconds: *seconds,
                 frame_size: frame_size.unwrap_or(c.trial.frame_size),
@@ -467,6 +509,193 @@ mod tests {
         for cmd in ["trial", "selftest", "latency"] {
             assert!(err(&[cmd, "-c", "x", "--json"]).contains("--json"), "{cmd}");
         }
+    }
+
+    #[test]
+    fn stateful_options_on_every_command_that_runs_trials() {
+        let flags = [
+            "--preliminary-frames",
+            "1000000",
+            "--state-table",
+            "900000",
+            "--preliminary-rate",
+            "500k",
+            "--preliminary-timeout",
+            "200",
+            "--phase-delay",
+            "3000",
+        ];
+        let want = StatefulArgs {
+            preliminary_frames: Some(1_000_000),
+            state_table: Some(900_000),
+            preliminary_rate: Some(500_000),
+            preliminary_timeout: Some(200),
+            phase_delay: Some(3000),
+        };
+        let with = |cmd: &[&str]| -> Vec<String> { cmd.iter().chain(flags.iter()).map(|s| s.to_string()).collect() };
+        let parsed = |v: Vec<String>| -> Cmd {
+            let mut all = vec!["xlatperf".to_string()];
+            all.extend(v);
+            Cli::try_parse_from(all).map(|c| c.cmd).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let Cmd::Trial { stateful, .. } = parsed(with(&["trial", "-c", "x"])) else {
+            panic!()
+        };
+        assert_eq!(stateful, want);
+        let Cmd::Throughput(t) = parsed(with(&["throughput", "-c", "x"])) else {
+            panic!()
+        };
+        assert_eq!(t.stateful, want);
+        let Cmd::FrameLoss(f) = parsed(with(&["frame-loss", "-c", "x"])) else {
+            panic!()
+        };
+        assert_eq!(f.stateful, want);
+        let Cmd::Latency(l) = parsed(with(&["latency", "-c", "x", "--rate", "1000"])) else {
+            panic!()
+        };
+        assert_eq!(l.stateful, want);
+        let Cmd::Pdv(p) = parsed(with(&["pdv", "-c", "x", "--rate", "1000"])) else {
+            panic!()
+        };
+        assert_eq!(p.stateful, want);
+        let Cmd::B2b(b) = parsed(with(&["b2b", "-c", "x"])) else { panic!() };
+        assert_eq!(b.stateful, want);
+        // Not given: all None.
+        let Ok(Cmd::Trial { stateful, .. }) = parse(&["trial", "-c", "x"]) else {
+            panic!()
+        };
+        assert_eq!(stateful, StatefulArgs::default());
+        // Commands that cannot run a stateful test do not take them.
+        assert!(err(&["recovery", "-c", "x", "--throughput", "1000", "--preliminary-frames", "10"]).contains("--preliminary-frames"));
+        assert!(err(&["selftest", "-c", "x", "--phase-delay", "10"]).contains("--phase-delay"));
+        // Bad values name their option.
+        for (args, option) in [
+            (vec!["trial", "-c", "x", "--preliminary-frames", "0"], "--preliminary-frames"),
+            (
+                vec!["trial", "-c", "x", "--preliminary-frames", "4294967296"],
+                "--preliminary-frames",
+            ),
+            (vec!["trial", "-c", "x", "--state-table", "0"], "--state-table"),
+            (vec!["trial", "-c", "x", "--preliminary-rate", "0"], "--preliminary-rate"),
+            (vec!["trial", "-c", "x", "--preliminary-rate", "1.5G"], "--preliminary-rate"),
+            (vec!["trial", "-c", "x", "--preliminary-timeout", "0"], "--preliminary-timeout"),
+            (vec!["trial", "-c", "x", "--preliminary-timeout", "2001"], "--preliminary-timeout"),
+            (vec!["trial", "-c", "x", "--phase-delay", "0"], "--phase-delay"),
+            (vec!["throughput", "-c", "x", "--phase-delay", "100000001"], "--phase-delay"),
+        ] {
+            let e = err(&args);
+            assert!(e.contains(option), "{args:?}: {e}");
+        }
+    }
+
+    /// A stateful configuration file for the tests below.
+    fn stateful_file(name: &str, extra: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("xlatperf-cli-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let p = dir.join(name);
+        let text = format!(
+            "[tester]\nbackend = \"mem\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 4\n\
+             ipv4_real = \"198.19.0.2\"\n[stateful]\nmode = \"initiator-left\"\n{extra}[trial]\nrate = 1000\nduration = 2\n"
+        );
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    #[test]
+    fn trial_builds_phase_1_from_the_file_and_the_options() {
+        let p = stateful_file("trial.toml", "preliminary_frames = 1000\npreliminary_rate = 1000\n");
+        let c = ConfigArgs {
+            config: p.clone(),
+            set: Vec::new(),
+        };
+        let flags = StatefulArgs::default();
+        let o = TrialOptions {
+            rate: None,
+            duration: None,
+            frame_size: None,
+            timeout: None,
+            json: None,
+            stateful: &flags,
+        };
+        let (_, spec) = trial_spec(&c, &o).expect("spec");
+        let pre = spec.preliminary.expect("phase 1");
+        assert_eq!(
+            (pre.frames, pre.state_table, pre.rate, pre.timeout_ms, pre.phase_delay_ms),
+            (1000, 1000, 1000, 500, 2000)
+        );
+        let flags = StatefulArgs {
+            preliminary_rate: Some(4000),
+            ..Default::default()
+        };
+        let (cfg, spec) = trial_spec(&c, &TrialOptions { stateful: &flags, ..o }).expect("spec");
+        assert_eq!(spec.preliminary.map(|p| (p.rate, p.phase_delay_ms)), Some((4000, 1250)));
+        assert_eq!(cfg.stateful.preliminary_rate, Some(4000));
+        // Without N anywhere: an error naming the key and the option.
+        let p2 = stateful_file("no-n.toml", "");
+        let c2 = ConfigArgs {
+            config: p2,
+            set: Vec::new(),
+        };
+        let e = trial_spec(&c2, &o).expect_err("no N");
+        assert!(e.to_string().contains("'stateful.preliminary_frames' must be set"), "{e}");
+        assert!(e.to_string().contains("--preliminary-frames N"), "{e}");
+        // Stateless: the options are refused, and no phase 1 without them.
+        let c3 = ConfigArgs {
+            config: p2_stateless(&c2.config),
+            set: Vec::new(),
+        };
+        let (_, spec) = trial_spec(&c3, &o).expect("stateless");
+        assert_eq!(spec.preliminary, None);
+        let flags = StatefulArgs {
+            preliminary_frames: Some(5),
+            ..Default::default()
+        };
+        let e = trial_spec(&c3, &TrialOptions { stateful: &flags, ..o }).expect_err("refused");
+        assert!(e.to_string().starts_with("--preliminary-frames is only for a stateful test"), "{e}");
+    }
+
+    fn p2_stateless(p: &Path) -> PathBuf {
+        let text = std::fs::read_to_string(p)
+            .expect("read")
+            .replace("mode = \"initiator-left\"", "mode = \"off\"");
+        let q = p.with_file_name("stateless.toml");
+        std::fs::write(&q, text).expect("write");
+        q
+    }
+
+    #[test]
+    fn procedures_give_every_trial_phase_1_and_the_others_refuse() {
+        let p = stateful_file("proc.toml", "preliminary_frames = 1000\npreliminary_rate = 1000\n");
+        let common = |extra: &[&str]| -> args::CommonArgs {
+            let mut v = vec!["xlatperf", "throughput", "-c", p.to_str().expect("utf-8")];
+            v.extend_from_slice(extra);
+            match Cli::try_parse_from(v).map(|c| c.cmd) {
+                Ok(Cmd::Throughput(t)) => t.common,
+                _ => panic!(),
+            }
+        };
+        let flags = StatefulArgs {
+            state_table: Some(10),
+            ..Default::default()
+        };
+        let prepared = procedures::prepare(&common(&[]), Some(&flags), "throughput", &[]).expect("prepared");
+        assert_eq!(prepared.preliminary.map(|p| p.state_table), Some(10));
+        // The configuration recorded in the JSON is the one the trials run with.
+        assert_eq!(prepared.meta.config["stateful"]["state_table"], 10);
+        let e = procedures::prepare(&common(&[]), None, "recovery", &[]).err().expect("refused");
+        assert!(e.to_string().starts_with("recovery cannot run a stateful test"), "{e}");
+        let e = run(
+            &Cli::try_parse_from(["xlatperf", "selftest", "-c", p.to_str().expect("utf-8")]).expect("parse"),
+            &[],
+        )
+        .expect_err("selftest");
+        assert!(e.to_string().starts_with("selftest cannot run a stateful test"), "{e}");
+        let e = run(
+            &Cli::try_parse_from(["xlatperf", "bench-sender", "-c", p.to_str().expect("utf-8")]).expect("parse"),
+            &[],
+        )
+        .expect_err("bench-sender");
+        assert!(e.to_string().starts_with("bench-sender cannot run a stateful test"), "{e}");
     }
 
     #[test]

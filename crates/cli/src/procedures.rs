@@ -19,7 +19,7 @@ use xlat_bench::{
     ThroughputResult, TrialRunner,
 };
 use xlat_config::TestConfig;
-use xlat_engine::{PdvSpec, TrialReport, TrialSpec};
+use xlat_engine::{PdvSpec, PreliminarySpec, TrialReport, TrialSpec};
 use xlat_traffic::IpVersion;
 
 use crate::args::*;
@@ -37,6 +37,8 @@ impl<T: Plot + Serialize + Clone> CommandResult for T {}
 pub struct ThroughputArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub stateful: StatefulArgs,
     #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
@@ -67,6 +69,8 @@ pub struct FrameLossArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
+    pub stateful: StatefulArgs,
+    #[command(flatten)]
     pub link: LinkArgs,
     /// Seconds of each trial (RFC 2544: 60).
     #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
@@ -90,6 +94,8 @@ pub struct FrameLossArgs {
 pub struct LatencyArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub stateful: StatefulArgs,
     /// Frames/s per direction: the measured throughput (RFC 8219 s.7.2).
     #[arg(long, value_name = "FPS", value_parser = parse_rate)]
     pub rate: u64,
@@ -113,6 +119,8 @@ pub struct LatencyArgs {
 pub struct PdvArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub stateful: StatefulArgs,
     /// Frames/s per direction: the measured throughput (RFC 8219 s.7.3).
     #[arg(long, value_name = "FPS", value_parser = parse_rate)]
     pub rate: u64,
@@ -137,6 +145,8 @@ pub struct PdvArgs {
 pub struct B2bArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub stateful: StatefulArgs,
     #[command(flatten)]
     pub link: LinkArgs,
     /// The rate of the bursts, frames/s. Default: the line rate of --link-gbps for the frame size.
@@ -215,16 +225,19 @@ pub fn line_rate(cfg: &TestConfig, frame_size: usize, gbps: f64) -> u64 {
 }
 
 /// The trial runner of the procedures: the configured backend, Ctrl-C between trials, and
-/// latency samples kept for plots.
+/// latency samples kept for plots. In a stateful test every trial gets phase 1: a spec that
+/// a procedure built without it gets `preliminary`.
 pub struct CliRunner {
     inner: Box<dyn Runner>,
+    preliminary: Option<PreliminarySpec>,
     pub collected: Collected,
 }
 
 impl CliRunner {
-    pub fn new(inner: Box<dyn Runner>) -> CliRunner {
+    pub fn new(inner: Box<dyn Runner>, preliminary: Option<PreliminarySpec>) -> CliRunner {
         CliRunner {
             inner,
+            preliminary,
             collected: Collected::default(),
         }
     }
@@ -240,6 +253,17 @@ impl TrialRunner for CliRunner {
             // The procedure fills in its trials so far.
             return Err(BenchError::Interrupted { trials: Vec::new() });
         }
+        let with_phase_1;
+        let spec = match (spec.preliminary, self.preliminary) {
+            (None, Some(p)) => {
+                with_phase_1 = TrialSpec {
+                    preliminary: Some(p),
+                    ..spec.clone()
+                };
+                &with_phase_1
+            }
+            _ => spec,
+        };
         let report = self.inner.run_trial(spec).map_err(|e| BenchError::Trial(format!("{e:#}")))?;
         if report.valid && spec.latency.is_some() {
             for (name, d) in report.directions() {
@@ -257,16 +281,27 @@ impl TrialRunner for CliRunner {
 /// A command's configuration and output files, checked before any trial.
 pub struct Prepared {
     pub cfg: TestConfig,
+    /// Phase 1 of every trial of a stateful test; `None` for a stateless test.
+    pub preliminary: Option<PreliminarySpec>,
     pub sizes: Vec<usize>,
     pub common: CommonArgs,
     pub meta: RunMeta,
 }
 
 /// Load the configuration, fix the random seed (so that the JSON names it), check the frame
-/// sizes and that every output file can be written.
-pub fn prepare(common: &CommonArgs, argv: &[String]) -> Result<Prepared> {
+/// sizes and that every output file can be written. `stateful`: the phase 1 options of a
+/// command that can run a stateful test; `None` for one that cannot (`command`), which then
+/// refuses a stateful configuration.
+pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &str, argv: &[String]) -> Result<Prepared> {
     let sets = crate::parse_sets(&common.cfg.set)?;
     let mut cfg = xlat_config::load(&common.cfg.config, &sets)?;
+    let preliminary = match stateful {
+        Some(flags) => runner::preliminary(&mut cfg, flags)?,
+        None => {
+            runner::refuse_stateful(&cfg, command)?;
+            None
+        }
+    };
     let seed = cfg.setup.effective_seed();
     cfg.setup.seed = Some(seed);
     let sizes = if common.frame_sizes.is_empty() {
@@ -298,6 +333,7 @@ pub fn prepare(common: &CommonArgs, argv: &[String]) -> Result<Prepared> {
     meta.command_line = Some(argv.to_vec());
     Ok(Prepared {
         cfg,
+        preliminary,
         sizes,
         common: common.clone(),
         meta,
@@ -358,7 +394,7 @@ where
 {
     let repeat = p.common.repeat as usize;
     let mut progress = TermProgress::new(p.common.verbose);
-    let mut runner = CliRunner::new(runner::open(&p.cfg)?);
+    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary);
     interrupt::install();
     if crate::progress::stderr_is_tty() || p.common.verbose {
         progress.note(&format!(
@@ -436,7 +472,7 @@ fn config_error(size: usize, e: BenchError) -> anyhow::Error {
 
 /// `xlatperf throughput`.
 pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<ThroughputResult>>> {
-    let p = prepare(&a.common, argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), "throughput", argv)?;
     if let Some(s) = a.short {
         if s > a.duration {
             bail!("--short {s} is longer than --duration {}", a.duration);
@@ -450,6 +486,7 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
         let error = a.search.error.unwrap_or(SearchError::PercentOfMax(0.1)).resolve(max);
         let mut tc = ThroughputConfig::new(size, max, error);
         tc.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
+        tc.trial.preliminary = p.preliminary;
         tc.trial.pdv = a.frame_timeout.map(|ms| PdvSpec {
             frame_timeout_ms: ms,
             exact: false,
@@ -473,11 +510,12 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
 
 /// `xlatperf frame-loss`.
 pub fn frame_loss(a: &FrameLossArgs, argv: &[String]) -> Result<Vec<SizeResult<FrameLossResult>>> {
-    let p = prepare(&a.common, argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), "frame-loss", argv)?;
     let plans = per_size(&p.sizes, |size| {
         let max = a.max_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps));
         let mut fc = FrameLossConfig::new(size, max);
         fc.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
+        fc.trial.preliminary = p.preliminary;
         fc.trial.pdv = a.frame_timeout.map(|ms| PdvSpec {
             frame_timeout_ms: ms,
             exact: false,
@@ -493,7 +531,7 @@ pub fn frame_loss(a: &FrameLossArgs, argv: &[String]) -> Result<Vec<SizeResult<F
 
 /// `xlatperf latency`.
 pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<LatencyResult>>> {
-    let p = prepare(&a.common, argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), "latency", argv)?;
     if a.delay >= a.duration {
         bail!("--delay {} must be shorter than --duration {}", a.delay, a.duration);
     }
@@ -510,6 +548,7 @@ pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<Latenc
     let plans = per_size(&p.sizes, |size| {
         let mut lc = LatencyConfig::new(size, a.rate);
         lc.trial = TrialSpec::new(size, a.rate, a.duration, a.common.timeout);
+        lc.trial.preliminary = p.preliminary;
         lc.delay_s = a.delay;
         lc.tags = a.tags;
         lc.repetitions = a.repetitions;
@@ -522,10 +561,15 @@ pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<Latenc
 
 /// `xlatperf pdv`.
 pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
-    let p = prepare(&a.common, argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), "pdv", argv)?;
     let plans = per_size(&p.sizes, |size| {
         let pc = PdvConfig {
-            trial: TrialSpec::new(size, a.rate, a.duration, a.common.timeout),
+            // (xlat_bench's PDV procedure drops `preliminary` from this spec; CliRunner puts
+            // it back into every trial.)
+            trial: TrialSpec {
+                preliminary: p.preliminary,
+                ..TrialSpec::new(size, a.rate, a.duration, a.common.timeout)
+            },
             frame_timeout_ms: a.frame_timeout,
             exact: a.exact,
             repetitions: a.repetitions,
@@ -539,11 +583,12 @@ pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
 
 /// `xlatperf b2b`.
 pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResult>>> {
-    let p = prepare(&a.common, argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), "b2b", argv)?;
     let plans = per_size(&p.sizes, |size| {
         let line = a.line_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps));
         let mut bc = BackToBackConfig::new(size, line);
         bc.trial.timeout_ms = a.common.timeout;
+        bc.trial.preliminary = p.preliminary;
         bc.max_burst = a.max_burst.unwrap_or(line.saturating_mul(2));
         bc.error = a.error.unwrap_or((bc.max_burst / 1000).max(1));
         bc.repetitions = a.repetitions;
@@ -560,7 +605,8 @@ pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResu
 
 /// `xlatperf recovery`.
 pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<RecoveryResult>>> {
-    let p = prepare(&a.common, argv)?;
+    // The recovery procedure builds its trials with a rate change and no phase 1.
+    let p = prepare(&a.common, None, "recovery", argv)?;
     let plans = per_size(&p.sizes, |size| {
         let mut rc = RecoveryConfig::new(size, a.throughput);
         rc.trial.timeout_ms = a.common.timeout;
@@ -574,4 +620,37 @@ pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<Reco
         Ok(rc)
     })?;
     run_all(&p, "recovery", &plans, |r, c, prog| xlat_bench::system_recovery(r, c, prog))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn every_trial_of_a_stateful_test_gets_phase_1() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let phase_1 = PreliminarySpec {
+            frames: 1000,
+            state_table: 1000,
+            rate: 1000,
+            timeout_ms: 500,
+            phase_delay_ms: 2000,
+        };
+        let mut r = CliRunner::new(Box::new(crate::runner::tests::Recorder(seen.clone())), Some(phase_1));
+        // A spec without phase 1 (as xlat_bench's PDV procedure builds it) gets it ...
+        r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
+        // ... one with its own keeps it.
+        let own = PreliminarySpec { frames: 5, ..phase_1 };
+        r.run(&TrialSpec {
+            preliminary: Some(own),
+            ..TrialSpec::new(84, 1000, 1.0, 10)
+        })
+        .expect("trial");
+        // Stateless: nothing added.
+        let mut r = CliRunner::new(Box::new(crate::runner::tests::Recorder(seen.clone())), None);
+        r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
+        let seen: Vec<Option<PreliminarySpec>> = seen.lock().expect("lock").iter().map(|s| s.preliminary).collect();
+        assert_eq!(seen, vec![Some(phase_1), Some(own), None]);
+    }
 }

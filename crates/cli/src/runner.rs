@@ -1,11 +1,17 @@
 //! Opening the configured backend and running trials on it, behind one object-safe trait so
 //! the rest of the CLI does not care which backend it is.
 
-use anyhow::{Context, Result};
-use std::time::Duration;
-use xlat_config::{Backend, TestConfig};
-use xlat_engine::{CpuPlan, Tester, TrialReport, TrialSpec};
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use xlat_config::{Backend, ConfigError, TestConfig};
+use xlat_engine::{CpuPlan, PreliminarySpec, Tester, TrialReport, TrialSpec};
 use xlat_io::Port;
+use xlat_traffic::Stateful;
+
+use crate::args::StatefulArgs;
 
 /// A tester ready to run trials.
 pub trait Runner {
@@ -57,6 +63,153 @@ impl xlat_bench::TrialRunner for BenchRunner {
     }
 }
 
+/// The longest a DUT hook may run before it is killed and the run fails.
+pub const HOOK_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Run the DUT hook `name` (its configuration key): `sh -c command`, standard input and output
+/// closed, standard error kept for the message. It must exit with status 0 within `deadline`;
+/// otherwise it is killed (by its PID) and the error names the hook, the command, the exit
+/// status or the deadline, and the end of its standard error.
+pub fn run_hook(name: &str, command: &str, deadline: Duration) -> std::result::Result<(), String> {
+    let what = format!("DUT hook {name} ({command:?})");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{what}: cannot start sh: {e}"))?;
+    // Read standard error on a thread, so that a command writing much does not block on a full
+    // pipe; a process the command left behind may keep the pipe open, so it is not joined.
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut err) = child.stderr.take() {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = err.read_to_end(&mut buf);
+            let _ = tx.send(buf);
+        });
+    }
+    let stderr_tail = |rx: &mpsc::Receiver<Vec<u8>>| {
+        let buf = rx.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+        let text = String::from_utf8_lossy(&buf);
+        let text = text.trim();
+        let start = text.char_indices().rev().nth(499).map_or(0, |(i, _)| i);
+        if text.is_empty() {
+            "no output on standard error".to_string()
+        } else {
+            format!("standard error: {}", text[start..].replace('\n', " | "))
+        }
+    };
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() >= deadline => {
+                let pid = child.id();
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{what} did not end within {} s and was killed (PID {pid}); {}",
+                    deadline.as_secs_f64(),
+                    stderr_tail(&rx)
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{what}: waiting for it failed: {e}"));
+            }
+        }
+    };
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed ({status}); {}", stderr_tail(&rx)))
+    }
+}
+
+/// A runner that runs the `dut.before_trial` hook before every trial.
+struct BeforeTrial {
+    inner: Box<dyn Runner>,
+    command: String,
+}
+
+impl Runner for BeforeTrial {
+    fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+        run_hook("dut.before_trial", &self.command, HOOK_DEADLINE).map_err(|e| anyhow!("{e}; the trial was not run"))?;
+        self.inner.run_trial(spec)
+    }
+
+    fn describe(&self) -> String {
+        format!("{}; before every trial: {}", self.inner.describe(), self.command)
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) {
+        self.inner.set_directions(forward, reverse)
+    }
+}
+
+/// The command-line option that gives the configuration key `path` of phase 1.
+fn option_of(path: &str) -> &'static str {
+    match path {
+        "stateful.preliminary_frames" => "--preliminary-frames N",
+        "stateful.state_table" => "--state-table M",
+        "stateful.preliminary_rate" => "--preliminary-rate R",
+        "stateful.preliminary_timeout_ms" => "--preliminary-timeout T",
+        _ => "--phase-delay D",
+    }
+}
+
+/// Phase 1 of every trial of a stateful test: the options override `[stateful]` in `cfg`
+/// (and are refused in a stateless test), then the defaults are filled in and the values
+/// checked ([`xlat_config::preliminary`]). `None` for a stateless test.
+pub fn preliminary(cfg: &mut TestConfig, flags: &StatefulArgs) -> Result<Option<PreliminarySpec>> {
+    if cfg.setup.stateful.mode == Stateful::Off {
+        let given = flags.given();
+        if !given.is_empty() {
+            bail!(
+                "{} {} only for a stateful test, but stateful.mode is off in {} (set it, e.g. --set stateful.mode=initiator-left)",
+                given.join(", "),
+                if given.len() == 1 { "is" } else { "are" },
+                cfg.source.file
+            );
+        }
+        return Ok(None);
+    }
+    let p = &mut cfg.stateful;
+    p.preliminary_frames = flags.preliminary_frames.or(p.preliminary_frames);
+    p.state_table = flags.state_table.or(p.state_table);
+    p.preliminary_rate = flags.preliminary_rate.or(p.preliminary_rate);
+    p.preliminary_timeout_ms = flags.preliminary_timeout.or(p.preliminary_timeout_ms);
+    p.phase_delay_ms = flags.phase_delay.or(p.phase_delay_ms);
+    let resolved = xlat_config::preliminary(cfg).map_err(|e| match &e {
+        ConfigError::Required { key, .. } => anyhow!("{e}; or give {}", option_of(key)),
+        _ => anyhow!("{e}"),
+    })?;
+    Ok(Some(PreliminarySpec {
+        frames: u64::from(resolved.frames),
+        state_table: u64::from(resolved.state_table),
+        rate: resolved.rate,
+        timeout_ms: resolved.timeout_ms,
+        phase_delay_ms: resolved.phase_delay_ms,
+    }))
+}
+
+/// Refuse a stateful configuration in a command that cannot run one (rather than run it
+/// stateless without a word).
+pub fn refuse_stateful(cfg: &TestConfig, command: &str) -> Result<()> {
+    if cfg.setup.stateful.mode != Stateful::Off {
+        bail!(
+            "{command} cannot run a stateful test (RFC 9693), but stateful.mode is on in {}: use a stateless configuration \
+             (e.g. --set stateful.mode=off, with the enumeration and phase 1 keys removed)",
+            cfg.source.file
+        );
+    }
+    Ok(())
+}
+
 fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<dyn Runner>> {
     let mut setup = cfg.setup.clone();
     if cfg.tester.loopback || cfg.tester.backend == Backend::Mem {
@@ -66,7 +219,16 @@ fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<d
     }
     let mut t = Tester::new(setup, left, right, cpu_plan(cfg))?;
     t.prepare(Duration::from_secs(3)).context("resolving the DUT's MAC addresses")?;
-    Ok(Box::new(t))
+    if let Some(command) = cfg.dut.between_phases.clone() {
+        t.set_between_phases(Some(Box::new(move || run_hook("dut.between_phases", &command, HOOK_DEADLINE))));
+    }
+    match cfg.dut.before_trial.clone() {
+        Some(command) => Ok(Box::new(BeforeTrial {
+            inner: Box::new(t),
+            command,
+        })),
+        None => Ok(Box::new(t)),
+    }
 }
 
 /// Open both ports of the configured backend and resolve the DUT.
@@ -101,4 +263,166 @@ fn open_dpdk(cfg: &TestConfig) -> Result<Box<dyn Runner>> {
 #[cfg(not(feature = "dpdk"))]
 fn open_dpdk(_cfg: &TestConfig) -> Result<Box<dyn Runner>> {
     anyhow::bail!("{}", xlat_io::IoError::Absent("dpdk"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    #[test]
+    fn hooks_succeed_fail_and_time_out() {
+        assert_eq!(run_hook("dut.before_trial", "true", HOOK_DEADLINE), Ok(()));
+        // A chatty command does not block on a full pipe.
+        assert_eq!(run_hook("dut.before_trial", "head -c 1000000 /dev/zero >&2", HOOK_DEADLINE), Ok(()));
+        let e = run_hook("dut.before_trial", "echo no table >&2; exit 3", HOOK_DEADLINE).expect_err("exit 3");
+        assert!(
+            e.starts_with("DUT hook dut.before_trial (\"echo no table >&2; exit 3\") failed (exit status: 3)"),
+            "{e}"
+        );
+        assert!(e.ends_with("standard error: no table"), "{e}");
+        let e = run_hook("dut.between_phases", "exit 1", HOOK_DEADLINE).expect_err("exit 1");
+        assert!(e.contains("no output on standard error"), "{e}");
+        let started = Instant::now();
+        let e = run_hook("dut.between_phases", "echo slow >&2; exec sleep 30", Duration::from_millis(300)).expect_err("deadline");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(e.contains("did not end within 0.3 s and was killed (PID "), "{e}");
+        assert!(e.contains("slow"), "{e}");
+    }
+
+    /// Records the trials it is asked to run.
+    pub(crate) struct Recorder(pub std::sync::Arc<std::sync::Mutex<Vec<TrialSpec>>>);
+
+    impl Runner for Recorder {
+        fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+            self.0.lock().expect("lock").push(spec.clone());
+            Ok(TrialReport::default())
+        }
+        fn describe(&self) -> String {
+            "recorder".into()
+        }
+        fn set_directions(&mut self, _: bool, _: bool) {}
+    }
+
+    #[test]
+    fn before_trial_runs_first_and_a_failure_skips_the_trial() {
+        let dir = std::env::temp_dir().join(format!("xlatperf-hook-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let marker = dir.join("count");
+        let trials = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut r = BeforeTrial {
+            inner: Box::new(Recorder(trials.clone())),
+            command: format!("echo x >> {}", marker.display()),
+        };
+        let spec = TrialSpec::new(84, 1000, 1.0, 10);
+        r.run_trial(&spec).expect("trial 1");
+        r.run_trial(&spec).expect("trial 2");
+        assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "x\nx\n");
+        assert_eq!(trials.lock().expect("lock").len(), 2);
+        let mut r = BeforeTrial {
+            inner: Box::new(Recorder(trials.clone())),
+            command: "echo conntrack: no such table >&2; exit 1".into(),
+        };
+        let e = r.run_trial(&spec).expect_err("hook fails");
+        assert!(e.to_string().contains("DUT hook dut.before_trial"), "{e}");
+        assert!(e.to_string().contains("(exit status: 1)"), "{e}");
+        assert!(e.to_string().contains("conntrack: no such table"), "{e}");
+        assert!(e.to_string().ends_with("the trial was not run"), "{e}");
+        assert_eq!(trials.lock().expect("lock").len(), 2, "the trial ran after a failed hook");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn stateful_cfg(extra: &str) -> TestConfig {
+        let text = format!(
+            "[tester]\nbackend = \"mem\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 4\n\
+             ipv4_real = \"198.19.0.2\"\n[stateful]\nmode = \"initiator-left\"\n{extra}"
+        );
+        xlat_config::parse_toml(&text, "t.toml").expect("config")
+    }
+
+    #[test]
+    fn phase_1_from_the_file_and_the_options() {
+        let flags = StatefulArgs::default();
+        // From the file, with the defaults.
+        let mut cfg = stateful_cfg("preliminary_frames = 1000\npreliminary_rate = 2000\n");
+        let p = preliminary(&mut cfg, &flags).expect("ok").expect("stateful");
+        assert_eq!(
+            p,
+            PreliminarySpec {
+                frames: 1000,
+                state_table: 1000,
+                rate: 2000,
+                timeout_ms: 500,
+                phase_delay_ms: 1500,
+            }
+        );
+        // The options override the file.
+        let flags = StatefulArgs {
+            preliminary_frames: Some(4000),
+            state_table: Some(3000),
+            preliminary_rate: Some(1000),
+            preliminary_timeout: Some(100),
+            phase_delay: Some(5000),
+        };
+        let p = preliminary(&mut cfg, &flags).expect("ok").expect("stateful");
+        assert_eq!(
+            p,
+            PreliminarySpec {
+                frames: 4000,
+                state_table: 3000,
+                rate: 1000,
+                timeout_ms: 100,
+                phase_delay_ms: 5000,
+            }
+        );
+        // Missing N names the key and the option.
+        let mut cfg = stateful_cfg("");
+        let e = preliminary(&mut cfg, &StatefulArgs::default()).expect_err("no N");
+        assert!(e.to_string().contains("'stateful.preliminary_frames' must be set"), "{e}");
+        assert!(e.to_string().ends_with("or give --preliminary-frames N"), "{e}");
+        let e = preliminary(
+            &mut cfg,
+            &StatefulArgs {
+                preliminary_frames: Some(10),
+                ..Default::default()
+            },
+        )
+        .expect_err("no R");
+        assert!(e.to_string().ends_with("or give --preliminary-rate R"), "{e}");
+        // The checks apply to the options too: D shorter than phase 1.
+        let e = preliminary(
+            &mut cfg,
+            &StatefulArgs {
+                preliminary_frames: Some(1000),
+                preliminary_rate: Some(1000),
+                phase_delay: Some(1499),
+                ..Default::default()
+            },
+        )
+        .expect_err("D short");
+        assert!(e.to_string().contains("'stateful.phase_delay_ms' (1499 ms)"), "{e}");
+    }
+
+    #[test]
+    fn phase_1_options_refused_in_a_stateless_test() {
+        let mut cfg = stateful_cfg("");
+        cfg.setup.stateful.mode = Stateful::Off;
+        assert_eq!(preliminary(&mut cfg, &StatefulArgs::default()).expect("stateless"), None);
+        let e = preliminary(
+            &mut cfg,
+            &StatefulArgs {
+                preliminary_frames: Some(10),
+                phase_delay: Some(10),
+                ..Default::default()
+            },
+        )
+        .expect_err("refused");
+        assert!(
+            e.to_string()
+                .starts_with("--preliminary-frames, --phase-delay are only for a stateful test, but stateful.mode is off in t.toml"),
+            "{e}"
+        );
+        refuse_stateful(&cfg, "selftest").expect("stateless is fine");
+        let e = refuse_stateful(&stateful_cfg(""), "selftest").expect_err("stateful");
+        assert!(e.to_string().starts_with("selftest cannot run a stateful test"), "{e}");
+    }
 }

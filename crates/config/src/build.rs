@@ -5,7 +5,8 @@ use crate::doc::{self, Doc};
 use crate::error::{quote, ConfigError, Loc};
 use crate::keys::{self, ConfValue};
 use crate::model::{
-    Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults, DEFAULT_DURATION_S, DEFAULT_FRAME_SIZE, DEFAULT_TIMEOUT_MS,
+    Backend, Cpus, DutHooks, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults, DEFAULT_DURATION_S,
+    DEFAULT_FRAME_SIZE, DEFAULT_TIMEOUT_MS,
 };
 use crate::validate::{self, Names};
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,7 @@ pub(crate) struct RawFile {
     pub traffic: RawTraffic,
     pub stateful: RawStateful,
     pub trial: RawTrial,
+    pub dut: RawDut,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -123,6 +125,18 @@ pub(crate) struct RawStateful {
     pub enumerate_ports: Option<String>,
     pub enumerate_ips: Option<String>,
     pub responder_tuples: Option<String>,
+    pub preliminary_frames: Option<i64>,
+    pub state_table: Option<i64>,
+    pub preliminary_rate: Option<i64>,
+    pub preliminary_timeout_ms: Option<i64>,
+    pub phase_delay_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawDut {
+    pub before_trial: Option<String>,
+    pub between_phases: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -227,10 +241,24 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         timeout_ms: c.int_or("trial.timeout_ms", tl.timeout_ms, DEFAULT_TIMEOUT_MS)?,
     };
 
+    let stateful = StatefulTrial {
+        preliminary_frames: c.opt_int("stateful.preliminary_frames", st.preliminary_frames)?,
+        state_table: c.opt_int("stateful.state_table", st.state_table)?,
+        preliminary_rate: c.opt_int("stateful.preliminary_rate", st.preliminary_rate)?,
+        preliminary_timeout_ms: c.opt_int("stateful.preliminary_timeout_ms", st.preliminary_timeout_ms)?,
+        phase_delay_ms: c.opt_int("stateful.phase_delay_ms", st.phase_delay_ms)?,
+    };
+    let dut = DutHooks {
+        before_trial: c.command("dut.before_trial", &raw.dut.before_trial)?,
+        between_phases: c.command("dut.between_phases", &raw.dut.between_phases)?,
+    };
+
     let cfg = TestConfig {
         setup,
         tester,
         trial,
+        stateful,
+        dut,
         source: Source {
             file: doc.file.clone(),
             kind: doc.kind,
@@ -302,6 +330,14 @@ impl Conv<'_> {
         match names.iter().position(|n| n == s).and_then(|i| values.get(i)) {
             Some(t) => Ok(*t),
             None => Err(self.bad(path, quote(s), names.join(", "))),
+        }
+    }
+
+    /// A shell command: any text but an empty one.
+    fn command(&self, path: &str, v: &Option<String>) -> Result<Option<String>, ConfigError> {
+        match v {
+            Some(s) if s.trim().is_empty() => Err(self.bad(path, quote(s), "a shell command, run with sh -c")),
+            _ => Ok(v.clone()),
         }
     }
 

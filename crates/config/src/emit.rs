@@ -153,6 +153,12 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.key("stateful.enumerate_ports", order(sf.enumerate_ports));
     o.key("stateful.enumerate_ips", order(sf.enumerate_ips));
     o.key("stateful.responder_tuples", variation(sf.responder_tuples));
+    let pre = &cfg.stateful;
+    o.opt("stateful.preliminary_frames", pre.preliminary_frames.map(|v| v.to_string()));
+    o.opt("stateful.state_table", pre.state_table.map(|v| v.to_string()));
+    o.opt("stateful.preliminary_rate", pre.preliminary_rate.map(|v| v.to_string()));
+    o.opt("stateful.preliminary_timeout_ms", pre.preliminary_timeout_ms.map(|v| v.to_string()));
+    o.opt("stateful.phase_delay_ms", pre.phase_delay_ms.map(|v| v.to_string()));
 
     let tr = &cfg.trial;
     o.header("trial");
@@ -160,6 +166,11 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.opt("trial.rate", tr.rate.map(|r| r.to_string()));
     o.key("trial.duration", toml::Value::Float(tr.duration_s).to_string());
     o.key("trial.timeout_ms", tr.timeout_ms.to_string());
+
+    let dut = &cfg.dut;
+    o.header("dut");
+    o.opt("dut.before_trial", dut.before_trial.as_deref().map(s));
+    o.opt("dut.between_phases", dut.between_phases.as_deref().map(s));
     o.0
 }
 

@@ -162,6 +162,59 @@ pub enum ConfigError {
     )]
     IpEnumerationWithFixedIps { at: Loc, ips_key: String, var_key: String },
 
+    #[error(
+        "{at}: key '{version_key}' is {version}, but it is the Responder's side of the stateful test (key '{mode_key}' {mode}): \
+         the Responder handles IPv4 only (stateful NAT44 and NAT64); stateful NAT66 and NAT46 are not supported yet"
+    )]
+    ResponderNotIpv4 {
+        at: Loc,
+        version_key: String,
+        version: u8,
+        mode_key: String,
+        mode: String,
+    },
+
+    #[error("{at}: key '{key}' belongs to phase 1 of a stateful test, but key '{stateful_key}' is off")]
+    PreliminaryInStatelessTest { at: Loc, key: String, stateful_key: String },
+
+    #[error("{at}: key '{delay_key}' ({delay} ms) is shorter than phase 1 lasts: 1000*N/R + T = {needed} ms ({inputs})")]
+    PhaseDelayTooShort {
+        at: Loc,
+        delay_key: String,
+        delay: u64,
+        needed: u64,
+        /// N, R and T with their keys, e.g. `'stateful.preliminary_frames' 1000, ...`.
+        inputs: String,
+    },
+
+    #[error(
+        "{at}: key '{table_key}' ({state_table}) is more than the {foreground} foreground frames of phase 1 \
+         ('{frames_key}' {frames}, foreground {fg_m} of every {fg_n}): the state table could never be filled"
+    )]
+    StateTableTooLarge {
+        at: Loc,
+        table_key: String,
+        state_table: u32,
+        foreground: u64,
+        frames_key: String,
+        frames: u32,
+        fg_n: u32,
+        fg_m: u32,
+    },
+
+    #[error(
+        "{at}: phase 1 sends {foreground} foreground frames, each with a unique combination ('{enumerate_key}' is pseudorandom), \
+         but there are only {combinations} {what} combinations: lower N ('stateful.preliminary_frames') or widen the ranges"
+    )]
+    TooFewCombinations {
+        at: Loc,
+        enumerate_key: String,
+        what: &'static str,
+        /// Fewer than the foreground frames, so it fits.
+        combinations: u64,
+        foreground: u64,
+    },
+
     #[error("{at}: key '{key}' is not set and neither is '{ipv4_key}' or '{ipv6_key}' to resolve it by ARP/NDP: this side's port sends and needs the DUT's MAC")]
     DutMacUnknown {
         at: Loc,
@@ -197,6 +250,11 @@ impl ConfigError {
             | PortEnumerationWithoutIpEnumeration { at, .. }
             | IpEnumerationWithoutPortEnumeration { at, .. }
             | IpEnumerationWithFixedIps { at, .. }
+            | ResponderNotIpv4 { at, .. }
+            | PreliminaryInStatelessTest { at, .. }
+            | PhaseDelayTooShort { at, .. }
+            | StateTableTooLarge { at, .. }
+            | TooFewCombinations { at, .. }
             | DutMacUnknown { at, .. } => Some(at),
         }
     }

@@ -348,6 +348,21 @@ pub static KEYS: &[KeyDef] = {
          "phase 1 enumerates all IP address combinations"),
     conf("stateful.responder_tuples", &["Responder-tuples", "Responder-ports"], T::Str, C::Tuples, None,   "\"fixed\"",
          "how the Responder picks four-tuples from its state table in phase 2"),
+    toml("stateful.preliminary_frames",                      T::Int,     Some((1, U32_MAX)),    "required to run a trial (or --preliminary-frames)",
+         "N: frames the Initiator sends in phase 1, foreground and background"),
+    toml("stateful.state_table",                             T::Int,     Some((1, U32_MAX)),    "the foreground frames among N",
+         "M: entries of the Responder's state table"),
+    toml("stateful.preliminary_rate",                        T::Int,     Some((1, 1_000_000_000)), "required to run a trial (or --preliminary-rate)",
+         "R: frames per second of phase 1"),
+    toml("stateful.preliminary_timeout_ms",                  T::Int,     Some((1, 2000)),       "500",
+         "T: ms the Responder keeps receiving after phase 1's sending ended"),
+    toml("stateful.phase_delay_ms",                          T::Int,     Some((1, 100_000_000)), "ceil(1000 N / R) + 2 T",
+         "D: ms from the start of phase 1 to the start of phase 2"),
+    // [dut]
+    toml("dut.before_trial",                                 T::Str,     None,                  "none",
+         "shell command (sh -c) run before every trial, e.g. to empty the DUT's connection table"),
+    toml("dut.between_phases",                               T::Str,     None,                  "none",
+         "shell command (sh -c) run between phase 1 and phase 2 of every stateful trial"),
     // [trial]
     toml("trial.frame_size",                                 T::Int,     Some((0, 65535)),      "84",
          "siitperf's IPv6 frame size incl. FCS; IPv4 frames are 20 bytes shorter"),
@@ -379,7 +394,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 68);
+        assert_eq!(keys().len(), 75);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 
@@ -434,6 +449,17 @@ mod tests {
         assert_eq!(default("trial.frame_size"), trial.frame_size.to_string());
         assert_eq!(default("trial.duration"), trial.duration_s.to_string());
         assert_eq!(default("trial.timeout_ms"), trial.timeout_ms.to_string());
+        assert_eq!(
+            default("stateful.preliminary_timeout_ms"),
+            crate::model::DEFAULT_PRELIMINARY_TIMEOUT_MS.to_string()
+        );
+        let range = |p: &str| by_path(p).and_then(|k| k.range).unwrap_or_else(|| panic!("{p}"));
+        assert_eq!(
+            range("stateful.preliminary_timeout_ms").1 as u64,
+            crate::model::MAX_PRELIMINARY_TIMEOUT_MS
+        );
+        assert_eq!(range("stateful.phase_delay_ms").1 as u64, crate::model::MAX_PHASE_DELAY_MS);
+        assert_eq!(range("stateful.preliminary_rate").1 as u64, crate::model::MAX_PRELIMINARY_RATE);
     }
 
     #[test]

@@ -31,7 +31,10 @@ mod validate;
 
 pub use emit::{to_toml, to_toml_with_comment};
 pub use error::{ConfigError, Loc};
-pub use model::{Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults};
+pub use model::{
+    foreground_frames, Backend, Cpus, DutHooks, Preliminary, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults,
+    DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
+};
 
 use std::path::Path;
 
@@ -115,4 +118,29 @@ pub fn validate(cfg: &TestConfig) -> Result<(), ConfigError> {
             doc: None,
         },
     )
+}
+
+/// The preliminary phase (phase 1) of a stateful test with its defaults filled in (M: the
+/// foreground frames among N; T: 500 ms; D: ceil(1000 N / R) + 2 T) and checked: N and R must
+/// be given, D must be at least floor(1000 N / R) + T, M at most the foreground frames among N,
+/// and with pseudorandom enumeration there must be a unique combination for every foreground
+/// frame. Call it after changing `cfg.stateful` (command-line options) or the foreground share.
+/// Errors name the file and the key (no line: the values may come from the command line).
+pub fn preliminary(cfg: &TestConfig) -> Result<Preliminary, ConfigError> {
+    validate::preliminary(
+        cfg,
+        &validate::Names {
+            kind: cfg.source.kind,
+            file: &cfg.source.file,
+            doc: None,
+        },
+    )
+}
+
+/// How many distinct combinations a stateful test's pseudorandom enumeration can give in phase 1,
+/// and of what ("port number", "IP address", "IP address and port number"; siitperf's Info
+/// line `Info: number of unique <what> combinations: <C>`); `None` without pseudorandom
+/// enumeration.
+pub fn combinations(setup: &xlat_traffic::Setup) -> Option<(u128, &'static str)> {
+    validate::combinations(setup)
 }

@@ -24,6 +24,13 @@ pub struct TestConfig {
     pub tester: TesterConfig,
     /// Defaults of a trial's parameters; the command line may override them.
     pub trial: TrialDefaults,
+    /// The preliminary phase of a stateful test (TOML `[stateful]`: N, M, R, T, D); the
+    /// command line may override them. Only with `setup.stateful.mode` other than off.
+    #[serde(default)]
+    pub stateful: StatefulTrial,
+    /// Shell commands run for the DUT around the trials (TOML `[dut]`).
+    #[serde(default)]
+    pub dut: DutHooks,
     /// Where it was read from, for messages.
     pub source: Source,
 }
@@ -103,6 +110,76 @@ impl Default for TrialDefaults {
             timeout_ms: DEFAULT_TIMEOUT_MS,
         }
     }
+}
+
+/// The default T, milliseconds the Responder keeps receiving after phase 1's sending ended.
+pub const DEFAULT_PRELIMINARY_TIMEOUT_MS: u64 = 500;
+/// The largest T (siitperf's range).
+pub const MAX_PRELIMINARY_TIMEOUT_MS: u64 = 2000;
+/// The largest D (siitperf's range).
+pub const MAX_PHASE_DELAY_MS: u64 = 100_000_000;
+/// The largest R: a rate, as `trial.rate`.
+pub const MAX_PRELIMINARY_RATE: u64 = 1_000_000_000;
+
+/// The preliminary phase (phase 1) of a stateful test (RFC 9693) as the file gives it, with
+/// siitperf's letters; `None`: not given (N and R are then required by every command that runs
+/// a trial, M, T and D have defaults that depend on the others: see [`Preliminary`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatefulTrial {
+    /// N: frames the Initiator sends in phase 1 (foreground and background), 1 to 2^32-1.
+    pub preliminary_frames: Option<u32>,
+    /// M: entries of the Responder's state table, 1 to 2^32-1. Default: the foreground frames
+    /// among N.
+    pub state_table: Option<u32>,
+    /// R: phase 1's rate, frames/s, 1 to 10^9.
+    pub preliminary_rate: Option<u64>,
+    /// T: ms the Responder keeps receiving after phase 1's sending ended, 1-2000. Default 500.
+    pub preliminary_timeout_ms: Option<u64>,
+    /// D: ms from the start of phase 1 to the start of phase 2, 1 to 10^8. Default:
+    /// ceil(1000 N / R) + 2 T.
+    pub phase_delay_ms: Option<u64>,
+}
+
+/// The preliminary phase with every value known (N, M, R, T, D).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preliminary {
+    pub frames: u32,
+    pub state_table: u32,
+    pub rate: u64,
+    pub timeout_ms: u64,
+    pub phase_delay_ms: u64,
+}
+
+/// The foreground frames among the first `frames` frames when frame i is foreground iff
+/// `i mod n < m`: floor(frames/n)*m + min(frames mod n, m), exactly what the sender sends.
+/// (siitperf computes frames - floor(frames*(n-m)/n), which can be one less.)
+pub fn foreground_frames(frames: u64, n: u32, m: u32) -> u64 {
+    let (n, m) = (u64::from(n.max(1)), u64::from(m));
+    (frames / n) * m + (frames % n).min(m)
+}
+
+impl StatefulTrial {
+    /// The default M: the foreground frames among N with foreground share m of n.
+    pub fn default_state_table(frames: u32, fg_n: u32, fg_m: u32) -> u64 {
+        foreground_frames(u64::from(frames), fg_n, fg_m)
+    }
+
+    /// The default D: ceil(1000 N / R) + 2 T, in 64-bit (128-bit on the way) arithmetic.
+    pub fn default_phase_delay_ms(frames: u32, rate: u64, timeout_ms: u64) -> u64 {
+        let rate = u128::from(rate.max(1));
+        let send_ms = (1000 * u128::from(frames)).div_ceil(rate);
+        u64::try_from(send_ms + 2 * u128::from(timeout_ms)).unwrap_or(u64::MAX)
+    }
+}
+
+/// Shell commands (run with `sh -c`) that prepare the DUT, e.g. `ip netns exec xlat-dut
+/// conntrack -F` to empty a stateful DUT's connection table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DutHooks {
+    /// Run before every trial; a failure stops the run before the trial.
+    pub before_trial: Option<String>,
+    /// Run between phase 1 and phase 2 of every stateful trial; a failure ends the trial.
+    pub between_phases: Option<String>,
 }
 
 /// The format of a configuration file.

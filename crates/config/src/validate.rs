@@ -4,7 +4,10 @@
 
 use crate::doc::{key_name, Doc};
 use crate::error::{ConfigError, Loc};
-use crate::model::{Backend, SourceKind, TestConfig, MAX_DURATION_S};
+use crate::model::{
+    foreground_frames, Backend, Preliminary, SourceKind, StatefulTrial, TestConfig, DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_DURATION_S,
+    MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
+};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_traffic::{
     is_benchmarking_v4, is_benchmarking_v6, AddrPair, Direction, IpVarSpec, IpVersion, Setup, Side, SideId, Stateful, Variation,
@@ -72,12 +75,46 @@ fn responder_direction(mode: Stateful) -> Option<Direction> {
     }
 }
 
+/// The direction the Initiator sends in phase 1 (and in phase 2 when that direction is on).
+fn initiator_direction(mode: Stateful) -> Option<Direction> {
+    match mode {
+        Stateful::Off => None,
+        Stateful::InitiatorLeft => Some(Direction::Forward),
+        Stateful::InitiatorRight => Some(Direction::Reverse),
+    }
+}
+
+/// The directions whose frames the tester sends: the active ones, and in a stateful test the
+/// Initiator's even when it is off (phase 1 always runs).
+fn sending_directions(s: &Setup) -> Vec<Direction> {
+    let initiator = initiator_direction(s.stateful.mode);
+    Direction::BOTH
+        .into_iter()
+        .filter(|d| s.is_active(*d) || Some(*d) == initiator)
+        .collect()
+}
+
+/// The value of `stateful.mode` as the source writes it.
+fn mode_text(kind: SourceKind, mode: Stateful) -> String {
+    let (code, name) = match mode {
+        Stateful::Off => (0, "off"),
+        Stateful::InitiatorLeft => (1, "initiator-left"),
+        Stateful::InitiatorRight => (2, "initiator-right"),
+    };
+    match kind {
+        SourceKind::SiitperfConf => code.to_string(),
+        SourceKind::Toml => format!("\"{name}\""),
+    }
+}
+
 /// Check every rule; the first broken one is the error.
 pub(crate) fn validate(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
     let s = &cfg.setup;
     single_keys(cfg, n)?;
     ranges(s, n)?;
-    if !s.forward && !s.reverse {
+    // In a stateful test phase 1 always runs: both directions may be off (phase 2 then sends
+    // nothing).
+    if !s.forward && !s.reverse && s.stateful.mode == Stateful::Off {
         return Err(ConfigError::NoDirection {
             at: n.loc_of(&["traffic.forward", "traffic.reverse"]),
             forward: n.name("traffic.forward"),
@@ -95,6 +132,8 @@ pub(crate) fn validate(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigErro
     }
     frame_size(cfg, n)?;
     enumeration_rules(s, n)?;
+    responder_ipv4(s, n)?;
+    preliminary_keys(cfg, n)?;
     addresses(s, n)?;
     foreign_addresses(s, n)?;
     dut_macs(cfg, n)?;
@@ -335,15 +374,25 @@ fn background_keys(d: Direction) -> (String, String) {
 /// Every address that the active directions and the foreground/background mix need is set.
 fn addresses(s: &Setup, n: &Names<'_>) -> Result<(), ConfigError> {
     let responder_dir = responder_direction(s.stateful.mode);
-    for d in s.active_directions() {
+    for d in sending_directions(s) {
         let dir_key = n.name(&format!("traffic.{}", dir_path(d)));
+        // Why the direction sends: it is on, or it is the Initiator's (phase 1).
+        let sends = if s.is_active(d) {
+            format!("'{dir_key}' is on")
+        } else {
+            format!(
+                "the Initiator sends phase 1 of the stateful test ('{}' {}) even though '{dir_key}' is off",
+                n.name("stateful.mode"),
+                mode_text(n.kind, s.stateful.mode)
+            )
+        };
         if s.has_foreground() && Some(d) != responder_dir {
             if let Err(m) = s.foreground_addresses(d) {
                 let (src, dst) = foreground_keys(s, d);
                 let path = format!("{}.ipv{}_{}", side_path(m.side), m.version, m.kind.to_ascii_lowercase());
                 let (lv, rv) = ("left.ip_version", "right.ip_version");
                 let reason = format!(
-                    "'{dir_key}' is on and '{}' is {}, '{}' is {}, so {d} foreground frames go from '{}' to '{}'",
+                    "{sends} and '{}' is {}, '{}' is {}, so {d} foreground frames go from '{}' to '{}'",
                     n.name(lv),
                     s.left.ip_version.number(),
                     n.name(rv),
@@ -363,7 +412,7 @@ fn addresses(s: &Setup, n: &Names<'_>) -> Result<(), ConfigError> {
                 let (src, dst) = background_keys(d);
                 let path = format!("{}.ipv6_real", side_path(m.side));
                 let reason = format!(
-                    "'{dir_key}' is on and '{}' ({}) is less than '{}' ({}), so {d} background frames (native IPv6) go from '{}' to '{}'",
+                    "{sends} and '{}' ({}) is less than '{}' ({}), so {d} background frames (native IPv6) go from '{}' to '{}'",
                     n.name("traffic.foreground.m"),
                     s.fg_m,
                     n.name("traffic.foreground.n"),
@@ -389,7 +438,7 @@ fn foreign_addresses(s: &Setup, n: &Names<'_>) -> Result<(), ConfigError> {
         return Ok(());
     }
     let responder_dir = responder_direction(s.stateful.mode);
-    for d in s.active_directions() {
+    for d in sending_directions(s) {
         let rcv = s.side(d.receiver());
         let mut checks: Vec<(String, Option<AddrPair>)> = Vec::new();
         if s.has_foreground() && Some(d) != responder_dir {
@@ -482,7 +531,7 @@ fn dut_macs(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
     if cfg.tester.backend == Backend::Mem || cfg.tester.loopback {
         return Ok(());
     }
-    for d in cfg.setup.active_directions() {
+    for d in sending_directions(&cfg.setup) {
         let id = d.sender();
         let side = cfg.setup.side(id);
         if side.dut_mac.is_none() && side.dut_ipv4.is_none() && side.dut_ipv6.is_none() {
@@ -497,4 +546,176 @@ fn dut_macs(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// The Responder handles IPv4 only (siitperf's stateful NAT44 and NAT64).
+fn responder_ipv4(s: &Setup, n: &Names<'_>) -> Result<(), ConfigError> {
+    let responder = match s.stateful.mode {
+        Stateful::Off => return Ok(()),
+        Stateful::InitiatorLeft => SideId::Right,
+        Stateful::InitiatorRight => SideId::Left,
+    };
+    let side = s.side(responder);
+    if side.ip_version != IpVersion::V4 {
+        let vp = format!("{}.ip_version", side_path(responder));
+        return Err(ConfigError::ResponderNotIpv4 {
+            at: n.loc_of(&[&vp, "stateful.mode"]),
+            version_key: n.name(&vp),
+            version: side.ip_version.number(),
+            mode_key: n.name("stateful.mode"),
+            mode: mode_text(n.kind, s.stateful.mode),
+        });
+    }
+    Ok(())
+}
+
+const PRELIMINARY_PATHS: [&str; 5] = [
+    "stateful.preliminary_frames",
+    "stateful.state_table",
+    "stateful.preliminary_rate",
+    "stateful.preliminary_timeout_ms",
+    "stateful.phase_delay_ms",
+];
+
+/// The preliminary phase's keys: only in a stateful test, each in its range (also when a
+/// program set them), and, when N and R are known, the checks between them.
+fn preliminary_keys(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
+    let p = &cfg.stateful;
+    let given = [
+        p.preliminary_frames.is_some(),
+        p.state_table.is_some(),
+        p.preliminary_rate.is_some(),
+        p.preliminary_timeout_ms.is_some(),
+        p.phase_delay_ms.is_some(),
+    ];
+    if cfg.setup.stateful.mode == Stateful::Off {
+        if let Some(i) = given.iter().position(|g| *g) {
+            let key = PRELIMINARY_PATHS[i];
+            return Err(ConfigError::PreliminaryInStatelessTest {
+                at: n.loc_of(&[key]),
+                key: n.name(key),
+                stateful_key: n.name("stateful.mode"),
+            });
+        }
+        return Ok(());
+    }
+    let u32_max = u64::from(u32::MAX);
+    let checks = [
+        (PRELIMINARY_PATHS[0], p.preliminary_frames.map(u64::from), u32_max),
+        (PRELIMINARY_PATHS[1], p.state_table.map(u64::from), u32_max),
+        (PRELIMINARY_PATHS[2], p.preliminary_rate, MAX_PRELIMINARY_RATE),
+        (PRELIMINARY_PATHS[3], p.preliminary_timeout_ms, MAX_PRELIMINARY_TIMEOUT_MS),
+        (PRELIMINARY_PATHS[4], p.phase_delay_ms, MAX_PHASE_DELAY_MS),
+    ];
+    for (path, v, max) in checks {
+        if let Some(v) = v {
+            if !(1..=max).contains(&v) {
+                return Err(n.bad(path, v, format!("1-{max}")));
+            }
+        }
+    }
+    if p.preliminary_frames.is_some() && p.preliminary_rate.is_some() {
+        preliminary(cfg, n)?;
+    }
+    Ok(())
+}
+
+/// How many distinct combinations phase 1's pseudorandom enumeration can give, and of what:
+/// with `Enumerate-ports` pseudorandom the Initiator's direction's source port range times its
+/// destination port range; with `Enumerate-ips` pseudorandom the left side's varying address
+/// range times the right side's; both: the product of the four. `None` without pseudorandom
+/// enumeration (increasing and decreasing enumeration wrap around and are not checked).
+pub(crate) fn combinations(s: &Setup) -> Option<(u128, &'static str)> {
+    let dir = initiator_direction(s.stateful.mode)?;
+    let st = &s.stateful;
+    let size = |min: u16, max: u16| u128::from(max.saturating_sub(min)) + 1;
+    let ports = s.ports(dir);
+    let port_count = size(ports.sport.min, ports.sport.max) * size(ports.dport.min, ports.dport.max);
+    let ip_count = size(s.left.ip_var.min, s.left.ip_var.max) * size(s.right.ip_var.min, s.right.ip_var.max);
+    match (
+        st.enumerate_ports == Variation::Pseudorandom,
+        st.enumerate_ips == Variation::Pseudorandom,
+    ) {
+        (true, false) => Some((port_count, "port number")),
+        (false, true) => Some((ip_count, "IP address")),
+        (true, true) => Some((port_count * ip_count, "IP address and port number")),
+        (false, false) => None,
+    }
+}
+
+/// The preliminary phase with its defaults filled in, checked: N and R given; D at least
+/// floor(1000 N / R) + T; M at most the foreground frames among N; with pseudorandom
+/// enumeration, at least as many combinations as foreground frames.
+pub(crate) fn preliminary(cfg: &TestConfig, n: &Names<'_>) -> Result<Preliminary, ConfigError> {
+    let s = &cfg.setup;
+    let p: &StatefulTrial = &cfg.stateful;
+    let [frames_key, table_key, rate_key, timeout_key, delay_key] = PRELIMINARY_PATHS;
+    let required = |path: &str, what: &str| ConfigError::Required {
+        at: n.loc(path),
+        key: n.name(path),
+        why: format!("'{}' is on, and phase 1 needs {what}", n.name("stateful.mode")),
+    };
+    let frames = p
+        .preliminary_frames
+        .ok_or_else(|| required(frames_key, "N, the frames the Initiator sends"))?;
+    let rate = p.preliminary_rate.ok_or_else(|| required(rate_key, "R, its rate in frames/s"))?;
+    let timeout_ms = p.preliminary_timeout_ms.unwrap_or(DEFAULT_PRELIMINARY_TIMEOUT_MS);
+    let foreground = foreground_frames(u64::from(frames), s.fg_n, s.fg_m);
+    let state_table = match p.state_table {
+        Some(m) => m,
+        None => u32::try_from(foreground).unwrap_or(u32::MAX),
+    };
+    let phase_delay_ms = p
+        .phase_delay_ms
+        .unwrap_or_else(|| StatefulTrial::default_phase_delay_ms(frames, rate, timeout_ms));
+    let needed = (u128::from(frames) * 1000 / u128::from(rate.max(1))) + u128::from(timeout_ms);
+    if u128::from(phase_delay_ms) < needed {
+        return Err(ConfigError::PhaseDelayTooShort {
+            at: n.loc_of(&[delay_key, frames_key, rate_key]),
+            delay_key: n.name(delay_key),
+            delay: phase_delay_ms,
+            needed: u64::try_from(needed).unwrap_or(u64::MAX),
+            inputs: format!(
+                "'{}' {frames}, '{}' {rate}, '{}' {timeout_ms}",
+                n.name(frames_key),
+                n.name(rate_key),
+                n.name(timeout_key)
+            ),
+        });
+    }
+    if u64::from(state_table) > foreground || state_table == 0 {
+        return Err(ConfigError::StateTableTooLarge {
+            at: n.loc_of(&[table_key, frames_key]),
+            table_key: n.name(table_key),
+            state_table,
+            foreground,
+            frames_key: n.name(frames_key),
+            frames,
+            fg_n: s.fg_n,
+            fg_m: s.fg_m,
+        });
+    }
+    if let Some((c, what)) = combinations(s) {
+        if c < u128::from(foreground) {
+            let key = if s.stateful.enumerate_ports == Variation::Pseudorandom {
+                "stateful.enumerate_ports"
+            } else {
+                "stateful.enumerate_ips"
+            };
+            return Err(ConfigError::TooFewCombinations {
+                at: n.loc_of(&[frames_key, key]),
+                enumerate_key: n.name(key),
+                what,
+                combinations: u64::try_from(c).unwrap_or(u64::MAX),
+                foreground,
+            });
+        }
+    }
+    Ok(Preliminary {
+        frames,
+        state_table,
+        rate,
+        timeout_ms,
+        phase_delay_ms,
+    })
 }

@@ -22,6 +22,8 @@ fn assert_same(a: &TestConfig, b: &TestConfig) {
     assert_eq!(a.setup, b.setup);
     assert_eq!(a.tester, b.tester);
     assert_eq!(a.trial, b.trial);
+    assert_eq!(a.stateful, b.stateful);
+    assert_eq!(a.dut, b.dut);
 }
 
 /// Every file under examples/, found by reading the directory (and its subdirectories), so that
@@ -113,6 +115,13 @@ fn the_example_setups() {
     let nat44 = example("nat44.toml");
     assert_eq!(nat44.setup.stateful.enumerate_ports, Variation::Pseudorandom);
     assert_eq!(nat44.setup.stateful.responder_tuples, Variation::Pseudorandom);
+    assert_eq!(nat44.stateful.preliminary_frames, Some(100_000));
+    assert_eq!(nat44.stateful.preliminary_rate, Some(50_000));
+    let p = xlat_config::preliminary(&nat44).expect("phase 1 of nat44.toml");
+    assert_eq!((p.state_table, p.timeout_ms, p.phase_delay_ms), (100_000, 500, 3000));
+    for name in ["nat64.toml", "nat44-multi-ip.toml", "nat64-multi-ip.toml"] {
+        xlat_config::preliminary(&example(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
 
     let mem = example("mem.toml");
     assert_eq!(mem.tester.backend, Backend::Mem);

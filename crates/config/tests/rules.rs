@@ -1,7 +1,7 @@
 //! Each cross-key rule of siitperf (docs/config.md, "Rules between keys") and of xlatperf triggers its own error
 //! variant, whose message names every key involved.
 
-use xlat_config::{parse_siitperf, parse_toml, parse_with_overrides, ConfigError, SourceKind};
+use xlat_config::{parse_siitperf, parse_toml, parse_with_overrides, preliminary, to_toml, validate, ConfigError, Preliminary, SourceKind};
 
 /// A valid bidirectional IPv4 router test.
 const BASE4: &str = "IP-L-Vers 4\nIP-R-Vers 4\nIPv4-L-Real 198.18.0.2\nIPv4-R-Real 198.19.0.2\n\
@@ -222,4 +222,321 @@ fn toml_errors_use_toml_names() {
         "t.toml:10: key 'stateful.enumerate_ports' asks for enumeration, but key 'stateful.mode' is off: \
          enumeration happens only in phase 1 of a stateful test"
     );
+}
+
+#[test]
+fn rule_no_direction_is_fine_in_a_stateful_test() {
+    // Phase 1 always runs: both phase 2 directions may be off.
+    let cfg = parse_siitperf(&format!("{BASE4}Stateful 1\nForward 0\nReverse 0\n"), "c").expect("stateful, no direction");
+    assert!(!cfg.setup.forward && !cfg.setup.reverse);
+    let e = conf_err("Stateful 0\nForward 0\nReverse 0\n");
+    assert!(matches!(e, ConfigError::NoDirection { .. }), "{e}");
+}
+
+/// A stateful NAT64 test: Initiator left on IPv6, Responder right on IPv4.
+const NAT64: &str = "IP-L-Vers 6\nIP-R-Vers 4\nIPv6-L-Real 2001:2::2\nIPv6-R-Virt 64:ff9b::198.19.0.2\nIPv4-R-Real 198.19.0.2\n\
+MAC-L-DUT 02:00:00:00:00:01\nMAC-R-DUT 02:00:00:00:00:02\nStateful 1\n";
+
+#[test]
+fn rule_initiator_addresses_needed_even_when_its_direction_is_off() {
+    parse_siitperf(&format!("{NAT64}Forward 0\nReverse 1\n"), "c").expect("complete");
+    // The Initiator's destination (IPv6-R-Virt) is needed although Forward is 0.
+    let text = format!("{NAT64}Forward 0\nReverse 1\n").replace("IPv6-R-Virt 64:ff9b::198.19.0.2\n", "");
+    let e = parse_siitperf(&text, "siitperf.conf").expect_err("no IPv6-R-Virt");
+    assert!(matches!(e, ConfigError::AddressNeeded { .. }), "{e}");
+    names(&e, &["IPv6-R-Virt", "Stateful", "Forward", "IPv6-L-Real"]);
+    assert!(
+        e.to_string()
+            .contains("the Initiator sends phase 1 of the stateful test ('Stateful' 1)"),
+        "{e}"
+    );
+    // ... and its source, with the Initiator on the right (Stateful 2, Reverse is its direction).
+    let text = "IP-L-Vers 4\nIP-R-Vers 4\nIPv4-L-Real 198.18.0.2\nMAC-L-DUT 02:00:00:00:00:01\nMAC-R-DUT 02:00:00:00:00:02\n\
+                Stateful 2\nForward 1\nReverse 0\n";
+    let e = parse_siitperf(text, "siitperf.conf").expect_err("no IPv4-R-Real");
+    assert!(matches!(e, ConfigError::AddressNeeded { .. }), "{e}");
+    names(&e, &["IPv4-R-Real", "Stateful", "Reverse"]);
+    // Stateless, the same file is fine with the direction off.
+    parse_with_overrides(
+        &format!("{NAT64}Forward 0\nReverse 1\nIPv4-L-Virt 198.18.0.2\n").replace("IPv6-R-Virt 64:ff9b::198.19.0.2\n", ""),
+        "c",
+        SourceKind::SiitperfConf,
+        &[("Stateful".into(), "0".into())],
+    )
+    .expect("stateless, forward off");
+    // The Initiator's port needs the DUT's MAC too, and its destination must be benchmarking.
+    let e = parse_siitperf(
+        &format!("{NAT64}Forward 0\nReverse 1\n").replace("MAC-L-DUT 02:00:00:00:00:01\n", ""),
+        "c",
+    )
+    .expect_err("no MAC-L-DUT");
+    assert!(matches!(e, ConfigError::DutMacUnknown { .. }), "{e}");
+    let e = parse_siitperf(&format!("{BASE4}Stateful 1\nForward 0\nIPv4-R-Real 10.0.0.2\n"), "c").expect_err("foreign");
+    assert!(matches!(e, ConfigError::ForeignAddress { .. }), "{e}");
+}
+
+#[test]
+fn rule_responder_side_is_ipv4() {
+    // NAT66: the Responder (right) is IPv6.
+    let text = "IP-L-Vers 6\nIP-R-Vers 6\nIPv6-L-Real 2001:2::2\nIPv6-R-Real 2001:2:0:8000::2\nMAC-L-DUT 02:00:00:00:00:01\n\
+                MAC-R-DUT 02:00:00:00:00:02\nForward 1\nReverse 1\nStateful 1\n";
+    let e = parse_siitperf(text, "siitperf.conf").expect_err("NAT66");
+    assert!(matches!(e, ConfigError::ResponderNotIpv4 { version: 6, .. }), "{e}");
+    names(&e, &["IP-R-Vers", "Stateful"]);
+    assert!(e.to_string().starts_with("siitperf.conf:2: "), "{e}");
+    assert!(e.to_string().contains("stateful NAT66 and NAT46 are not supported yet"), "{e}");
+    // NAT46: the Initiator on IPv4 at the right, the Responder on IPv6 at the left.
+    let text = "IP-L-Vers 6\nIP-R-Vers 4\nIPv6-L-Real 2001:2::2\nIPv4-L-Virt 198.18.0.2\nIPv4-R-Real 198.19.0.2\n\
+                MAC-L-DUT 02:00:00:00:00:01\nMAC-R-DUT 02:00:00:00:00:02\nForward 1\nReverse 1\nStateful 2\n";
+    let e = parse_siitperf(text, "siitperf.conf").expect_err("NAT46");
+    assert!(matches!(e, ConfigError::ResponderNotIpv4 { .. }), "{e}");
+    names(&e, &["IP-L-Vers", "Stateful"]);
+    // NAT64 with the Responder on the IPv4 side is fine; in TOML the message uses TOML names.
+    parse_siitperf(&format!("{NAT64}Forward 1\nReverse 1\n"), "c").expect("NAT64");
+    let t = format!("{MIN_TOML}[stateful]\nmode = \"initiator-right\"\n");
+    let e = parse_toml(&t, "t.toml").expect_err("responder left is IPv6");
+    assert!(e.to_string().contains("key 'left.ip_version' is 6"), "{e}");
+    assert!(e.to_string().contains("key 'stateful.mode' \"initiator-right\""), "{e}");
+}
+
+/// A valid TOML stateful NAT44 test (mem backend), without phase 1's values.
+const MIN_TOML: &str = "[tester]\nbackend = \"mem\"\n[left]\nip_version = 6\nipv6_real = \"2001:2::2\"\n[right]\nip_version = 4\n\
+ipv4_real = \"198.19.0.2\"\nipv6_virt = \"64:ff9b::198.19.0.2\"\n";
+
+const NAT44_TOML: &str = "[tester]\nbackend = \"mem\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 4\n\
+ipv4_real = \"198.19.0.2\"\n[traffic.forward_ports]\nsport = { variation = \"pseudorandom\", min = 1024, max = 1123 }\n\
+dport = { variation = \"pseudorandom\", min = 80, max = 89 }\n[stateful]\nmode = \"initiator-left\"\nenumerate_ports = \"pseudorandom\"\n";
+
+fn nat44(extra: &str) -> Result<xlat_config::TestConfig, ConfigError> {
+    parse_toml(&format!("{NAT44_TOML}{extra}"), "t.toml")
+}
+
+#[test]
+fn preliminary_defaults_and_requirements() {
+    // N and R are required to run; the error names the key.
+    let cfg = nat44("").expect("no N, R: fine to read");
+    let e = preliminary(&cfg).expect_err("no N");
+    assert!(matches!(e, ConfigError::Required { .. }), "{e}");
+    assert!(
+        e.to_string().starts_with("t.toml: key 'stateful.preliminary_frames' must be set"),
+        "{e}"
+    );
+    let cfg = nat44("preliminary_frames = 1000\n").expect("N only");
+    let e = preliminary(&cfg).expect_err("no R");
+    assert!(e.to_string().contains("'stateful.preliminary_rate'"), "{e}");
+    // Defaults: M = the foreground frames, T = 500, D = ceil(1000 N / R) + 2 T.
+    let cfg = nat44("preliminary_frames = 1000\npreliminary_rate = 3000\n").expect("N, R");
+    assert_eq!(
+        preliminary(&cfg).expect("resolved"),
+        Preliminary {
+            frames: 1000,
+            state_table: 1000,
+            rate: 3000,
+            timeout_ms: 500,
+            phase_delay_ms: 334 + 1000,
+        }
+    );
+    // With foreground 3 of 5: N = 8 has 6 foreground frames (siitperf's formula says 5).
+    let mut cfg = nat44("preliminary_frames = 8\npreliminary_rate = 1000\n").expect("N = 8");
+    cfg.setup.fg_n = 5;
+    cfg.setup.fg_m = 3;
+    assert_eq!(preliminary(&cfg).expect("resolved").state_table, 6);
+    assert_eq!(xlat_config::foreground_frames(8, 5, 3), 6);
+    assert_eq!(xlat_config::foreground_frames(10, 5, 3), 6);
+    assert_eq!(xlat_config::foreground_frames(u64::from(u32::MAX), 2, 2), u64::from(u32::MAX));
+    // Everything given.
+    let cfg = nat44(
+        "preliminary_frames = 1000\nstate_table = 10\npreliminary_rate = 1000\npreliminary_timeout_ms = 2000\nphase_delay_ms = 3000\n",
+    )
+    .expect("all");
+    assert_eq!(
+        preliminary(&cfg).expect("resolved"),
+        Preliminary {
+            frames: 1000,
+            state_table: 10,
+            rate: 1000,
+            timeout_ms: 2000,
+            phase_delay_ms: 3000,
+        }
+    );
+}
+
+#[test]
+fn preliminary_ranges() {
+    for (key, bad, allowed) in [
+        ("preliminary_frames", "0", "1-4294967295"),
+        ("preliminary_frames", "4294967296", "1-4294967295"),
+        ("state_table", "0", "1-4294967295"),
+        ("preliminary_rate", "0", "1-1000000000"),
+        ("preliminary_rate", "1000000001", "1-1000000000"),
+        ("preliminary_timeout_ms", "0", "1-2000"),
+        ("preliminary_timeout_ms", "2001", "1-2000"),
+        ("phase_delay_ms", "0", "1-100000000"),
+        ("phase_delay_ms", "100000001", "1-100000000"),
+    ] {
+        let e = nat44(&format!("{key} = {bad}\n")).expect_err(key);
+        assert_eq!(
+            e.to_string(),
+            format!("t.toml:15: key 'stateful.{key}': {bad} is not allowed ({allowed})"),
+            "{key}"
+        );
+    }
+    // A program (the command line) setting a value out of range: validate() finds it.
+    let mut cfg = nat44("").expect("base");
+    cfg.stateful.preliminary_timeout_ms = Some(2001);
+    let e = validate(&cfg).expect_err("T 2001");
+    assert!(
+        e.to_string()
+            .contains("'stateful.preliminary_timeout_ms': 2001 is not allowed (1-2000)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn preliminary_cross_checks() {
+    // D must cover phase 1: floor(1000 * 1000 / 3000) + 500 = 833.
+    let e = nat44("preliminary_frames = 1000\npreliminary_rate = 3000\nphase_delay_ms = 832\n").expect_err("D short");
+    assert!(matches!(e, ConfigError::PhaseDelayTooShort { needed: 833, .. }), "{e}");
+    assert!(
+        e.to_string().starts_with("t.toml:17: key 'stateful.phase_delay_ms' (832 ms)"),
+        "{e}"
+    );
+    names(
+        &e,
+        &[
+            "stateful.preliminary_frames",
+            "stateful.preliminary_rate",
+            "stateful.preliminary_timeout_ms",
+        ],
+    );
+    nat44("preliminary_frames = 1000\npreliminary_rate = 3000\nphase_delay_ms = 833\n").expect("D exact");
+    // No overflow in 32 bits: N = 2^32-1 at 1 frame/s.
+    let e = nat44("preliminary_frames = 4294967295\npreliminary_rate = 1\nphase_delay_ms = 100000000\n").expect_err("D short for 2^32-1 s");
+    assert!(
+        matches!(
+            e,
+            ConfigError::PhaseDelayTooShort {
+                needed: 4_294_967_295_500,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // M cannot exceed the foreground frames.
+    let e = nat44("preliminary_frames = 1000\nstate_table = 1001\npreliminary_rate = 3000\n").expect_err("M > N");
+    assert!(matches!(e, ConfigError::StateTableTooLarge { foreground: 1000, .. }), "{e}");
+    names(&e, &["stateful.state_table", "stateful.preliminary_frames"]);
+    // 100 x 10 port combinations for 1001 unique foreground frames.
+    nat44("preliminary_frames = 1000\npreliminary_rate = 3000\n").expect("1000 combinations");
+    let e = nat44("preliminary_frames = 1001\npreliminary_rate = 3000\n").expect_err("C < N");
+    assert!(
+        matches!(
+            e,
+            ConfigError::TooFewCombinations {
+                combinations: 1000,
+                foreground: 1001,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("only 1000 port number combinations"), "{e}");
+    names(&e, &["stateful.enumerate_ports", "stateful.preliminary_frames"]);
+    // Linear enumeration wraps around: not checked.
+    parse_toml(
+        &format!("{NAT44_TOML}preliminary_frames = 5000\npreliminary_rate = 3000\n")
+            .replace("enumerate_ports = \"pseudorandom\"", "enumerate_ports = \"increasing\""),
+        "t.toml",
+    )
+    .expect("increasing wraps");
+    // The checks run again after a program changed the values.
+    let mut cfg = nat44("").expect("base");
+    cfg.stateful.preliminary_frames = Some(2000);
+    cfg.stateful.preliminary_rate = Some(1000);
+    let e = preliminary(&cfg).expect_err("C < N");
+    assert!(e.to_string().starts_with("t.toml: "), "{e}");
+}
+
+#[test]
+fn combinations_are_counted_in_128_bits() {
+    let full = "[tester]\nbackend = \"mem\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n\
+                ip_variation = { variation = \"pseudorandom\", min = 0, max = 65535 }\n[right]\nip_version = 4\n\
+                ipv4_real = \"198.19.0.2\"\nip_variation = { variation = \"pseudorandom\", min = 0, max = 65535 }\n\
+                [traffic.forward_ports]\nsport = { variation = \"pseudorandom\", min = 0, max = 65535 }\n\
+                dport = { variation = \"pseudorandom\", min = 0, max = 65535 }\n[stateful]\nmode = \"initiator-left\"\n";
+    let both = parse_toml(
+        &format!("{full}enumerate_ports = \"pseudorandom\"\nenumerate_ips = \"pseudorandom\"\n"),
+        "t",
+    )
+    .expect("both");
+    assert_eq!(
+        xlat_config::combinations(&both.setup),
+        Some((1u128 << 64, "IP address and port number"))
+    );
+    let ips = parse_toml(
+        &format!("{full}enumerate_ips = \"pseudorandom\"\n").replace(
+            "[traffic.forward_ports]\nsport = { variation = \"pseudorandom\", min = 0, max = 65535 }\n\
+             dport = { variation = \"pseudorandom\", min = 0, max = 65535 }\n",
+            "",
+        ),
+        "t",
+    )
+    .expect("ips");
+    assert_eq!(xlat_config::combinations(&ips.setup), Some((1u128 << 32, "IP address")));
+    assert_eq!(
+        xlat_config::combinations(&nat44("").expect("ports").setup),
+        Some((1000, "port number"))
+    );
+}
+
+#[test]
+fn preliminary_keys_only_in_a_stateful_test() {
+    let t = "[tester]\nbackend = \"mem\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 4\n\
+             ipv4_real = \"198.19.0.2\"\n[stateful]\nstate_table = 5\n";
+    let e = parse_toml(t, "t.toml").expect_err("stateless M");
+    assert!(matches!(e, ConfigError::PreliminaryInStatelessTest { .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "t.toml:10: key 'stateful.state_table' belongs to phase 1 of a stateful test, but key 'stateful.mode' is off"
+    );
+}
+
+#[test]
+fn dut_hooks_round_trip() {
+    let cfg = nat44(
+        "preliminary_frames = 1000\npreliminary_rate = 3000\n[dut]\nbefore_trial = \"ip netns exec xlat-dut conntrack -F\"\n\
+         between_phases = \"echo 'a \\\"quoted\\\" word'\"\n",
+    )
+    .expect("hooks");
+    assert_eq!(cfg.dut.before_trial.as_deref(), Some("ip netns exec xlat-dut conntrack -F"));
+    assert_eq!(cfg.dut.between_phases.as_deref(), Some("echo 'a \"quoted\" word'"));
+    let text = to_toml(&cfg);
+    let back = parse_toml(&text, "back.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back.dut, cfg.dut);
+    assert_eq!(back.stateful, cfg.stateful);
+    assert_eq!(back.setup, cfg.setup);
+    assert!(text.contains("preliminary_frames = 1000"), "{text}");
+    assert!(text.contains("# state_table (not set)"), "{text}");
+    // An empty command is refused; an unknown key in [dut] too.
+    let e = nat44("[dut]\nbefore_trial = \" \"\n").expect_err("empty");
+    assert!(
+        e.to_string()
+            .contains("key 'dut.before_trial': ' ' is not allowed (a shell command"),
+        "{e}"
+    );
+    let e = nat44("[dut]\nafter_trial = \"x\"\n").expect_err("unknown");
+    assert!(matches!(e, ConfigError::UnknownKey { .. }), "{e}");
+    // --set reaches them too.
+    let cfg = parse_with_overrides(
+        NAT44_TOML,
+        "t.toml",
+        SourceKind::Toml,
+        &[
+            ("dut.before_trial".into(), "conntrack -F".into()),
+            ("stateful.preliminary_frames".into(), "100".into()),
+        ],
+    )
+    .expect("set");
+    assert_eq!(cfg.dut.before_trial.as_deref(), Some("conntrack -F"));
+    assert_eq!(cfg.stateful.preliminary_frames, Some(100));
 }

@@ -388,6 +388,8 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             duration_s: 60.0,
             timeout_ms: 2000,
         },
+        stateful: Default::default(),
+        dut: Default::default(),
         source: Source {
             // The name of the file `xlatperf lab up` writes it to, for messages.
             file: format!("lab-{t}.toml"),
