@@ -63,7 +63,11 @@ impl Lab {
         ];
         args.extend_from_slice(extra);
         let out = ok(&args);
-        let line = out.lines().rev().find(|l| l.starts_with('{')).unwrap_or_else(|| panic!("no JSON in {out}"));
+        let line = out
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or_else(|| panic!("no JSON in {out}"));
         serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
     }
 }
@@ -125,14 +129,22 @@ fn nat44_answers_without_connections_are_lost() {
         lab.trial(
             20_000,
             2_000,
-            &["--set", "traffic.forward_ports.sport.max=10019", "--set", "dut.between_phases=ip netns exec xlat-dut conntrack -F"],
+            &[
+                "--set",
+                "traffic.forward_ports.sport.max=10019",
+                "--set",
+                "dut.between_phases=ip netns exec xlat-dut conntrack -F",
+            ],
         )
     });
     assert_eq!(u(&v, &["preliminary", "valid_entries"]), 20_000, "{v}");
     assert_eq!(u(&v, &["forward", "lost"]), 0, "{v}");
     let (sent, lost) = (u(&v, &["reverse", "sent"]), u(&v, &["reverse", "lost"]));
     assert_eq!(sent, 4_000);
-    assert!(lost * 10 > sent * 8, "only {lost} of {sent} answers lost without the DUT's connections: {v}");
+    assert!(
+        lost * 10 > sent * 8,
+        "only {lost} of {sent} answers lost without the DUT's connections: {v}"
+    );
 }
 
 /// tshark, in the DUT's namespace, dissects the Responder's frames as they reach the DUT:
@@ -144,7 +156,20 @@ fn nat44_responder_frames_pass_tshark() {
     let pcap = std::env::temp_dir().join(format!("xlat-responder-{}.pcap", std::process::id()));
     let _ = std::fs::remove_file(&pcap);
     let mut cap = Command::new("ip")
-        .args(["netns", "exec", "xlat-dut", "tshark", "-q", "-i", "xlat-dr", "-c", "300", "-a", "duration:60", "-f"])
+        .args([
+            "netns",
+            "exec",
+            "xlat-dut",
+            "tshark",
+            "-q",
+            "-i",
+            "xlat-dr",
+            "-c",
+            "300",
+            "-a",
+            "duration:60",
+            "-f",
+        ])
         .arg("udp and src host 198.19.0.2")
         .arg("-w")
         .arg(&pcap)
@@ -167,7 +192,20 @@ fn nat44_responder_frames_pass_tshark() {
         .arg("-r")
         .arg(&pcap)
         .args(["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields"])
-        .args(["-e", "ip.src", "-e", "ip.dst", "-e", "udp.srcport", "-e", "udp.dstport", "-e", "ip.checksum.status", "-e", "udp.checksum.status"])
+        .args([
+            "-e",
+            "ip.src",
+            "-e",
+            "ip.dst",
+            "-e",
+            "udp.srcport",
+            "-e",
+            "udp.dstport",
+            "-e",
+            "ip.checksum.status",
+            "-e",
+            "udp.checksum.status",
+        ])
         .output()
         .expect("tshark -r");
     let _ = std::fs::remove_file(&pcap);

@@ -5,7 +5,9 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use xlat_config::{to_toml_with_comment, Backend, Cpus, Source, SourceKind, TestConfig, TesterConfig, TrialDefaults};
+use xlat_config::{
+    to_toml_with_comment, Backend, Cpus, DutHooks, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults,
+};
 use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, Stateful, StatefulSpec, Variation};
 
 use crate::error::LabError;
@@ -183,9 +185,8 @@ impl FromStr for Topology {
 }
 
 /// The parts of the lab's stateful configuration (nat44, nat64) beyond
-/// [`StatefulSpec`]: siitperf's `N M R T D` and the DUT command before every trial. The config
-/// crate does not read these keys yet; [`StatefulLab::toml_keys`] gives them as TOML lines, and
-/// `config_toml` writes them as comments until it does.
+/// [`StatefulSpec`]: siitperf's `N M R T D` (`[stateful]`) and the DUT command before every
+/// trial (`[dut] before_trial`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatefulLab {
     /// N: frames of phase 1, all foreground.
@@ -212,36 +213,6 @@ impl Default for StatefulLab {
             phase_delay_ms: STATEFUL_PHASE_DELAY_MS,
             before_trial: STATEFUL_BEFORE_TRIAL.to_string(),
         }
-    }
-}
-
-impl StatefulLab {
-    /// The keys as (TOML path, TOML value), in the order of the file.
-    pub fn toml_keys(&self) -> Vec<(&'static str, String)> {
-        let quoted = format!("\"{}\"", self.before_trial.replace('\\', "\\\\").replace('"', "\\\""));
-        vec![
-            ("stateful.preliminary_frames", self.preliminary_frames.to_string()),
-            ("stateful.state_table", self.state_table.to_string()),
-            ("stateful.preliminary_rate", self.preliminary_rate.to_string()),
-            ("stateful.preliminary_timeout_ms", self.preliminary_timeout_ms.to_string()),
-            ("stateful.phase_delay_ms", self.phase_delay_ms.to_string()),
-            ("dut.before_trial", quoted),
-        ]
-    }
-
-    /// The keys as TOML text: `[stateful]` and `[dut]` tables.
-    pub fn toml(&self) -> String {
-        let mut out = String::new();
-        let mut table = "";
-        for (path, value) in self.toml_keys() {
-            let (t, key) = path.split_once('.').unwrap_or(("", path));
-            if t != table {
-                out.push_str(&format!("[{t}]\n"));
-                table = t;
-            }
-            out.push_str(&format!("{key} = {value}\n"));
-        }
-        out
     }
 }
 
@@ -388,8 +359,17 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             duration_s: 60.0,
             timeout_ms: 2000,
         },
-        stateful: Default::default(),
-        dut: Default::default(),
+        stateful: t.stateful().map_or_else(Default::default, |sf| StatefulTrial {
+            preliminary_frames: u32::try_from(sf.preliminary_frames).ok(),
+            state_table: u32::try_from(sf.state_table).ok(),
+            preliminary_rate: Some(sf.preliminary_rate),
+            preliminary_timeout_ms: Some(sf.preliminary_timeout_ms),
+            phase_delay_ms: Some(sf.phase_delay_ms),
+        }),
+        dut: DutHooks {
+            before_trial: t.stateful().map(|sf| sf.before_trial),
+            between_phases: None,
+        },
         source: Source {
             // The name of the file `xlatperf lab up` writes it to, for messages.
             file: format!("lab-{t}.toml"),
@@ -424,12 +404,9 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
         c.push_str(&format!(
             "\nphase 1 opens {} connections: every source port {}-{} x destination port {}-{}, in pseudorandom order\n\
              the DUT keeps UDP entries {CONNTRACK_UDP_TIMEOUT_S} s; its table holds {CONNTRACK_MAX}\n\
-             phase 1 and DUT keys that this xlatperf's configuration reader does not know yet:",
+             `dut.before_trial` empties the DUT's connection table before every trial",
             sf.preliminary_frames, STATEFUL_SPORT.0, STATEFUL_SPORT.1, STATEFUL_DPORT.0, STATEFUL_DPORT.1
         ));
-        for line in sf.toml().lines() {
-            c.push_str(&format!("\n  {line}"));
-        }
     }
     if let Some(CpuSplit {
         tester: Some(c_tester),
@@ -633,33 +610,6 @@ timeout_ms = 2000
         assert!((CONNTRACK_UDP_TIMEOUT_S as f64) > 5.0 * end_of_phase2_s, "{end_of_phase2_s}");
         const { assert!(CONNTRACK_MAX >= 2_000_000 && CONNTRACK_BUCKETS >= 2_000_000) };
         assert!(CONNTRACK_MAX >= 2 * sf.state_table);
-    }
-
-    /// The keys the config crate does not read yet are valid TOML with the values of
-    /// [`StatefulLab`], and the file carries them as comments.
-    #[test]
-    fn pending_stateful_keys_are_toml() {
-        let sf = StatefulLab::default();
-        let v: toml::Value = toml::from_str(&sf.toml()).unwrap();
-        assert_eq!(v["stateful"]["preliminary_frames"].as_integer(), Some(1_000_000));
-        assert_eq!(v["stateful"]["state_table"].as_integer(), Some(1_000_000));
-        assert_eq!(v["stateful"]["preliminary_rate"].as_integer(), Some(50_000));
-        assert_eq!(v["stateful"]["preliminary_timeout_ms"].as_integer(), Some(2000));
-        assert_eq!(v["stateful"]["phase_delay_ms"].as_integer(), Some(24_000));
-        assert_eq!(v["dut"]["before_trial"].as_str(), Some("ip netns exec xlat-dut conntrack -F"));
-        assert_eq!(sf.toml_keys().len(), 6);
-        let odd = StatefulLab {
-            before_trial: r#"echo "a\b""#.into(),
-            ..sf.clone()
-        };
-        let v: toml::Value = toml::from_str(&odd.toml()).unwrap();
-        assert_eq!(v["dut"]["before_trial"].as_str(), Some(r#"echo "a\b""#));
-        for t in [Topology::Nat44, Topology::Nat64] {
-            let text = config_toml(t);
-            for line in sf.toml().lines() {
-                assert!(text.contains(&format!("\n#   {line}\n")), "{t}: {line} in\n{text}");
-            }
-        }
     }
 
     #[test]
