@@ -82,6 +82,21 @@ pub struct StatefulArgs {
 }
 
 impl StatefulArgs {
+    /// The options given, as `--set` overrides of the `[stateful]` keys they stand for (so
+    /// that the configuration's checks between N, M, R, T, D and the ranges see them).
+    pub fn as_sets(&self) -> Vec<(String, String)> {
+        [
+            ("stateful.preliminary_frames", self.preliminary_frames.map(u64::from)),
+            ("stateful.state_table", self.state_table.map(u64::from)),
+            ("stateful.preliminary_rate", self.preliminary_rate),
+            ("stateful.preliminary_timeout_ms", self.preliminary_timeout),
+            ("stateful.phase_delay_ms", self.phase_delay),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_string(), v.to_string())))
+        .collect()
+    }
+
     /// The options given, by name.
     pub fn given(&self) -> Vec<&'static str> {
         [

@@ -187,8 +187,7 @@ struct TrialOptions<'a> {
 /// The configuration and the trial `xlatperf trial` runs: the options over the configuration's
 /// defaults, and in a stateful test phase 1 from `[stateful]` and the phase 1 options.
 fn trial_spec(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<(xlat_config::TestConfig, TrialSpec)> {
-    let mut cfg = load(c)?;
-    let preliminary = runner::preliminary(&mut cfg, o.stateful)?;
+    let (cfg, preliminary) = runner::load_stateful(&c.config, &parse_sets(&c.set)?, o.stateful)?;
     let rate = o
         .rate
         .or(cfg.trial.rate)

@@ -294,12 +294,12 @@ pub struct Prepared {
 /// refuses a stateful configuration.
 pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &str, argv: &[String]) -> Result<Prepared> {
     let sets = crate::parse_sets(&common.cfg.set)?;
-    let mut cfg = xlat_config::load(&common.cfg.config, &sets)?;
-    let preliminary = match stateful {
-        Some(flags) => runner::preliminary(&mut cfg, flags)?,
+    let (mut cfg, preliminary) = match stateful {
+        Some(flags) => runner::load_stateful(&common.cfg.config, &sets, flags)?,
         None => {
+            let cfg = xlat_config::load(&common.cfg.config, &sets)?;
             runner::refuse_stateful(&cfg, command)?;
-            None
+            (cfg, None)
         }
     };
     let seed = cfg.setup.effective_seed();

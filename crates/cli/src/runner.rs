@@ -165,6 +165,34 @@ fn option_of(path: &str) -> &'static str {
 /// Phase 1 of every trial of a stateful test: the options override `[stateful]` in `cfg`
 /// (and are refused in a stateless test), then the defaults are filled in and the values
 /// checked ([`xlat_config::preliminary`]). `None` for a stateless test.
+/// Load the configuration with the `--set` overrides `sets` and the phase 1 options `flags`
+/// (which override `[stateful]` as `--set` does, so that every check sees them), and resolve
+/// phase 1 ([`preliminary`]). Phase 1 options with a stateless configuration are refused
+/// by their names.
+pub fn load_stateful(
+    path: &std::path::Path,
+    sets: &[(String, String)],
+    flags: &StatefulArgs,
+) -> Result<(TestConfig, Option<PreliminarySpec>)> {
+    let mut all = sets.to_vec();
+    all.extend(flags.as_sets());
+    let mut cfg = match xlat_config::load(path, &all) {
+        Ok(c) => c,
+        Err(e) if !flags.given().is_empty() => {
+            // A stateless configuration refuses the keys: name the options instead.
+            if let Ok(mut plain) = xlat_config::load(path, sets) {
+                if plain.setup.stateful.mode == Stateful::Off {
+                    preliminary(&mut plain, flags)?;
+                }
+            }
+            return Err(e.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let pre = preliminary(&mut cfg, flags)?;
+    Ok((cfg, pre))
+}
+
 pub fn preliminary(cfg: &mut TestConfig, flags: &StatefulArgs) -> Result<Option<PreliminarySpec>> {
     if cfg.setup.stateful.mode == Stateful::Off {
         let given = flags.given();

@@ -364,7 +364,9 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             state_table: u32::try_from(sf.state_table).ok(),
             preliminary_rate: Some(sf.preliminary_rate),
             preliminary_timeout_ms: Some(sf.preliminary_timeout_ms),
-            phase_delay_ms: Some(sf.phase_delay_ms),
+            // Not written: D then follows N and R (ceil(1000 N / R) + 2 T) when they are
+            // changed with --preliminary-frames / --preliminary-rate.
+            phase_delay_ms: None,
         }),
         dut: DutHooks {
             before_trial: t.stateful().map(|sf| sf.before_trial),
