@@ -222,3 +222,53 @@ fn nat44_responder_frames_pass_tshark() {
         assert_eq!(&r[4..6], &["1", "1"], "checksums: {r:?}");
     }
 }
+
+/// siitperf's command line with `N M R T D` through lab nat44 (siitperf-tp reads ./siitperf.conf,
+/// here the lab's TOML file, which xlatperf recognises by its content): siitperf's lines of a
+/// stateful run, in siitperf's words.
+#[test]
+fn nat44_siitperf_tp_stateful_command_line() {
+    let Some(lab) = Lab::up("nat44") else { return };
+    let dir = std::env::temp_dir().join(format!("xlat-siitperf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 20 x 1000 port pairs: N = M = 20,000 connections, every pair once.
+    // siitperf takes N M R T D from its command line only: the TOML keys go.
+    let text: String = std::fs::read_to_string(&lab.config)
+        .unwrap()
+        .replace("max = 10999", "max = 10019")
+        .lines()
+        .filter(|l| !["preliminary_", "state_table", "phase_delay"].iter().any(|k| l.starts_with(k)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(text.contains("max = 10019"), "the lab's source port range changed: {text}");
+    std::fs::write(dir.join("siitperf.conf"), text).unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_xlatperf"))
+            .arg("siitperf-tp")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("run xlatperf");
+        (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+    };
+    let (ok, out) = run(&["84", "1000", "2", "500", "2", "2", "20000", "20000", "20000", "500", "2000"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(ok, "{out}");
+    for line in [
+        "Info: 1000*N/R+T: 1500 <= D: 2000",
+        "Info: number of unique port number combinations: 20000",
+        "Info: number of foreground preliminary frames: 20000",
+        "Info: Stateful test cmdline parameteres: N: 20000, M: 20000, R: 20000, T: 500, D: 2000",
+        "Preliminary frames sent: 20000",
+        "Preliminary frames received: 20000",
+        "Info: Preliminary phase finished.",
+        "Forward frames sent: 2000",
+        "Forward frames received: 2000",
+        "Reverse frames sent: 2000",
+        "Reverse frames received: 2000",
+    ] {
+        assert!(out.lines().any(|l| l.trim_end() == line), "{line:?} missing in\n{out}");
+    }
+    assert!(out.lines().any(|l| l.starts_with("Info: Preliminary sender's sending took ")), "{out}");
+    assert_eq!(dut_exec(&["conntrack", "-C"]).trim(), "20000");
+}
