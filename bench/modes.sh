@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 P="--set traffic.forward_ports.sport.variation=pseudorandom --set traffic.forward_ports.dport.variation=pseudorandom"
 I="--set left.ip_variation.variation=pseudorandom --set right.ip_variation.variation=pseudorandom"
+S="--set stateful.mode=initiator-left --set right.ip_version=4 --set right.ipv6_virt=64:ff9b::c613:2"
 for mode in "${@:-fixed ports ips both}"; do
     for m in $mode; do
         case $m in
@@ -30,9 +31,10 @@ for mode in "${@:-fixed ports ips both}"; do
             idport) sets="--set traffic.forward_ports.dport.variation=increasing" ;;
             nets) sets="--set right.num_nets=256" ;;
             netsports) sets="$P --set right.num_nets=256" ;;
-            enum) sets="$P --set stateful.mode=initiator-left --set stateful.enumerate_ports=pseudorandom" ;;
-            enuminc) sets="$P --set stateful.mode=initiator-left --set stateful.enumerate_ports=increasing" ;;
-            enumips) sets="$I --set stateful.mode=initiator-left --set stateful.enumerate_ips=pseudorandom" ;;
+            # The Responder is IPv4: "ip 6" is then the Initiator of a stateful NAT64.
+            enum) sets="$P $S --set stateful.enumerate_ports=pseudorandom" ;;
+            enuminc) sets="$P $S --set stateful.enumerate_ports=increasing" ;;
+            enumips) sets="$I $S --set stateful.enumerate_ips=pseudorandom" ;;
             *) echo "unknown mode $m (fixed ports ips both rsport isport rdport idport nets netsports enum enuminc enumips)" >&2; exit 2 ;;
         esac
         # shellcheck disable=SC2086

@@ -249,7 +249,10 @@ fn nat44_siitperf_tp_stateful_command_line() {
             .current_dir(&dir)
             .output()
             .expect("run xlatperf");
-        (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+        (
+            o.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+        )
     };
     let (ok, out) = run(&["84", "1000", "2", "500", "2", "2", "20000", "20000", "20000", "500", "2000"]);
     let _ = std::fs::remove_dir_all(&dir);
@@ -269,6 +272,9 @@ fn nat44_siitperf_tp_stateful_command_line() {
     ] {
         assert!(out.lines().any(|l| l.trim_end() == line), "{line:?} missing in\n{out}");
     }
-    assert!(out.lines().any(|l| l.starts_with("Info: Preliminary sender's sending took ")), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("Info: Preliminary sender's sending took ")),
+        "{out}"
+    );
     assert_eq!(dut_exec(&["conntrack", "-C"]).trim(), "20000");
 }
