@@ -163,3 +163,25 @@ fn stateful_setups_and_preliminary_phases_go_together() {
     let e = t.run_trial(&bad).unwrap_err();
     assert!(e.to_string().contains("R (preliminary rate)"), "{e}");
 }
+
+/// Stateful NAT66 (beyond siitperf): both sides IPv6, a quarter of the frames background
+/// (native IPv6 too, told apart by their sequence numbers): the Responder learns the
+/// foreground frames' IPv6 tuples only and answers on them.
+#[test]
+fn an_ipv6_responder_learns_only_the_foreground_frames() {
+    let _g = serial();
+    let mut s = stateful_setup();
+    s.left.ip_version = IpVersion::V6;
+    s.right.ip_version = IpVersion::V6;
+    s.fg_n = 4;
+    s.fg_m = 3;
+    let (mut t, _) = tester(s);
+    let r = valid(&mut t, &spec(4_000, 3_000));
+    let p = r.preliminary.as_ref().unwrap();
+    assert_eq!((p.sent, p.received), (4_000, 4_000));
+    assert_eq!((p.foreground_sent, p.foreground_received, p.valid_entries), (3_000, 3_000, 3_000));
+    assert_eq!(p.duplicate_tuples, Some(0));
+    for (name, d) in r.directions() {
+        assert_eq!((d.sent, d.received, d.lost), (10_000, 10_000, 0), "{name}");
+    }
+}

@@ -11,13 +11,14 @@
 //! [`Permutation`] computes the `k`-th element on the fly, in O(1) memory, with no set-up time,
 //! and the same seed gives the same order.
 
-use crate::rng::{mix64, SplitMix64};
+use crate::rng::{hash32, mix64, SplitMix64};
 use crate::vary::Variation;
 
-/// Feistel rounds. Each round mixes one half into the other through a 64-bit finaliser, so six
-/// rounds (three per half) give every output bit a dependence on every input bit several
-/// times over.
-const ROUNDS: usize = 6;
+/// Feistel rounds. Each round mixes one half into the other through a finaliser (lowbias32 for
+/// domains up to 2^32, SplitMix64's above), so four rounds (two per half, Luby-Rackoff's
+/// number for a pseudorandom permutation) give every output bit a dependence on every input
+/// bit; the tests check uniformity and uniqueness.
+const ROUNDS: usize = 4;
 
 /// A keyed pseudorandom permutation of `[0, domain)`, `domain` up to 2^64: an alternating
 /// Feistel network on the smallest power of two that holds the domain, with cycle walking
@@ -64,9 +65,31 @@ impl Permutation {
         self.domain
     }
 
+    /// One pass of the Feistel network over `[0, 2^bits)` for `bits` up to 32: 32-bit rounds.
+    #[inline(always)]
+    fn network32(&self, x: u32) -> u32 {
+        let (lm, hm, lb) = (self.low_mask as u32, self.high_mask as u32, self.low_bits);
+        let (mut l, mut r) = if lb == 0 { (x, 0) } else { (x >> lb, x & lm) };
+        for (i, k) in self.keys.iter().enumerate() {
+            if i % 2 == 0 {
+                l ^= hash32(r ^ *k as u32) & hm;
+            } else {
+                r ^= hash32(l ^ *k as u32) & lm;
+            }
+        }
+        if lb == 0 {
+            l
+        } else {
+            (l << lb) | r
+        }
+    }
+
     /// One pass of the Feistel network over `[0, 2^bits)`.
     #[inline(always)]
     fn network(&self, x: u64) -> u64 {
+        if self.domain <= 1 << 32 {
+            return u64::from(self.network32(x as u32));
+        }
         // With 0 low bits the shift below would be 64: split by hand.
         let (mut l, mut r) = if self.low_bits == 0 {
             (x, 0)
@@ -87,6 +110,37 @@ impl Permutation {
         }
     }
 
+    /// [`Permutation::apply`] on each of `xs` (positions below the domain, which is at most
+    /// 2^32), in place: one pass of the network over all lanes at a time, in vector registers,
+    /// until no lane's output lies outside the domain.
+    fn apply_lanes(&self, xs: &mut [u32]) {
+        debug_assert!(self.domain <= 1 << 32);
+        let last = (self.domain - 1) as u32;
+        let mut todo = [u32::MAX; LANES];
+        for chunk in xs.chunks_mut(LANES) {
+            let t = &mut todo[..chunk.len()];
+            t.fill(u32::MAX);
+            // Each lane needs fewer than two passes on average; 64 in a row has a probability
+            // below 2^-64 per lane. The rest, if ever, walk on one by one.
+            let mut walking = true;
+            for _ in 0..64 {
+                walking = simd::pass(self, last, chunk, t);
+                if !walking {
+                    break;
+                }
+            }
+            if walking {
+                for (x, t) in chunk.iter_mut().zip(t.iter()) {
+                    if *t != 0 {
+                        while *x > last {
+                            *x = self.network32(*x);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// The element at position `i` (`i < domain`; larger `i` are reduced modulo the domain).
     #[inline]
     pub fn apply(&self, i: u64) -> u64 {
@@ -103,6 +157,107 @@ impl Permutation {
                 return x;
             }
         }
+    }
+}
+
+/// Positions permuted together by [`Permutation::apply_lanes`].
+const LANES: usize = 64;
+
+/// The most combinations [`Enumeration::fill`] computes in one call.
+pub const BURST: usize = 256;
+
+/// One pass of the Feistel network over lanes, compiled for AVX-512, AVX2 and the baseline,
+/// picked at run time (as `rng`'s burst loop).
+mod simd {
+    use super::{Digit, Permutation};
+
+    /// Lanes whose `todo` is all ones take one more pass: `x = network(x)`; `todo` stays set
+    /// where the new `x` is above `last` (outside the domain). True when some lane is left.
+    #[inline(always)]
+    fn body(p: &Permutation, last: u32, xs: &mut [u32], todo: &mut [u32]) -> bool {
+        let mut left = 0u32;
+        for (x, t) in xs.iter_mut().zip(todo.iter_mut()) {
+            let y = p.network32(*x);
+            *x = (y & *t) | (*x & !*t);
+            *t &= 0u32.wrapping_sub(u32::from(*x > last));
+            left |= *t;
+        }
+        left != 0
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn body_avx2(p: &Permutation, last: u32, xs: &mut [u32], todo: &mut [u32]) -> bool {
+        body(p, last, xs, todo)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    unsafe fn body_avx512(p: &Permutation, last: u32, xs: &mut [u32], todo: &mut [u32]) -> bool {
+        body(p, last, xs, todo)
+    }
+
+    /// Two digits of each combination `x` (below `a`'s span times `b`'s): `x mod span(a)` and
+    /// `x / span(a)`, by a floating-point reciprocal corrected to the exact quotient (x < 2^32
+    /// is exact in an f64, the product is off by at most one), as values of the fields
+    /// (`down`: from the maxima).
+    #[inline(always)]
+    fn decode2_body(xs: &[u32], a: Digit, b: Digit, down: bool, lo: &mut [u16], hi: &mut [u16]) {
+        let d = u32::from(a.max - a.min) + 1;
+        let inv = 1.0 / f64::from(d);
+        let (base_a, base_b) = if down { (a.max, b.max) } else { (a.min, b.min) };
+        let flip = if down { 0xffffu16 } else { 0 };
+        for ((x, l), h) in xs.iter().zip(lo.iter_mut()).zip(hi.iter_mut()) {
+            let mut q = (f64::from(*x) * inv) as u32;
+            let mut r = x.wrapping_sub(q.wrapping_mul(d));
+            let neg = (r as i32) < 0;
+            q = if neg { q.wrapping_sub(1) } else { q };
+            r = if neg { r.wrapping_add(d) } else { r };
+            let over = r >= d;
+            q = if over { q + 1 } else { q };
+            r = if over { r - d } else { r };
+            // (v ^ flip) - flip is v or -v.
+            *l = base_a.wrapping_add(((r as u16) ^ flip).wrapping_sub(flip));
+            *h = base_b.wrapping_add(((q as u16) ^ flip).wrapping_sub(flip));
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn decode2_avx2(xs: &[u32], a: Digit, b: Digit, down: bool, lo: &mut [u16], hi: &mut [u16]) {
+        decode2_body(xs, a, b, down, lo, hi)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    unsafe fn decode2_avx512(xs: &[u32], a: Digit, b: Digit, down: bool, lo: &mut [u16], hi: &mut [u16]) {
+        decode2_body(xs, a, b, down, lo, hi)
+    }
+
+    #[inline]
+    pub(super) fn decode2(xs: &[u32], a: Digit, b: Digit, down: bool, lo: &mut [u16], hi: &mut [u16]) {
+        #[cfg(target_arch = "x86_64")]
+        match crate::rng::simd_level() {
+            // SAFETY: the CPU has AVX-512 F, BW and VL (checked at run time); DQ checked here.
+            2 if std::is_x86_feature_detected!("avx512dq") => return unsafe { decode2_avx512(xs, a, b, down, lo, hi) },
+            // SAFETY: the CPU has AVX2 (checked at run time).
+            1 | 2 => return unsafe { decode2_avx2(xs, a, b, down, lo, hi) },
+            _ => {}
+        }
+        decode2_body(xs, a, b, down, lo, hi)
+    }
+
+    #[inline]
+    pub(super) fn pass(p: &Permutation, last: u32, xs: &mut [u32], todo: &mut [u32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        match crate::rng::simd_level() {
+            // SAFETY: the CPU has AVX-512 F, BW and VL (checked at run time).
+            2 => return unsafe { body_avx512(p, last, xs, todo) },
+            // SAFETY: the CPU has AVX2 (checked at run time).
+            1 => return unsafe { body_avx2(p, last, xs, todo) },
+            _ => {}
+        }
+        body(p, last, xs, todo)
     }
 }
 
@@ -132,6 +287,39 @@ pub struct Enumeration {
     digits: [Option<Digit>; 4],
     count: u128,
     perm: Option<Permutation>,
+    /// The enumerated digits (index into `digits`), lowest first, with a divider by each span
+    /// (used when the count fits 32 bits: no hardware division per frame).
+    used: [usize; 4],
+    nused: usize,
+    div: [Div32; 4],
+}
+
+/// Division and remainder of 32-bit numbers by a fixed divisor with multiplications (D. Lemire,
+/// O. Kaser, N. Kurz, "Faster remainder by direct computation", 2019): exact for every 32-bit
+/// dividend and divisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Div32 {
+    d: u64,
+    m: u64,
+}
+
+impl Div32 {
+    fn new(d: u64) -> Div32 {
+        let d = d.clamp(1, u64::from(u32::MAX));
+        Div32 { d, m: u64::MAX / d + 1 }
+    }
+
+    /// (x / d, x mod d)
+    #[inline(always)]
+    fn div_rem(&self, x: u32) -> (u32, u32) {
+        if self.d == 1 {
+            return (x, 0);
+        }
+        let q = ((u128::from(self.m) * u128::from(x)) >> 64) as u32;
+        let low = self.m.wrapping_mul(u64::from(x));
+        let r = ((u128::from(low) * u128::from(self.d)) >> 64) as u32;
+        (q, r)
+    }
 }
 
 impl Enumeration {
@@ -144,11 +332,24 @@ impl Enumeration {
         }
         let count = digits.iter().flatten().map(|d| u128::from(d.span())).product::<u128>();
         let perm = (order == Variation::Pseudorandom).then(|| Permutation::new(count, seed));
+        let mut used = [0; 4];
+        let mut div = [Div32::default(); 4];
+        let mut nused = 0;
+        for (i, d) in digits.iter().enumerate() {
+            if let Some(d) = d {
+                used[nused] = i;
+                div[nused] = Div32::new(d.span());
+                nused += 1;
+            }
+        }
         Some(Enumeration {
             order,
             digits,
             count,
             perm,
+            used,
+            nused,
+            div,
         })
     }
 
@@ -170,11 +371,15 @@ impl Enumeration {
     /// 1); fields not enumerated are 0. Combinations repeat after [`Enumeration::count`].
     #[inline]
     pub fn values(&self, k: u64) -> [u16; 4] {
-        let mut x = match self.perm {
+        let x = match self.perm {
             Some(p) => p.apply(k),
             None if u128::from(k) < self.count => k,
             None => (u128::from(k) % self.count) as u64,
         };
+        if self.count <= 1 << 32 {
+            return self.decode32(x as u32);
+        }
+        let mut x = x;
         let mut out = [0u16; 4];
         for (o, d) in out.iter_mut().zip(self.digits) {
             let Some(d) = d else { continue };
@@ -182,6 +387,79 @@ impl Enumeration {
             let v = (x % span) as u16;
             x /= span;
             *o = if self.order == Variation::Decreasing {
+                d.max - v
+            } else {
+                d.min + v
+            };
+        }
+        out
+    }
+
+    /// The combinations of foreground frames `k0 .. k0 + n`, field by field: `out[f][i]` is
+    /// what [`Enumeration::values`]`(k0 + i)[f]` gives (`n` at most [`BURST`]). When the count
+    /// fits 32 bits, the permutation is computed over all of them at once in vector registers,
+    /// and so is the decode of two enumerated fields.
+    pub fn fill(&self, k0: u64, n: usize, out: &mut [[u16; BURST]; 4]) {
+        let n = n.min(BURST);
+        if self.count > 1 << 32 {
+            for i in 0..n {
+                let v = self.values(k0.wrapping_add(i as u64));
+                for f in 0..4 {
+                    out[f][i] = v[f];
+                }
+            }
+            return;
+        }
+        let mut xs = [0u32; BURST];
+        let xs = &mut xs[..n];
+        if u128::from(k0) + n as u128 <= self.count {
+            let k0 = k0 as u32;
+            for (i, x) in xs.iter_mut().enumerate() {
+                *x = k0.wrapping_add(i as u32);
+            }
+        } else {
+            for (i, x) in xs.iter_mut().enumerate() {
+                *x = (u128::from(k0.wrapping_add(i as u64)) % self.count) as u32;
+            }
+        }
+        if let Some(p) = self.perm {
+            p.apply_lanes(xs);
+        }
+        if self.nused == 2 {
+            let (lo, hi) = (self.used[0], self.used[1]);
+            let (Some(a), Some(b)) = (self.digits[lo], self.digits[hi]) else {
+                return;
+            };
+            let [o0, o1] = out
+                .get_disjoint_mut([lo, hi])
+                .unwrap_or_else(|_| unreachable!("two enumerated fields"));
+            simd::decode2(xs, a, b, self.order == Variation::Decreasing, &mut o0[..n], &mut o1[..n]);
+            return;
+        }
+        for (i, x) in xs.iter().enumerate() {
+            let v = self.decode32(*x);
+            for f in 0..4 {
+                out[f][i] = v[f];
+            }
+        }
+    }
+
+    /// [`Enumeration::values`]'s decode of combination `x` (< count <= 2^32) with
+    /// multiplications instead of divisions; the highest digit needs neither.
+    #[inline(always)]
+    fn decode32(&self, mut x: u32) -> [u16; 4] {
+        let mut out = [0u16; 4];
+        for j in 0..self.nused {
+            let i = self.used[j];
+            let Some(d) = self.digits[i] else { continue };
+            let v = if j + 1 == self.nused {
+                x as u16
+            } else {
+                let (q, r) = self.div[j].div_rem(x);
+                x = q;
+                r as u16
+            };
+            out[i] = if self.order == Variation::Decreasing {
                 d.max - v
             } else {
                 d.min + v
@@ -315,6 +593,108 @@ mod tests {
         let e = Enumeration::new(Variation::Pseudorandom, full, 1).unwrap();
         assert_eq!(e.count(), 1 << 64);
         assert_ne!(e.values(0), e.values(1));
+    }
+
+    #[test]
+    fn division_by_multiplication_is_exact() {
+        let mut g = SplitMix64::new(3);
+        for d in [1u64, 2, 3, 7, 100, 1000, 49_151, 64_512, 65_535, 65_536] {
+            let v = Div32::new(d);
+            for x in [0u32, 1, d as u32 - 1, d as u32, u32::MAX, u32::MAX - 1]
+                .into_iter()
+                .chain((0..10_000).map(|_| g.next() as u32))
+            {
+                assert_eq!(v.div_rem(x), (x / d as u32, x % d as u32), "{x} / {d}");
+            }
+        }
+        // The 32-bit decode equals the general one.
+        let d = [
+            Some(Digit { min: 1024, max: 65_535 }),
+            Some(Digit { min: 1, max: 49_151 }),
+            None,
+            None,
+        ];
+        for order in [Variation::Increasing, Variation::Decreasing, Variation::Pseudorandom] {
+            let e = Enumeration::new(order, d, 5).unwrap();
+            for k in (0..1_000_000u64).step_by(997).chain([e.count() as u64 - 1]) {
+                let x = match e.perm {
+                    Some(p) => p.apply(k),
+                    None => k,
+                };
+                let mut y = x;
+                let mut want = [0u16; 4];
+                for (o, dd) in want.iter_mut().zip(d) {
+                    let Some(dd) = dd else { continue };
+                    let v = (y % dd.span()) as u16;
+                    y /= dd.span();
+                    *o = if order == Variation::Decreasing { dd.max - v } else { dd.min + v };
+                }
+                assert_eq!(e.values(k), want, "{order:?} {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_vector_decode_is_exact() {
+        let mut g = SplitMix64::new(9);
+        for span in [1u32, 2, 3, 7, 1000, 49_151, 64_512, 65_535, 65_536] {
+            let a = Digit {
+                min: 0,
+                max: (span - 1) as u16,
+            };
+            let b = Digit { min: 0, max: u16::MAX };
+            let top = (u64::from(span) << 16) - 1; // the largest combination
+            let mut xs: Vec<u32> = (0..4000).map(|_| (g.next() % (top + 1)) as u32).collect();
+            for m in [1u64, 2, 65_535, u64::from(span) * 3, top / u64::from(span) * u64::from(span)] {
+                for x in [m.saturating_sub(1), m, m + 1] {
+                    if x <= top {
+                        xs.push(x as u32);
+                    }
+                }
+            }
+            xs.push(top as u32);
+            for down in [false, true] {
+                let (mut lo, mut hi) = (vec![0u16; xs.len()], vec![0u16; xs.len()]);
+                simd::decode2(&xs, a, b, down, &mut lo, &mut hi);
+                for (i, x) in xs.iter().enumerate() {
+                    let (q, r) = ((x / span) as u16, (x % span) as u16);
+                    let want = if down { (a.max - r, b.max - q) } else { (r, q) };
+                    assert_eq!((lo[i], hi[i]), want, "{x} / {span}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_burst_of_combinations_equals_one_at_a_time() {
+        let d = [
+            Some(Digit { min: 1024, max: 65_535 }),
+            Some(Digit { min: 1, max: 49_151 }),
+            None,
+            None,
+        ];
+        let small = [Some(Digit { min: 5, max: 9 }), None, Some(Digit { min: 0, max: 2 }), None];
+        let wide = [Some(Digit { min: 0, max: u16::MAX }); 4];
+        for digits in [d, small, wide] {
+            for order in [Variation::Increasing, Variation::Decreasing, Variation::Pseudorandom] {
+                let e = Enumeration::new(order, digits, 11).unwrap();
+                for (k0, n) in [
+                    (0u64, 1usize),
+                    (0, 32),
+                    (5, 64),
+                    (1_000, 100),
+                    (77, 256),
+                    (e.count() as u64 - 3, 10),
+                ] {
+                    let mut out = [[0u16; BURST]; 4];
+                    e.fill(k0, n, &mut out);
+                    for i in 0..n {
+                        let got = [out[0][i], out[1][i], out[2][i], out[3][i]];
+                        assert_eq!(got, e.values(k0 + i as u64), "{order:?} k {}", k0 + i as u64);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

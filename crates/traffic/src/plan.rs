@@ -45,9 +45,9 @@ pub mod field_id {
 
 /// The most 16-bit words a template varies: the source and destination ports, the varying
 /// parts of the source and destination addresses, and the destination network byte (five
-/// fields of a direction); six for the Responder of a stateful test (both ports and both
-/// whole IPv4 addresses).
-pub const MAX_FIELDS: usize = 6;
+/// fields of a direction); for the Responder of a stateful test both ports and both whole
+/// addresses (6 words for IPv4, 18 for IPv6).
+pub const MAX_FIELDS: usize = 18;
 
 /// The ranges and settings of one direction's varying fields, checked.
 #[derive(Debug, Clone, Copy)]

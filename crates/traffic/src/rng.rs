@@ -190,7 +190,7 @@ mod simd {
 
     /// The widest vector unit of this CPU: 0 baseline, 1 AVX2, 2 AVX-512 (F, BW, VL).
     #[cfg(target_arch = "x86_64")]
-    fn level() -> u8 {
+    pub(crate) fn level() -> u8 {
         use std::sync::atomic::{AtomicU8, Ordering};
         static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
         match LEVEL.load(Ordering::Relaxed) {
@@ -244,6 +244,13 @@ mod simd {
         }
         body(l, base, lo, min, out)
     }
+}
+
+/// The widest vector unit of this CPU (0 baseline, 1 AVX2, 2 AVX-512 F/BW/VL), for the
+/// burst loops compiled for each.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn simd_level() -> u8 {
+    simd::level()
 }
 
 /// `a mod d` by multiplication (Lemire, Kaser, Kurz, "Faster remainder by direct computation",

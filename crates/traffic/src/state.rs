@@ -1,8 +1,9 @@
-//! The Responder's state table (RFC 9693): the IPv4 4-tuples of the foreground frames that
-//! arrived from the Initiator, as the DUT rewrote them, in a ring of `M` entries of 12 bytes.
+//! The Responder's state table (RFC 9693): the 4-tuples of the foreground frames that arrived
+//! from the Initiator, as the DUT rewrote them, in a ring of `M` entries of 12 bytes (IPv4:
+//! NAT44, NAT64) or 36 bytes (IPv6: NAT66, NAT46).
 //!
 //! One receiver writes it (the Responder's receiver, in both phases) while the Responder's
-//! sender reads it on another core. There is no lock: an entry is three 32-bit atomics, and one
+//! sender reads it on another core. There is no lock: an entry is three (nine) 32-bit atomics, and one
 //! sequence counter for the whole table tells a reader whether the entry it read may have been
 //! written meanwhile (a seqlock whose sequence also numbers the writes: write `w` goes to
 //! entry `w mod M`, and the counter is `2w + 1` while it is being made and `2w + 2` after). A
@@ -11,26 +12,62 @@
 //! of them falls on the entry, what it read is one whole tuple, else it reads again. siitperf
 //! keeps `std::atomic` 4-tuples, which libstdc++ implements with a lock or padding.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// A connection as the Responder saw it: the Initiator's address and port after the DUT's
-/// translation (the frame's source), and the Responder's (its destination).
+/// translation (the frame's source), and the Responder's (its destination). Both addresses are
+/// of the Responder's IP version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Tuple4 {
-    pub initiator: Ipv4Addr,
-    pub responder: Ipv4Addr,
+    pub initiator: IpAddr,
+    pub responder: IpAddr,
     pub initiator_port: u16,
     pub responder_port: u16,
 }
 
+/// The 32-bit words of an entry: initiator address, responder address, ports (initiator << 16
+/// | responder); 3 for IPv4, 9 for IPv6.
+const MAX_WORDS: usize = 9;
+
 impl Tuple4 {
-    /// The tuple as 96 bits, for sorting and comparing many of them.
-    pub fn key(&self) -> u128 {
-        (u128::from(u32::from(self.initiator)) << 64)
-            | (u128::from(u32::from(self.responder)) << 32)
-            | (u128::from(self.initiator_port) << 16)
-            | u128::from(self.responder_port)
+    /// The entry words of the tuple, and how many there are; `None` when the two addresses are
+    /// of different versions.
+    fn words(&self) -> Option<([u32; MAX_WORDS], usize)> {
+        let mut w = [0u32; MAX_WORDS];
+        let ports = (u32::from(self.initiator_port) << 16) | u32::from(self.responder_port);
+        match (self.initiator, self.responder) {
+            (IpAddr::V4(a), IpAddr::V4(b)) => {
+                w[..3].copy_from_slice(&[u32::from(a), u32::from(b), ports]);
+                Some((w, 3))
+            }
+            (IpAddr::V6(a), IpAddr::V6(b)) => {
+                let (a, b) = (u128::from(a), u128::from(b));
+                for k in 0..4 {
+                    w[k] = (a >> (96 - 32 * k)) as u32;
+                    w[4 + k] = (b >> (96 - 32 * k)) as u32;
+                }
+                w[8] = ports;
+                Some((w, 9))
+            }
+            _ => None,
+        }
+    }
+
+    fn from_words(w: &[u32]) -> Tuple4 {
+        let ports = w[w.len() - 1];
+        let (initiator, responder) = if w.len() == 3 {
+            (IpAddr::V4(Ipv4Addr::from(w[0])), IpAddr::V4(Ipv4Addr::from(w[1])))
+        } else {
+            let a = |o: usize| IpAddr::V6(Ipv6Addr::from((0..4).fold(0u128, |acc, k| (acc << 32) | u128::from(w[o + k]))));
+            (a(0), a(4))
+        };
+        Tuple4 {
+            initiator,
+            responder,
+            initiator_port: (ports >> 16) as u16,
+            responder_port: ports as u16,
+        }
     }
 }
 
@@ -49,9 +86,9 @@ pub enum StateError {
 
 /// The ring of learnt tuples.
 pub struct StateTable {
-    /// Three words per entry: initiator address, responder address, ports (initiator << 16 |
-    /// responder).
+    /// `width` words per entry (see [`Tuple4::words`]).
     words: Box<[AtomicU32]>,
+    width: usize,
     len: u64,
     /// The sequence: twice the writes finished, plus one while a write is being made.
     seq: AtomicU64,
@@ -67,13 +104,19 @@ impl std::fmt::Debug for StateTable {
 }
 
 impl StateTable {
-    /// A table of `entries` entries (12 bytes each), none written yet.
+    /// A table of `entries` entries of IPv4 tuples (12 bytes each), none written yet.
     pub fn new(entries: u64) -> Result<StateTable, StateError> {
+        StateTable::with_version(entries, false)
+    }
+
+    /// A table of `entries` entries of IPv6 tuples (`v6`, 36 bytes each) or IPv4 tuples.
+    pub fn with_version(entries: u64, v6: bool) -> Result<StateTable, StateError> {
         if entries == 0 {
             return Err(StateError::Empty);
         }
-        let n = entries.checked_mul(3).and_then(|n| usize::try_from(n).ok());
-        let bytes = entries.saturating_mul(12);
+        let width = if v6 { 9 } else { 3 };
+        let n = entries.checked_mul(width).and_then(|n| usize::try_from(n).ok());
+        let bytes = entries.saturating_mul(4 * width);
         let Some(n) = n else {
             return Err(StateError::NoMemory { entries, bytes });
         };
@@ -82,6 +125,7 @@ impl StateTable {
         v.resize_with(n, || AtomicU32::new(0));
         Ok(StateTable {
             words: v.into_boxed_slice(),
+            width: width as usize,
             len: entries,
             seq: AtomicU64::new(0),
         })
@@ -96,6 +140,11 @@ impl StateTable {
         self.len == 0
     }
 
+    /// True for a table of IPv6 tuples.
+    pub fn is_v6(&self) -> bool {
+        self.width == 9
+    }
+
     /// Tuples learnt so far (all writes, also those that overwrote an older entry).
     pub fn written(&self) -> u64 {
         self.seq.load(Ordering::Acquire) / 2
@@ -106,50 +155,57 @@ impl StateTable {
         self.written().min(self.len)
     }
 
-    /// Learn `t` into the next entry of the ring. Only one thread may call this (the
-    /// Responder's receiver).
+    /// Learn `t` into the next entry of the ring; false (nothing learnt) when its addresses are
+    /// not of the table's IP version. Only one thread may call this (the Responder's receiver).
     #[inline]
-    pub fn learn(&self, t: Tuple4) {
+    pub fn learn(&self, t: Tuple4) -> bool {
+        let Some((w, width)) = t.words() else { return false };
+        if width != self.width {
+            return false;
+        }
         let s = self.seq.load(Ordering::Relaxed);
-        let i = ((s / 2) % self.len) as usize * 3;
+        let at = ((s / 2) % self.len) as usize * width;
         self.seq.store(s + 1, Ordering::Relaxed);
         // Orders the store above before the entry's: a reader that sees one of the entry's
         // new words then sees the sequence at s + 1 or later.
         fence(Ordering::Release);
-        self.words[i].store(u32::from(t.initiator), Ordering::Relaxed);
-        self.words[i + 1].store(u32::from(t.responder), Ordering::Relaxed);
-        self.words[i + 2].store((u32::from(t.initiator_port) << 16) | u32::from(t.responder_port), Ordering::Relaxed);
+        for (slot, v) in self.words[at..at + width].iter().zip(w) {
+            slot.store(v, Ordering::Relaxed);
+        }
         self.seq.store(s + 2, Ordering::Release);
+        true
     }
 
     /// The tuple in entry `i` (`i < M`), whole; `None` when the entry was never written (or,
     /// after 64 torn reads in a row, when the writer kept rewriting it).
     #[inline]
     pub fn read(&self, i: u64) -> Option<Tuple4> {
+        let mut w = [0u32; MAX_WORDS];
+        self.read_words(i, &mut w).then(|| Tuple4::from_words(&w[..self.width]))
+    }
+
+    /// Entry `i`'s words into `out`, whole (see [`StateTable::read`]).
+    #[inline]
+    fn read_words(&self, i: u64, out: &mut [u32; MAX_WORDS]) -> bool {
         if i >= self.len {
-            return None;
+            return false;
         }
-        let at = i as usize * 3;
+        let at = i as usize * self.width;
         for _ in 0..READ_TRIES {
             let s0 = self.seq.load(Ordering::Acquire);
             if i >= (s0 / 2).min(self.len) {
-                return None;
+                return false;
             }
-            let a = self.words[at].load(Ordering::Relaxed);
-            let b = self.words[at + 1].load(Ordering::Relaxed);
-            let c = self.words[at + 2].load(Ordering::Relaxed);
+            for (o, slot) in out.iter_mut().zip(&self.words[at..at + self.width]) {
+                *o = slot.load(Ordering::Relaxed);
+            }
             fence(Ordering::Acquire);
             let s1 = self.seq.load(Ordering::Relaxed);
             if !self.overwritten(i, s0, s1) {
-                return Some(Tuple4 {
-                    initiator: Ipv4Addr::from(a),
-                    responder: Ipv4Addr::from(b),
-                    initiator_port: (c >> 16) as u16,
-                    responder_port: c as u16,
-                });
+                return true;
             }
         }
-        None
+        false
     }
 
     /// True when a write not finished at sequence `s0` and started by sequence `s1` (the
@@ -170,15 +226,32 @@ impl StateTable {
     }
 
     /// The valid entries that equal an earlier valid entry (a DUT that mapped two
-    /// connections onto one tuple). Sorts a copy: 16 bytes per entry for the check's duration.
-    /// `None` when that memory cannot be had.
+    /// connections onto one tuple). Sorts a copy: 16 (IPv4) or 36 (IPv6) bytes per entry for the
+    /// check's duration. `None` when that memory cannot be had.
     pub fn duplicates(&self) -> Option<u64> {
-        let n = self.valid();
-        let mut keys: Vec<u128> = Vec::new();
-        keys.try_reserve_exact(usize::try_from(n).ok()?).ok()?;
-        keys.extend((0..n).filter_map(|i| self.read(i)).map(|t| t.key()));
-        keys.sort_unstable();
-        Some(keys.windows(2).filter(|w| w[0] == w[1]).count() as u64)
+        let n = usize::try_from(self.valid()).ok()?;
+        let mut w = [0u32; MAX_WORDS];
+        if self.width == 3 {
+            let mut keys: Vec<u128> = Vec::new();
+            keys.try_reserve_exact(n).ok()?;
+            for i in 0..n as u64 {
+                if self.read_words(i, &mut w) {
+                    keys.push((u128::from(w[0]) << 64) | (u128::from(w[1]) << 32) | u128::from(w[2]));
+                }
+            }
+            keys.sort_unstable();
+            Some(keys.windows(2).filter(|k| k[0] == k[1]).count() as u64)
+        } else {
+            let mut keys: Vec<[u32; MAX_WORDS]> = Vec::new();
+            keys.try_reserve_exact(n).ok()?;
+            for i in 0..n as u64 {
+                if self.read_words(i, &mut w) {
+                    keys.push(w);
+                }
+            }
+            keys.sort_unstable();
+            Some(keys.windows(2).filter(|k| k[0] == k[1]).count() as u64)
+        }
     }
 }
 
@@ -191,8 +264,8 @@ mod tests {
         // Every word derives from k: a torn entry mixes two k and fails `consistent`.
         let h = crate::rng::mix64(k);
         Tuple4 {
-            initiator: Ipv4Addr::from(k as u32),
-            responder: Ipv4Addr::from((h >> 32) as u32),
+            initiator: Ipv4Addr::from(k as u32).into(),
+            responder: Ipv4Addr::from((h >> 32) as u32).into(),
             initiator_port: (h >> 16) as u16,
             responder_port: (k as u16) ^ (h as u16),
         }
@@ -200,7 +273,8 @@ mod tests {
 
     fn consistent(t: &Tuple4) -> bool {
         // The table only ever holds tuple(k) for k below 2^32 here.
-        *t == tuple(u64::from(u32::from(t.initiator)))
+        let IpAddr::V4(a) = t.initiator else { return false };
+        *t == tuple(u64::from(u32::from(a)))
     }
 
     #[test]
@@ -208,7 +282,7 @@ mod tests {
         let t = StateTable::new(3).unwrap();
         assert_eq!((t.len(), t.valid()), (3, 0));
         assert_eq!(t.read(0), None);
-        t.learn(tuple(1));
+        assert!(t.learn(tuple(1)));
         t.learn(tuple(2));
         assert_eq!((t.valid(), t.read(1), t.read(2)), (2, Some(tuple(2)), None));
         t.learn(tuple(3));
@@ -221,6 +295,29 @@ mod tests {
         assert_eq!(t.duplicates(), Some(1));
         assert!(matches!(StateTable::new(0), Err(StateError::Empty)));
         assert!(matches!(StateTable::new(u64::MAX / 2), Err(StateError::NoMemory { .. })));
+    }
+
+    #[test]
+    fn ipv6_tuples_in_36_byte_entries() {
+        let t = StateTable::with_version(2, true).unwrap();
+        assert!(t.is_v6());
+        let x = Tuple4 {
+            initiator: "2001:2:0:8000::1".parse().unwrap(),
+            responder: "2001:2:0:8000::2".parse().unwrap(),
+            initiator_port: 40_000,
+            responder_port: 7,
+        };
+        assert!(!t.learn(tuple(1)), "an IPv4 tuple does not go into an IPv6 table");
+        assert!(t.learn(x));
+        assert_eq!(t.read(0), Some(x));
+        assert!(t.learn(x));
+        assert_eq!(t.duplicates(), Some(1));
+        let mixed = Tuple4 {
+            responder: "198.19.0.2".parse().unwrap(),
+            ..x
+        };
+        assert!(!t.learn(mixed));
+        assert!(!StateTable::new(2).unwrap().learn(x));
     }
 
     #[test]

@@ -86,15 +86,21 @@ impl Responder {
     #[inline]
     fn words(&self, seq: u64) -> Option<[u16; TUPLE_SLOTS]> {
         let t = self.table.read(self.entry(seq))?;
-        let (r, i) = (u32::from(t.responder), u32::from(t.initiator));
-        Some([
-            t.responder_port,
-            t.initiator_port,
-            (r >> 16) as u16,
-            r as u16,
-            (i >> 16) as u16,
-            i as u16,
-        ])
+        let mut w = [0u16; TUPLE_SLOTS];
+        w[0] = t.responder_port;
+        w[1] = t.initiator_port;
+        let mut put = |at: usize, a: std::net::IpAddr| match a {
+            std::net::IpAddr::V4(a) => {
+                let a = u32::from(a);
+                w[at] = (a >> 16) as u16;
+                w[at + 1] = a as u16;
+            }
+            std::net::IpAddr::V6(a) => w[at..at + 8].copy_from_slice(&a.segments()),
+        };
+        let n = if self.table.is_v6() { 8 } else { 2 };
+        put(2, t.responder);
+        put(2 + n, t.initiator);
+        Some(w)
     }
 }
 
@@ -222,7 +228,8 @@ impl DirectionStream {
     }
 
     /// The Responder's frames of phase 2 of a stateful test (direction `d` is the
-    /// Responder's): foreground frames are IPv4 on the tuples learnt into `table`, chosen as
+    /// Responder's): foreground frames are of the Responder side's IP version (that of
+    /// `table`), on the tuples learnt into `table`, chosen as
     /// `setup.stateful.responder_tuples` says; background frames are native IPv6 as in a
     /// stateless test.
     pub fn responder(
@@ -265,7 +272,7 @@ impl DirectionStream {
             gens: plan.gens(),
             phase1: None,
             responder: Some(Responder {
-                template: Template::build_tuple(ipv6_frame_size, src_mac, dst_mac)?,
+                template: Template::build_tuple(table.is_v6(), ipv6_frame_size, src_mac, dst_mac)?,
                 table,
                 select: setup.stateful.responder_tuples,
                 key: Stream::derive(seed, 2 + d as u64, 7).key,
@@ -311,6 +318,17 @@ impl DirectionStream {
     /// Phase 1: overwrite the rows of a burst's precomputed values (`n` frames from `seq0`)
     /// with the enumeration (foreground) or the fixed values (background).
     fn enumerate_burst(&self, p: &PhaseOne, seq0: u64, n: usize, scratch: &mut BurstScratch) {
+        if self.mix == 1 && n <= enumerate::BURST {
+            // All foreground: combinations seq0 .. seq0 + n, computed together.
+            let mut v = [[0u16; enumerate::BURST]; 4];
+            p.enumeration.fill(seq0, n, &mut v);
+            for (f, row) in p.rows.iter().enumerate() {
+                if let Some(r) = row {
+                    scratch.vals[r * n..(r + 1) * n].copy_from_slice(&v[f][..n]);
+                }
+            }
+            return;
+        }
         for i in 0..n {
             let fg = match self.mix {
                 1 => true,
@@ -582,17 +600,13 @@ mod tests {
         }
     }
 
-    fn tuple_of(st: &DirectionStream, seq: u64, buf: &mut [u8]) -> (std::net::Ipv4Addr, std::net::Ipv4Addr, u16, u16) {
+    fn tuple_of(st: &DirectionStream, seq: u64, buf: &mut [u8]) -> (std::net::IpAddr, std::net::IpAddr, u16, u16) {
         let n = st.write_frame_field(seq, seq | (1 << 56), buf);
-        assert_eq!(
-            classify(&buf[..n]),
-            Rx::Test {
-                v6: false,
-                field: seq | (1 << 56)
-            },
+        assert!(
+            matches!(classify(&buf[..n]), Rx::Test { field, .. } if field == seq | (1 << 56)),
             "seq {seq}"
         );
-        xlat_wire::ipv4_udp_tuple(&buf[..n]).unwrap()
+        xlat_wire::udp_tuple(&buf[..n]).unwrap()
     }
 
     fn stateful_setup() -> Setup {
@@ -695,7 +709,7 @@ mod tests {
         let table = std::sync::Arc::new(crate::state::StateTable::new(10).unwrap());
         let tuple = |k: u16| crate::state::Tuple4 {
             initiator: "198.19.0.1".parse().unwrap(),
-            responder: std::net::Ipv4Addr::new(198, 19, 1, k as u8),
+            responder: std::net::Ipv4Addr::new(198, 19, 1, k as u8).into(),
             initiator_port: 40_000 + k,
             responder_port: 80 + k,
         };
@@ -735,13 +749,52 @@ mod tests {
                 let want = st.write_frame_field(seq, seq, &mut buf);
                 assert_eq!(&bb[..n], &buf[..want], "seq {seq}");
                 if let Rx::Test { v6: false, .. } = classify(&bb[..n]) {
-                    let (src, ..) = xlat_wire::ipv4_udp_tuple(&bb[..n]).unwrap();
+                    let (std::net::IpAddr::V4(src), ..) = xlat_wire::udp_tuple(&bb[..n]).unwrap() else {
+                        panic!("an IPv4 Responder frame")
+                    };
                     hits[usize::from(src.octets()[3])] += 1;
                 }
             }
         }
         // 30,000 foreground frames over 10 entries: each near 3,000.
         assert!(hits.iter().all(|h| (2700..3300).contains(h)), "{hits:?}");
+    }
+
+    #[test]
+    fn an_ipv6_responder_answers_on_ipv6_tuples() {
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let mut s = stateful_setup();
+        s.left.ip_version = IpVersion::V6;
+        s.right.ip_version = IpVersion::V6;
+        let table = std::sync::Arc::new(crate::state::StateTable::with_version(4, true).unwrap());
+        let t = |k: u16| crate::state::Tuple4 {
+            initiator: std::net::Ipv6Addr::new(0x2001, 2, 0, 0x8000, 0, 0, 0, 1).into(),
+            responder: std::net::Ipv6Addr::new(0x2001, 2, 0, 0x8000, 0, 0, 0xabcd, k).into(),
+            initiator_port: 40_000 + k,
+            responder_port: 80 + k,
+        };
+        for k in 0..4 {
+            assert!(table.learn(t(k)));
+        }
+        s.stateful.responder_tuples = Variation::Increasing;
+        let st = DirectionStream::responder(&s, Direction::Reverse, 84, mac, mac, table).unwrap();
+        let mut buf = [0u8; 256];
+        let mut scratch = BurstScratch::new(8);
+        let mut bufs = vec![(vec![0u8; 256], 0u64); 8];
+        let b = st.burst(0, 8, &mut scratch);
+        for (i, (bb, c)) in bufs.iter_mut().enumerate() {
+            let n = b.write(i, i as u64, bb, c);
+            assert_eq!(n, 80, "84-byte IPv6 frames");
+            // Checksums verified by classify (an intact test frame).
+            assert_eq!(classify(&bb[..n]), Rx::Test { v6: true, field: i as u64 });
+            let x = t(i as u16 % 4);
+            assert_eq!(
+                xlat_wire::udp_tuple(&bb[..n]),
+                Some((x.responder, x.initiator, x.responder_port, x.initiator_port))
+            );
+            let want = st.write_frame_field(i as u64, i as u64, &mut buf);
+            assert_eq!(&bb[..n], &buf[..want]);
+        }
     }
 
     pub(crate) fn router_setup(v: IpVersion) -> Setup {

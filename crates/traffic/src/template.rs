@@ -12,9 +12,10 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout};
 use xlat_wire::MacAddr;
 
-/// The slots of a Responder's template: source port, destination port, the two halves of the
-/// source address, the two halves of the destination address.
-pub(crate) const TUPLE_SLOTS: usize = 6;
+/// The slots of a Responder's template: source port, destination port, the 16-bit words of
+/// the source address, those of the destination address: 6 for IPv4, 18 for IPv6 (room for
+/// the larger).
+pub(crate) const TUPLE_SLOTS: usize = 18;
 
 /// Where a varying 16-bit word is: `base | value << shift` is written at `off`, `value` being the
 /// value of the direction's varying field with the slot's index (see `Plan::gens`).
@@ -178,41 +179,46 @@ impl Template {
         })
     }
 
-    /// The template of the Responder's foreground frames in phase 2 of a stateful test: IPv4
-    /// UDP with both addresses and both ports varying, six slots in [`TUPLE_SLOTS`] order.
-    pub(crate) fn build_tuple(ipv6_frame_size: usize, src_mac: MacAddr, dst_mac: MacAddr) -> Result<Template, StreamError> {
+    /// The template of the Responder's foreground frames in phase 2 of a stateful test: UDP
+    /// over IPv4 (`v6` false) or IPv6 with both addresses and both ports varying, slots in
+    /// this order: source port, destination port, the source address's 16-bit words, the
+    /// destination address's (6 slots for IPv4, 18 for IPv6).
+    pub(crate) fn build_tuple(v6: bool, ipv6_frame_size: usize, src_mac: MacAddr, dst_mac: MacAddr) -> Result<Template, StreamError> {
+        let (ip, frame_size, words) = if v6 {
+            let z = Ipv6Addr::UNSPECIFIED;
+            (IpPair::V6 { src: z, dst: z }, ipv6_frame_size, 8)
+        } else {
+            let z = Ipv4Addr::UNSPECIFIED;
+            (IpPair::V4 { src: z, dst: z }, ipv6_frame_size.saturating_sub(20), 2)
+        };
         let frame = TestFrame {
             eth_dst: dst_mac,
             eth_src: src_mac,
-            ip: IpPair::V4 {
-                src: Ipv4Addr::UNSPECIFIED,
-                dst: Ipv4Addr::UNSPECIFIED,
-            },
+            ip,
             sport: 0,
             dport: 0,
-            frame_size: ipv6_frame_size.saturating_sub(20),
+            frame_size,
             field: 0,
         };
         let mut bytes = vec![0u8; frame.len()];
         let layout = frame.write(&mut bytes).map_err(|e| StreamError::Frame(e.to_string()))?;
         let len = bytes.len();
-        let Some(ip_csum) = layout.ip_checksum else {
-            return Err(StreamError::Frame("an IPv4 frame without an IPv4 header checksum".into()));
-        };
+        // The IPv4 header checksum covers the addresses; IPv6 has none.
+        let ip_mask = if v6 { 0 } else { u32::MAX };
+        let mut offs = vec![(layout.sport, 0), (layout.dport, 0)];
+        offs.extend((0..words).map(|k| (layout.ip_src + 2 * k, ip_mask)));
+        offs.extend((0..words).map(|k| (layout.ip_dst + 2 * k, ip_mask)));
+        let inside = |off: usize, n: usize| off + n <= len;
+        if !(offs.iter().all(|(o, _)| inside(*o, 2))
+            && inside(layout.field, 8)
+            && inside(layout.udp_checksum, 2)
+            && layout.ip_checksum.is_none_or(|o| inside(o, 2)))
+        {
+            return Err(StreamError::Frame(format!("a varying field lies outside the {len}-byte frame")));
+        }
         let word = |o: usize| u16::from_be_bytes([bytes[o], bytes[o + 1]]);
         let mut slots = [Slot::default(); MAX_FIELDS];
-        let offs = [
-            (layout.sport, 0),
-            (layout.dport, 0),
-            (layout.ip_src, u32::MAX),
-            (layout.ip_src + 2, u32::MAX),
-            (layout.ip_dst, u32::MAX),
-            (layout.ip_dst + 2, u32::MAX),
-        ];
-        for (s, (off, ip_mask)) in slots.iter_mut().zip(offs) {
-            if off + 2 > len {
-                return Err(StreamError::Frame(format!("a varying field lies outside the {len}-byte frame")));
-            }
+        for (s, (off, ip_mask)) in slots.iter_mut().zip(offs.iter().copied()) {
             *s = Slot {
                 off,
                 base: word(off),
@@ -220,18 +226,15 @@ impl Template {
                 ip_mask,
             };
         }
-        if layout.field + 8 > len || layout.udp_checksum + 2 > len || ip_csum + 2 > len {
-            return Err(StreamError::Frame(format!("a field lies outside the {len}-byte frame")));
-        }
         Ok(Template {
             id: next_id(),
-            ip_sum: u32::from(!word(ip_csum)),
+            ip_sum: layout.ip_checksum.map_or(0, |o| u32::from(!word(o))),
             udp_sum: u64::from(!word(layout.udp_checksum)),
+            ip_csum_off: layout.ip_checksum.unwrap_or(0),
+            nslots: offs.len(),
             bytes,
             layout,
-            ip_csum_off: ip_csum,
             slots,
-            nslots: TUPLE_SLOTS,
         })
     }
 
@@ -261,7 +264,10 @@ impl Template {
                 3 => self.patch_fast::<3>(field, out, value),
                 4 => self.patch_fast::<4>(field, out, value),
                 5 => self.patch_fast::<5>(field, out, value),
-                _ => self.patch_fast::<MAX_FIELDS>(field, out, value),
+                6 => self.patch_fast::<6>(field, out, value),
+                MAX_FIELDS => self.patch_fast::<MAX_FIELDS>(field, out, value),
+                // No template has another slot count (build and build_tuple make 0-5, 6, 18).
+                _ => debug_assert!(false, "{} slots", self.nslots),
             }
         }
     }

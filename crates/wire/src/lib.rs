@@ -40,4 +40,4 @@ pub mod udp;
 pub use bytes::{be16, be64};
 pub use eth::{MacAddr, FCS_LEN};
 pub use frame::{FrameError, IpPair, TestFrame, TestFrameLayout};
-pub use rx::{classify, ipv4_udp_tuple, Rx};
+pub use rx::{classify, udp_tuple, Rx};

@@ -92,27 +92,40 @@ pub fn classify(frame: &[u8]) -> Rx {
     }
 }
 
-/// The source and destination of an IPv4 UDP frame: (source address, destination address,
-/// source port, destination port). For a frame that [`classify`] found to be an intact IPv4
+/// The source and destination of an IPv4 or IPv6 UDP frame: (source address, destination
+/// address, source port, destination port). For a frame that [`classify`] found to be an intact
 /// test frame (the Responder of a stateful test learns these); `None` for anything else.
 #[inline]
-pub fn ipv4_udp_tuple(frame: &[u8]) -> Option<(std::net::Ipv4Addr, std::net::Ipv4Addr, u16, u16)> {
-    if crate::bytes::be16(frame, eth::field::ETHERTYPE.start)? != eth::ETHERTYPE_IPV4 {
-        return None;
-    }
+pub fn udp_tuple(frame: &[u8]) -> Option<(std::net::IpAddr, std::net::IpAddr, u16, u16)> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
     let ip = frame.get(eth::HDR_LEN..)?;
-    let hl = usize::from(ip.first()? & 0x0f) * 4;
-    if hl < ipv4::HDR_LEN || *ip.get(ipv4::field::PROTOCOL)? != ipv4::PROTO_UDP {
-        return None;
-    }
-    let addr = |r: core::ops::Range<usize>| -> Option<std::net::Ipv4Addr> {
-        let b: [u8; 4] = ip.get(r)?.try_into().ok()?;
-        Some(std::net::Ipv4Addr::from(b))
+    let (src, dst, udp) = match crate::bytes::be16(frame, eth::field::ETHERTYPE.start)? {
+        eth::ETHERTYPE_IPV4 => {
+            let hl = usize::from(ip.first()? & 0x0f) * 4;
+            if hl < ipv4::HDR_LEN || *ip.get(ipv4::field::PROTOCOL)? != ipv4::PROTO_UDP {
+                return None;
+            }
+            let a = |r: core::ops::Range<usize>| -> Option<IpAddr> {
+                let b: [u8; 4] = ip.get(r)?.try_into().ok()?;
+                Some(IpAddr::V4(Ipv4Addr::from(b)))
+            };
+            (a(ipv4::field::SRC_ADDR)?, a(ipv4::field::DST_ADDR)?, ip.get(hl..)?)
+        }
+        eth::ETHERTYPE_IPV6 => {
+            if *ip.get(ipv6::field::NXT_HDR)? != ipv6::NH_UDP {
+                return None;
+            }
+            let a = |r: core::ops::Range<usize>| -> Option<IpAddr> {
+                let b: [u8; 16] = ip.get(r)?.try_into().ok()?;
+                Some(IpAddr::V6(Ipv6Addr::from(b)))
+            };
+            (a(ipv6::field::SRC_ADDR)?, a(ipv6::field::DST_ADDR)?, ip.get(ipv6::HDR_LEN..)?)
+        }
+        _ => return None,
     };
-    let udp = ip.get(hl..)?;
     Some((
-        addr(ipv4::field::SRC_ADDR)?,
-        addr(ipv4::field::DST_ADDR)?,
+        src,
+        dst,
         crate::bytes::be16(udp, udp::field::SRC_PORT.start)?,
         crate::bytes::be16(udp, udp::field::DST_PORT.start)?,
     ))
@@ -176,7 +189,7 @@ mod tests {
     use std::net::{Ipv4Addr, Ipv6Addr};
 
     #[test]
-    fn the_tuple_of_an_ipv4_test_frame() {
+    fn the_tuple_of_a_test_frame() {
         let mut f = TestFrame {
             eth_dst: crate::MacAddr([2, 0, 0, 0, 0, 2]),
             eth_src: crate::MacAddr([2, 0, 0, 0, 0, 1]),
@@ -192,8 +205,8 @@ mod tests {
         let mut b = [0u8; 60];
         f.write(&mut b).unwrap();
         assert_eq!(
-            ipv4_udp_tuple(&b),
-            Some((Ipv4Addr::new(198, 19, 0, 1), Ipv4Addr::new(198, 19, 0, 2), 40_001, 53))
+            udp_tuple(&b),
+            Some((Ipv4Addr::new(198, 19, 0, 1).into(), Ipv4Addr::new(198, 19, 0, 2).into(), 40_001, 53))
         );
         f.ip = IpPair::V6 {
             src: "2001:2::1".parse().unwrap(),
@@ -202,8 +215,10 @@ mod tests {
         f.frame_size = 84;
         let mut b6 = [0u8; 80];
         f.write(&mut b6).unwrap();
-        assert_eq!(ipv4_udp_tuple(&b6), None);
-        assert_eq!(ipv4_udp_tuple(&b[..20]), None);
+        let (a, z): (Ipv6Addr, Ipv6Addr) = ("2001:2::1".parse().unwrap(), "2001:2::2".parse().unwrap());
+        assert_eq!(udp_tuple(&b6), Some((a.into(), z.into(), 40_001, 53)));
+        assert_eq!(udp_tuple(&b[..20]), None);
+        assert_eq!(udp_tuple(&b6[..40]), None);
     }
 
     #[test]

@@ -309,7 +309,9 @@ impl<P: Port> Tester<P> {
         let mut p1_active = [false; 2];
         p1_active[dir_index(init)] = true;
         self.check(&p1, p1_active, Phase::Preliminary(init))?;
-        let table = Arc::new(StateTable::new(p.state_table)?);
+        // The Responder learns tuples of its own side's IP version.
+        let responder_v6 = self.setup.side(init.receiver()).ip_version == xlat_traffic::IpVersion::V6;
+        let table = Arc::new(StateTable::with_version(p.state_table, responder_v6)?);
         let clock = self.clock;
         let t1 = clock.now() + clock.ticks(0.05);
         let (r1, learnt) = self.run_phase(&p1, p.frames, p1_active, Phase::Learn(init, &table), t1)?;
@@ -563,7 +565,10 @@ impl<'a> Phase<'a> {
             Phase::Preliminary(i) | Phase::Learn(i, _) if d == i => DirectionStream::preliminary(setup, d, size, src, dst)?,
             Phase::Test(i) | Phase::Answer(i, _) if d == i => DirectionStream::new(setup, d, size, src, dst)?,
             Phase::Answer(_, t) => DirectionStream::responder(setup, d, size, src, dst, Arc::clone(t))?,
-            Phase::Test(_) => DirectionStream::responder(setup, d, size, src, dst, Arc::new(StateTable::new(1)?))?,
+            Phase::Test(_) => {
+                let v6 = setup.side(d.sender()).ip_version == xlat_traffic::IpVersion::V6;
+                DirectionStream::responder(setup, d, size, src, dst, Arc::new(StateTable::with_version(1, v6)?))?
+            }
             // Phase 1 sends only in the Initiator's direction.
             Phase::Preliminary(_) | Phase::Learn(..) => DirectionStream::preliminary(setup, d, size, src, dst)?,
         })
@@ -698,6 +703,7 @@ fn plan_workers<'s, P: Port>(
             },
             frame_ts: &trial.frame_ts[dir_index(recv_dir)],
             learn: if counting { trial.phase.learns(recv_dir) } else { None },
+            fg: (u64::from(setup.fg_n.max(1)), u64::from(setup.fg_m)),
         });
     }
     Ok(workers)

@@ -12,7 +12,7 @@ use crate::report::DirectionReport;
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::{RxQueue, TxQueue, RX_BURST};
 use xlat_traffic::{Direction, StateTable, Tuple4};
-use xlat_wire::{classify, ipv4_udp_tuple, Rx};
+use xlat_wire::{classify, udp_tuple, Rx};
 
 /// Per-frame delay state of a receiver.
 pub(super) struct PdvState {
@@ -47,19 +47,19 @@ pub(super) struct Count {
 
 impl Count {
     /// Count one test frame with 64-bit field `field`, received at `now` (ticks; read only when
-    /// delays are measured). True when it was this trial's and not seen before.
+    /// delays are measured). Its sequence number when it was this trial's and not seen before.
     #[inline]
-    fn test_frame(&mut self, field: u64, now: u64, frame_ts: &[AtomicU64]) -> bool {
+    fn test_frame(&mut self, field: u64, now: u64, frame_ts: &[AtomicU64]) -> Option<u64> {
         let seq = field & SEQ_MASK;
         if field & !SEQ_MASK != self.tag || seq >= self.total {
             // Another trial's straggler, or a frame this trial never sent.
             self.report.unexpected += 1;
-            return false;
+            return None;
         }
         let (w, b) = ((seq / 64) as usize, 1u64 << (seq % 64));
         if self.seen[w] & b != 0 {
             self.report.duplicates += 1;
-            return false;
+            return None;
         }
         self.seen[w] |= b;
         if let Some(p) = &mut self.pdv {
@@ -70,7 +70,7 @@ impl Count {
                     // Later than the frame timeout: lost (siitperf-pdv).
                     p.late += 1;
                     p.prev_seq = None;
-                    return false;
+                    return None;
                 }
                 p.timed += 1;
                 p.delays.record(ns);
@@ -89,7 +89,7 @@ impl Count {
         if let Some(i) = self.tags.and_then(|p| p.index(seq)) {
             self.rx_ts[i] = now;
         }
-        true
+        Some(seq)
     }
 }
 
@@ -105,8 +105,10 @@ pub(super) struct Receiver<'s, 'n, R: RxQueue, T: TxQueue> {
     /// The sender's per-frame transmit stamps of `dir` (PDV), empty when not measured.
     pub(super) frame_ts: &'s [AtomicU64],
     /// The Responder's state table (stateful tests, on the Responder's port): the 4-tuple of
-    /// every IPv4 test frame counted is learnt into it.
+    /// every foreground test frame counted is learnt into it.
     pub(super) learn: Option<&'s StateTable>,
+    /// The foreground share (n, m): frame `seq` is foreground when `seq % n < m`.
+    pub(super) fg: (u64, u64),
 }
 
 impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
@@ -118,20 +120,25 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
         // landed in the ring during the burst earlier than its sending.
         let timed = self.count.pdv.is_some() || self.count.tags.is_some();
         let counting = self.dir.is_some();
-        let learn = self.learn;
+        let (learn, (fg_n, fg_m)) = (self.learn, self.fg);
         let n = self.rx.rx_burst(RX_BURST, |f| match classify(f) {
-            Rx::Test { field, v6 } if counting => {
+            Rx::Test { field, .. } if counting => {
                 let now = if timed { clock.now() } else { 0 };
-                if self.count.test_frame(field, now, self.frame_ts) && !v6 {
-                    if let (Some(t), Some((src, dst, sport, dport))) = (learn, ipv4_udp_tuple(f)) {
-                        // As received: after the DUT's translation.
-                        t.learn(Tuple4 {
-                            initiator: src,
-                            responder: dst,
-                            initiator_port: sport,
-                            responder_port: dport,
-                        });
-                        self.count.learnt += 1;
+                let seq = self.count.test_frame(field, now, self.frame_ts);
+                // A foreground frame (by its sequence number: background frames are IPv6
+                // too in a NAT66 or NAT46 test) teaches the Responder its tuple as received,
+                // after the DUT's translation.
+                if let (Some(t), Some(seq)) = (learn, seq) {
+                    if seq % fg_n < fg_m {
+                        if let Some((src, dst, sport, dport)) = udp_tuple(f) {
+                            let learnt = t.learn(Tuple4 {
+                                initiator: src,
+                                responder: dst,
+                                initiator_port: sport,
+                                responder_port: dport,
+                            });
+                            self.count.learnt += u64::from(learnt);
+                        }
                     }
                 }
             }
