@@ -62,6 +62,7 @@ fn ip_versions_and_directions_per_topology() {
         (Topology::Siit, V6, V4, true),
         (Topology::Nat44, V4, V4, true),
         (Topology::Nat64, V6, V4, true),
+        (Topology::Nat66, V6, V6, true),
     ];
     assert_eq!(expected.map(|e| e.0), Topology::ALL);
     for (t, left, right, reverse) in expected {
@@ -76,13 +77,14 @@ fn ip_versions_and_directions_per_topology() {
     }
 }
 
-/// nat44 and nat64 write a ready stateful test (RFC 9693): Initiator left, an IPv4 Responder
-/// right, phase 1 enumerating in pseudorandom order every combination of the forward ports
-/// that phase 2 draws pseudorandomly, at least the 1,000,000 connections of the must-show run;
-/// with N M R T D and the DUT command that empties the connection table before every trial.
+/// nat44, nat64 and nat66 write a ready stateful test (RFC 9693): Initiator left, the Responder
+/// right (IPv4 for nat44 and nat64, IPv6 for nat66), phase 1 enumerating in pseudorandom order
+/// every combination of the forward ports that phase 2 draws pseudorandomly, at least the
+/// 1,000,000 connections of the must-show run; with N M R T D and the DUT command that empties
+/// the connection table before every trial.
 #[test]
 fn the_nat_topologies_write_stateful_tests() {
-    for t in [Topology::Nat44, Topology::Nat64] {
+    for t in [Topology::Nat44, Topology::Nat64, Topology::Nat66] {
         let cfg = read(t);
         xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
         let s = &cfg.setup;
@@ -90,7 +92,8 @@ fn the_nat_topologies_write_stateful_tests() {
         assert_eq!(s.stateful.enumerate_ports, Variation::Pseudorandom, "{t}");
         assert_eq!(s.stateful.enumerate_ips, Variation::Fixed, "{t}");
         assert_eq!(s.stateful.responder_tuples, Variation::Pseudorandom, "{t}");
-        assert_eq!(s.right.ip_version, IpVersion::V4, "{t}: the Responder is IPv4");
+        let responder = if t == Topology::Nat66 { IpVersion::V6 } else { IpVersion::V4 };
+        assert_eq!(s.right.ip_version, responder, "{t}: the Responder's IP version");
         assert!(s.forward && s.reverse, "{t}");
         let p = s.forward_ports;
         for f in [p.sport, p.dport] {
@@ -200,7 +203,64 @@ fn the_file_says_what_the_dut_is() {
             Topology::Siit => "TAYGA stateless NAT64",
             Topology::Nat44 => "nftables masquerade",
             Topology::Nat64 => "TAYGA (prefix 2001:2:0:6464::/96",
+            Topology::Nat66 => "nftables IPv6 masquerade",
         };
         assert!(dut.starts_with(&format!("# DUT: {what}")), "{t}: {dut}");
+    }
+}
+
+/// nat66: a stateful NAT66 test, both sides IPv6 on their real addresses (no virtual ones: the
+/// Initiator sends to the Responder's own address, and the Responder sees the DUT's right
+/// address 2001:2:0:8000::1, the file's comment says), with the same phase 1, ports and DUT hook
+/// as nat44, so that the two files differ only in what IPv6 changes.
+#[test]
+fn nat66_is_nat44_on_ipv6() {
+    let cfg = read(Topology::Nat66);
+    xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    let s = &cfg.setup;
+    assert_eq!((s.left.ip_version, s.right.ip_version), (IpVersion::V6, IpVersion::V6));
+    assert_eq!((s.left.ipv6_real, s.right.ipv6_real), (v6("2001:2::2"), v6("2001:2:0:8000::2")));
+    assert_eq!((s.left.dut_ipv6, s.right.dut_ipv6), (v6("2001:2::1"), v6("2001:2:0:8000::1")));
+    assert_eq!(
+        (s.left.ipv4_virt, s.left.ipv6_virt, s.right.ipv4_virt, s.right.ipv6_virt),
+        (None, None, None, None)
+    );
+    let nat44 = read(Topology::Nat44);
+    assert_eq!(s.stateful, nat44.setup.stateful);
+    assert_eq!(
+        (s.forward_ports, s.reverse_ports),
+        (nat44.setup.forward_ports, nat44.setup.reverse_ports)
+    );
+    assert_eq!((s.forward, s.reverse, s.fg_n, s.fg_m), (true, true, 2, 2));
+    assert_eq!(cfg.stateful, nat44.stateful);
+    assert_eq!(cfg.dut, nat44.dut);
+    assert_eq!(cfg.trial, nat44.trial);
+    let text = config_toml(Topology::Nat66);
+    assert!(text.contains("# stateful: the right side sees 2001:2:0:8000::1;"), "{text}");
+    for key in [
+        "mode = \"initiator-left\"",
+        "enumerate_ports = \"pseudorandom\"",
+        "responder_tuples = \"pseudorandom\"",
+        "preliminary_frames = 1000000",
+        "state_table = 1000000",
+        "preliminary_rate = 50000",
+        "preliminary_timeout_ms = 2000",
+        "before_trial = \"ip netns exec xlat-dut conntrack -F\"",
+    ] {
+        assert!(text.lines().any(|l| l.starts_with(key)), "{key} missing in\n{text}");
+    }
+    // The same keys as nat44 writes, line for line, in [stateful] and [dut].
+    let section = |text: &str, name: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| *l != name)
+            .skip(1)
+            .take_while(|l| !l.starts_with('['))
+            .map(str::to_string)
+            .collect()
+    };
+    let nat44_text = config_toml(Topology::Nat44);
+    for name in ["[stateful]", "[dut]"] {
+        assert_eq!(section(&text, name), section(&nat44_text, name), "{name}");
+        assert!(!section(&text, name).is_empty(), "{name}");
     }
 }

@@ -162,18 +162,6 @@ pub enum ConfigError {
     )]
     IpEnumerationWithFixedIps { at: Loc, ips_key: String, var_key: String },
 
-    #[error(
-        "{at}: key '{version_key}' is {version}, but it is the Responder's side of the stateful test (key '{mode_key}' {mode}): \
-         the Responder handles IPv4 only (stateful NAT44 and NAT64); stateful NAT66 and NAT46 are not supported yet"
-    )]
-    ResponderNotIpv4 {
-        at: Loc,
-        version_key: String,
-        version: u8,
-        mode_key: String,
-        mode: String,
-    },
-
     #[error("{at}: key '{key}' belongs to phase 1 of a stateful test, but key '{stateful_key}' is off")]
     PreliminaryInStatelessTest { at: Loc, key: String, stateful_key: String },
 
@@ -250,7 +238,6 @@ impl ConfigError {
             | PortEnumerationWithoutIpEnumeration { at, .. }
             | IpEnumerationWithoutPortEnumeration { at, .. }
             | IpEnumerationWithFixedIps { at, .. }
-            | ResponderNotIpv4 { at, .. }
             | PreliminaryInStatelessTest { at, .. }
             | PhaseDelayTooShort { at, .. }
             | StateTableTooLarge { at, .. }

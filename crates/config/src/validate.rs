@@ -132,7 +132,6 @@ pub(crate) fn validate(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigErro
     }
     frame_size(cfg, n)?;
     enumeration_rules(s, n)?;
-    responder_ipv4(s, n)?;
     preliminary_keys(cfg, n)?;
     addresses(s, n)?;
     foreign_addresses(s, n)?;
@@ -544,27 +543,6 @@ fn dut_macs(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
                 ipv6_key: n.name(&format!("{sp}.dut_ipv6")),
             });
         }
-    }
-    Ok(())
-}
-
-/// The Responder handles IPv4 only (siitperf's stateful NAT44 and NAT64).
-fn responder_ipv4(s: &Setup, n: &Names<'_>) -> Result<(), ConfigError> {
-    let responder = match s.stateful.mode {
-        Stateful::Off => return Ok(()),
-        Stateful::InitiatorLeft => SideId::Right,
-        Stateful::InitiatorRight => SideId::Left,
-    };
-    let side = s.side(responder);
-    if side.ip_version != IpVersion::V4 {
-        let vp = format!("{}.ip_version", side_path(responder));
-        return Err(ConfigError::ResponderNotIpv4 {
-            at: n.loc_of(&[&vp, "stateful.mode"]),
-            version_key: n.name(&vp),
-            version: side.ip_version.number(),
-            mode_key: n.name("stateful.mode"),
-            mode: mode_text(n.kind, s.stateful.mode),
-        });
     }
     Ok(())
 }

@@ -275,28 +275,59 @@ fn rule_initiator_addresses_needed_even_when_its_direction_is_off() {
     assert!(matches!(e, ConfigError::ForeignAddress { .. }), "{e}");
 }
 
+/// The Responder may be IPv6 (stateful NAT66 and NAT46), as it may be IPv4 (NAT44, NAT64); the
+/// Initiator's foreground frames still need their addresses, whichever side they go to.
 #[test]
-fn rule_responder_side_is_ipv4() {
-    // NAT66: the Responder (right) is IPv6.
-    let text = "IP-L-Vers 6\nIP-R-Vers 6\nIPv6-L-Real 2001:2::2\nIPv6-R-Real 2001:2:0:8000::2\nMAC-L-DUT 02:00:00:00:00:01\n\
-                MAC-R-DUT 02:00:00:00:00:02\nForward 1\nReverse 1\nStateful 1\n";
-    let e = parse_siitperf(text, "siitperf.conf").expect_err("NAT66");
-    assert!(matches!(e, ConfigError::ResponderNotIpv4 { version: 6, .. }), "{e}");
-    names(&e, &["IP-R-Vers", "Stateful"]);
-    assert!(e.to_string().starts_with("siitperf.conf:2: "), "{e}");
-    assert!(e.to_string().contains("stateful NAT66 and NAT46 are not supported yet"), "{e}");
-    // NAT46: the Initiator on IPv4 at the right, the Responder on IPv6 at the left.
-    let text = "IP-L-Vers 6\nIP-R-Vers 4\nIPv6-L-Real 2001:2::2\nIPv4-L-Virt 198.18.0.2\nIPv4-R-Real 198.19.0.2\n\
-                MAC-L-DUT 02:00:00:00:00:01\nMAC-R-DUT 02:00:00:00:00:02\nForward 1\nReverse 1\nStateful 2\n";
-    let e = parse_siitperf(text, "siitperf.conf").expect_err("NAT46");
-    assert!(matches!(e, ConfigError::ResponderNotIpv4 { .. }), "{e}");
-    names(&e, &["IP-L-Vers", "Stateful"]);
-    // NAT64 with the Responder on the IPv4 side is fine; in TOML the message uses TOML names.
+fn rule_responder_may_be_ipv6() {
+    // NAT66: both sides IPv6, Initiator left.
+    let nat66 = "IP-L-Vers 6\nIP-R-Vers 6\nIPv6-L-Real 2001:2::2\nIPv6-R-Real 2001:2:0:8000::2\nMAC-L-DUT 02:00:00:00:00:01\n\
+                 MAC-R-DUT 02:00:00:00:00:02\nForward 1\nReverse 1\nStateful 1\n";
+    let cfg = parse_siitperf(nat66, "siitperf.conf").expect("NAT66");
+    assert_eq!(cfg.setup.right.ip_version, xlat_traffic::IpVersion::V6);
+    // The Initiator's destination is the Responder's real IPv6 address.
+    let e = parse_siitperf(&nat66.replace("IPv6-R-Real 2001:2:0:8000::2\n", ""), "siitperf.conf").expect_err("no IPv6-R-Real");
+    assert!(matches!(e, ConfigError::AddressNeeded { .. }), "{e}");
+    names(&e, &["IPv6-R-Real", "Forward"]);
+    // NAT66 with the Initiator on the right.
+    parse_siitperf(&nat66.replace("Stateful 1", "Stateful 2"), "c").expect("NAT66, Initiator right");
+
+    // NAT46: the Initiator on IPv4 at the right, the Responder on IPv6 at the left; the
+    // Initiator sends to the Responder's IPv4 address (IPv4-L-Virt).
+    let nat46 = "IP-L-Vers 6\nIP-R-Vers 4\nIPv6-L-Real 2001:2::2\nIPv4-L-Virt 198.18.0.2\nIPv4-R-Real 198.19.0.2\n\
+                 MAC-L-DUT 02:00:00:00:00:01\nMAC-R-DUT 02:00:00:00:00:02\nForward 1\nReverse 1\nStateful 2\n";
+    let cfg = parse_siitperf(nat46, "siitperf.conf").expect("NAT46");
+    assert_eq!(cfg.setup.left.ipv4_virt, Some("198.18.0.2".parse().unwrap()));
+    let e = parse_siitperf(&nat46.replace("IPv4-L-Virt 198.18.0.2\n", ""), "siitperf.conf").expect_err("no IPv4-L-Virt");
+    assert!(matches!(e, ConfigError::AddressNeeded { .. }), "{e}");
+    names(&e, &["IPv4-L-Virt", "Reverse"]);
+    // ... also with the Initiator's direction (Reverse) off: phase 1 always runs.
+    let e = parse_siitperf(
+        &nat46.replace("IPv4-L-Virt 198.18.0.2\n", "").replace("Reverse 1", "Reverse 0"),
+        "siitperf.conf",
+    )
+    .expect_err("no IPv4-L-Virt, Reverse 0");
+    assert!(matches!(e, ConfigError::AddressNeeded { .. }), "{e}");
+    names(&e, &["IPv4-L-Virt", "Stateful"]);
+
+    // NAT64 with the Responder on the IPv4 side stays fine.
     parse_siitperf(&format!("{NAT64}Forward 1\nReverse 1\n"), "c").expect("NAT64");
+
+    // TOML, NAT46 with the Initiator left: left IPv4, right IPv6; in TOML the message uses TOML
+    // names.
+    let toml46 = "[tester]\nbackend = \"mem\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 6\n\
+                  ipv6_real = \"2001:2:0:8000::2\"\nipv4_virt = \"198.19.0.2\"\n[stateful]\nmode = \"initiator-left\"\n";
+    let cfg = parse_toml(toml46, "t.toml").expect("TOML NAT46");
+    assert_eq!(cfg.setup.right.ipv4_virt, Some("198.19.0.2".parse().unwrap()));
+    let e = parse_toml(&toml46.replace("ipv4_virt = \"198.19.0.2\"\n", ""), "t.toml").expect_err("no right.ipv4_virt");
+    assert!(matches!(e, ConfigError::AddressNeeded { .. }), "{e}");
+    assert!(e.to_string().contains("'right.ipv4_virt'"), "{e}");
+    // MIN_TOML with the Initiator right: the Responder (left) is IPv6, and the IPv4 Initiator
+    // needs the Responder's left.ipv4_virt.
     let t = format!("{MIN_TOML}[stateful]\nmode = \"initiator-right\"\n");
-    let e = parse_toml(&t, "t.toml").expect_err("responder left is IPv6");
-    assert!(e.to_string().contains("key 'left.ip_version' is 6"), "{e}");
-    assert!(e.to_string().contains("key 'stateful.mode' \"initiator-right\""), "{e}");
+    let e = parse_toml(&t, "t.toml").expect_err("no left.ipv4_virt");
+    assert!(matches!(e, ConfigError::AddressNeeded { .. }), "{e}");
+    assert!(e.to_string().contains("'left.ipv4_virt'"), "{e}");
+    parse_toml(&t.replace("[right]", "ipv4_virt = \"198.18.0.2\"\n[right]"), "t.toml").expect("TOML NAT46, Initiator right");
 }
 
 /// A valid TOML stateful NAT44 test (mem backend), without phase 1's values.

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
         ["neigh", iface] => xlat_lab::dut_neighbours(iface).map(|n| format!("{n:?}")),
         ["dut", rest @ ..] => xlat_lab::dut_exec(rest),
         _ => {
-            eprintln!("usage: lab up <router4|router6|siit|nat44|nat64> [--replace] | down | status | neigh <iface> | dut <cmd...>");
+            eprintln!("usage: lab up <router4|router6|siit|nat44|nat64|nat66> [--replace] | down | status | neigh <iface> | dut <cmd...>");
             return ExitCode::from(2);
         }
     };

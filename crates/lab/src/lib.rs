@@ -30,10 +30,12 @@
 //! | siit | TAYGA, prefix 2001:2:0:6464::/96, static map 2001:2::/120 <-> 198.18.1.0/24 (left IPv6, right IPv4) |
 //! | nat44 | nftables masquerade (conntrack) of everything leaving on xlat-dr; from xlat-dr only established/related is forwarded |
 //! | nat64 | TAYGA, same prefix, dynamic pool 198.18.128.0/18, plus the nat44 rules |
+//! | nat66 | the nat44 rules for IPv6 (`table ip6 xlat`), plus neighbour solicitations and advertisements accepted from xlat-dr |
 //!
-//! nat44 and nat64 are stateful DUTs (RFC 9693), and their configurations are stateful tests:
-//! Initiator left, every combination of source ports 10000-10999 and destination ports 1-1000
-//! (1,000,000) opened in pseudorandom order in phase 1, the Responder right (IPv4). `up` sets
+//! nat44, nat64 and nat66 are stateful DUTs (RFC 9693), and their configurations are stateful
+//! tests: Initiator left, every combination of source ports 10000-10999 and destination ports
+//! 1-1000 (1,000,000) opened in pseudorandom order in phase 1, the Responder right (IPv4 for
+//! nat44 and nat64, IPv6 for nat66, which sees 2001:2:0:8000::1 as the source). `up` sets
 //! the DUT namespace's UDP conntrack timeouts to 600 s (per namespace), and raises the host-wide
 //! `net.netfilter.nf_conntrack_max` and `nf_conntrack_buckets` (the hash size; both writable in
 //! the initial namespace only) to 2^21, saving the old values in the state file so that [`down`]

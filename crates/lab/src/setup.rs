@@ -21,7 +21,7 @@ const GC_THRESH: [(&str, u64); 6] = [
 
 const TXQUEUELEN: &str = "10000";
 
-/// Connection tracking limits of the initial namespace, raised for nat44 and nat64 (on this
+/// Connection tracking limits of the initial namespace, raised for nat44, nat64 and nat66 (on this
 /// kernel, 6.x, both are global: read-only in every other namespace; the hash size is the same
 /// value as `/sys/module/nf_conntrack/parameters/hashsize`). A hash as large as the table, as in
 /// seeds/001's measurements.
@@ -48,19 +48,26 @@ fn tester_ruleset() -> String {
     )
 }
 
-/// nftables ruleset of the DUT for nat44 and nat64: masquerade everything leaving on the right,
-/// and accept from the right only what belongs to a connection the left opened. Without the
-/// forward filter the DUT would route a frame from the right to a left address (198.18.0.2, or
-/// TAYGA's pool) as a new connection; without the input filter a frame to the DUT's public
-/// address with no entry (after `conntrack -F`) would make a new entry of its own (and an ICMP
-/// error). A stateful gateway drops what it has no entry for, and the stateful tests count on
-/// it: the Responder's frames pass only through entries of phase 1, and make none.
-fn nat_ruleset() -> String {
+/// nftables ruleset of the DUT for nat44, nat64 (`table ip xlat`) and nat66 (`table ip6 xlat`):
+/// masquerade everything leaving on the right, and accept from the right only what belongs to a
+/// connection the left opened. Without the forward filter the DUT would route a frame from the
+/// right to a left address (198.18.0.2, TAYGA's pool, or 2001:2::2) as a new connection; without
+/// the input filter a frame to the DUT's public address with no entry (after `conntrack -F`)
+/// would make a new entry of its own (and an ICMP error). A stateful gateway drops what it has
+/// no entry for, and the stateful tests count on it: the Responder's frames pass only through
+/// entries of phase 1, and make none. For IPv6 the input chain also accepts neighbour
+/// solicitations and advertisements from the right (conntrack does not track them): without
+/// them the DUT could not resolve the right tester, nor be resolved by it.
+fn nat_ruleset(t: Topology) -> String {
+    let (family, ndp) = match t {
+        Topology::Nat66 => ("ip6", "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept; "),
+        _ => ("ip", ""),
+    };
     format!(
-        "table ip xlat {{\n\
+        "table {family} xlat {{\n\
          \tchain postrouting {{ type nat hook postrouting priority srcnat; policy accept; oifname \"{DUT_RIGHT}\" masquerade; }}\n\
          \tchain forward {{ type filter hook forward priority filter; policy accept; ct state established,related accept; iifname \"{DUT_RIGHT}\" drop; }}\n\
-         \tchain input {{ type filter hook input priority filter; policy accept; ct state established,related accept; iifname \"{DUT_RIGHT}\" drop; }}\n\
+         \tchain input {{ type filter hook input priority filter; policy accept; ct state established,related accept; {ndp}iifname \"{DUT_RIGHT}\" drop; }}\n\
          }}\n"
     )
 }
@@ -185,7 +192,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState) -> Result<LabInfo, LabError>
         start_tayga(t, st)?;
     }
     if t.uses_nat() {
-        run_with_input("ip", &["netns", "exec", DUT_NS, "nft", "-f", "-"], Some(&nat_ruleset()))?;
+        run_with_input("ip", &["netns", "exec", DUT_NS, "nft", "-f", "-"], Some(&nat_ruleset(t)))?;
         // After the ruleset: it loads nf_conntrack, whose sysctls exist only from then on.
         tune_conntrack(st)?;
     }
@@ -518,16 +525,30 @@ mod tests {
         let t = tester_ruleset();
         assert!(t.contains("table netdev xlat") && t.contains("\"xlat-tl\"") && t.contains("\"xlat-tr\""));
         assert_eq!(t.matches("policy drop").count(), 2);
-        let nat = nat_ruleset();
-        assert!(nat.contains("oifname \"xlat-dr\" masquerade"), "{nat}");
-        // From the right, only what belongs to a connection the left opened is forwarded.
-        assert!(nat.contains("hook forward") && nat.contains("hook input"), "{nat}");
-        assert_eq!(
-            nat.matches("ct state established,related accept; iifname \"xlat-dr\" drop;")
-                .count(),
-            2,
-            "{nat}"
-        );
+        for t in [Topology::Nat44, Topology::Nat64, Topology::Nat66] {
+            let nat = nat_ruleset(t);
+            let family = t.nat_family().unwrap();
+            assert!(nat.starts_with(&format!("table {family} xlat {{\n")), "{nat}");
+            assert!(nat.contains("oifname \"xlat-dr\" masquerade"), "{nat}");
+            // From the right, only what belongs to a connection the left opened is forwarded.
+            assert!(nat.contains("hook forward") && nat.contains("hook input"), "{nat}");
+            assert!(
+                nat.contains("hook forward priority filter; policy accept; ct state established,related accept; iifname \"xlat-dr\" drop;"),
+                "{nat}"
+            );
+            // IPv6 neighbour discovery with the right tester still reaches the DUT.
+            let ndp = if t == Topology::Nat66 {
+                "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept; "
+            } else {
+                ""
+            };
+            assert!(
+                nat.contains(&format!(
+                    "hook input priority filter; policy accept; ct state established,related accept; {ndp}iifname \"xlat-dr\" drop;"
+                )),
+                "{nat}"
+            );
+        }
     }
 
     #[test]

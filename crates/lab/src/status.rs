@@ -45,7 +45,7 @@ pub struct Status {
     pub ipv6_forwarding: Option<bool>,
     /// The tester's `netdev xlat` drop table exists.
     pub tester_drop_table: bool,
-    /// The DUT's `ip xlat` NAT table exists.
+    /// The DUT's NAT table exists (`ip xlat`, or `ip6 xlat` for nat66).
     pub dut_nat_table: bool,
     /// TAYGA's pid from the state file, and whether it runs.
     pub tayga: Option<(u32, bool)>,
@@ -54,7 +54,7 @@ pub struct Status {
     pub conntrack: Option<ConntrackStatus>,
 }
 
-/// The DUT's connection tracking (nat44, nat64).
+/// The DUT's connection tracking (nat44, nat64, nat66).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConntrackStatus {
     pub count: u64,
@@ -173,7 +173,14 @@ pub(crate) fn collect() -> Result<Status, LabError> {
         }
         st.ipv4_forwarding = sysctl_bool(DUT_NS, "net.ipv4.ip_forward");
         st.ipv6_forwarding = sysctl_bool(DUT_NS, "net.ipv6.conf.all.forwarding");
-        st.dut_nat_table = run_in(DUT_NS, "nft", &["list", "table", "ip", "xlat"]).is_ok();
+        // nat66's table is `ip6 xlat`; without a state file either family counts.
+        let families = match st.topology().and_then(Topology::nat_family) {
+            Some(f) => vec![f],
+            None => vec!["ip", "ip6"],
+        };
+        st.dut_nat_table = families
+            .into_iter()
+            .any(|f| run_in(DUT_NS, "nft", &["list", "table", f, "xlat"]).is_ok());
         let num = |key: &str| sysctl_get(Some(DUT_NS), key).ok().and_then(|v| v.parse::<u64>().ok());
         if let (Some(count), Some(max), Some(udp_timeout_s)) = (
             num("net.netfilter.nf_conntrack_count"),

@@ -66,20 +66,20 @@ pub const RIGHT_IPV6_VIRT: &str = "2001:2:0:6464::198.19.0.2";
 /// nat64: TAYGA's dynamic pool; nftables masquerades it to 198.19.0.1 on the right.
 pub const NAT64_POOL: &str = "198.18.128.0/18";
 
-/// nat44 and nat64: the connection tracking table and hash size the lab makes room for
+/// nat44, nat64 and nat66: the connection tracking table and hash size the lab makes room for
 /// (host-wide; `up` raises them if lower and `down` restores them): 2^21, above 2,000,000
 /// connections.
 pub const CONNTRACK_MAX: u64 = 1 << 21;
 pub const CONNTRACK_BUCKETS: u64 = 1 << 21;
-/// nat44 and nat64: the DUT's UDP connection tracking timeouts, seconds (unreplied and
+/// nat44, nat64 and nat66: the DUT's UDP connection tracking timeouts, seconds (unreplied and
 /// "stream"), far above phase 1 + the delay to phase 2 + phase 2 + the timeout of the lab's
 /// stateful configuration ([`STATEFUL_PHASE_DELAY_MS`] + 60 s + 2 s).
 pub const CONNTRACK_UDP_TIMEOUT_S: u64 = 600;
 
-/// nat44 and nat64: the Initiator's (forward) source ports, pseudorandom in phase 2 and
+/// nat44, nat64 and nat66: the Initiator's (forward) source ports, pseudorandom in phase 2 and
 /// enumerated in phase 1.
 pub const STATEFUL_SPORT: (u16, u16) = (10_000, 10_999);
-/// nat44 and nat64: the Initiator's (forward) destination ports.
+/// nat44, nat64 and nat66: the Initiator's (forward) destination ports.
 pub const STATEFUL_DPORT: (u16, u16) = (1, 1000);
 /// N = M: phase 1 enumerates every (source port, destination port) combination once, 1000 x
 /// 1000, so that every entry the DUT makes is a distinct connection and phase 2's pseudorandom
@@ -109,16 +109,19 @@ pub enum Topology {
     Nat44,
     /// TAYGA with a dynamic pool plus nftables NAT44 behind it: a stateful NAT64 gateway.
     Nat64,
+    /// nftables IPv6 masquerade with conntrack, left to right: a stateful NAT66 gateway.
+    Nat66,
 }
 
 impl Topology {
     /// All topologies, in the order they are documented.
-    pub const ALL: [Topology; 5] = [
+    pub const ALL: [Topology; 6] = [
         Topology::Router4,
         Topology::Router6,
         Topology::Siit,
         Topology::Nat44,
         Topology::Nat64,
+        Topology::Nat66,
     ];
 
     /// The name used on the command line and in file names.
@@ -129,6 +132,7 @@ impl Topology {
             Topology::Siit => "siit",
             Topology::Nat44 => "nat44",
             Topology::Nat64 => "nat64",
+            Topology::Nat66 => "nat66",
         }
     }
 
@@ -139,14 +143,24 @@ impl Topology {
 
     /// Does the DUT run nftables NAT (stateful)?
     pub fn uses_nat(self) -> bool {
-        matches!(self, Topology::Nat44 | Topology::Nat64)
+        matches!(self, Topology::Nat44 | Topology::Nat64 | Topology::Nat66)
+    }
+
+    /// The nftables family of the DUT's NAT table (`table <family> xlat`): `ip6` for nat66,
+    /// `ip` for nat44 and nat64 (TAYGA's IPv4 side is masqueraded).
+    pub fn nat_family(self) -> Option<&'static str> {
+        match self {
+            Topology::Nat44 | Topology::Nat64 => Some("ip"),
+            Topology::Nat66 => Some("ip6"),
+            _ => None,
+        }
     }
 
     /// (IPv4 forwarding, IPv6 forwarding) in the DUT namespace.
     pub fn forwarding(self) -> (bool, bool) {
         match self {
             Topology::Router4 | Topology::Nat44 => (true, false),
-            Topology::Router6 => (false, true),
+            Topology::Router6 | Topology::Nat66 => (false, true),
             Topology::Siit | Topology::Nat64 => (true, true),
         }
     }
@@ -160,7 +174,7 @@ impl Topology {
     pub fn ip_versions(self) -> (u8, u8) {
         match self {
             Topology::Router4 | Topology::Nat44 => (4, 4),
-            Topology::Router6 => (6, 6),
+            Topology::Router6 | Topology::Nat66 => (6, 6),
             Topology::Siit | Topology::Nat64 => (6, 4),
         }
     }
@@ -184,7 +198,7 @@ impl FromStr for Topology {
     }
 }
 
-/// The parts of the lab's stateful configuration (nat44, nat64) beyond
+/// The parts of the lab's stateful configuration (nat44, nat64, nat66) beyond
 /// [`StatefulSpec`]: siitperf's `N M R T D` (`[stateful]`) and the DUT command before every
 /// trial (`[dut] before_trial`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -401,6 +415,11 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
              stateful: the right side sees {}; reverse traffic needs the Responder",
             addr(DUT_RIGHT_IPV4)
         ),
+        Topology::Nat66 => format!(
+            "DUT: nftables IPv6 masquerade (conntrack) from left to right in namespace {DUT_NS}\n\
+             stateful: the right side sees {}; reverse traffic needs the Responder",
+            addr(DUT_RIGHT_IPV6)
+        ),
     });
     if let Some(sf) = t.stateful() {
         c.push_str(&format!(
@@ -554,6 +573,16 @@ timeout_ms = 2000
         }
         assert_eq!(v(Topology::Router6), (6, 6));
         assert_eq!(v(Topology::Siit), (6, 4));
+        assert_eq!(v(Topology::Nat66), (6, 6));
+        let nat66 = config(Topology::Nat66).setup;
+        assert_eq!(
+            (nat66.left.ipv6_real, nat66.right.ipv6_real),
+            (v6(TESTER_LEFT_IPV6), v6(TESTER_RIGHT_IPV6))
+        );
+        assert_eq!(
+            (nat66.left.ipv4_virt, nat66.right.ipv4_virt, nat66.right.ipv6_virt),
+            (None, None, None)
+        );
         let siit = config(Topology::Siit).setup;
         assert_eq!(siit.left.ipv4_virt, Some(Ipv4Addr::new(198, 18, 1, 2)));
         assert_eq!(siit.right.ipv6_virt, Some("2001:2:0:6464::198.19.0.2".parse().unwrap()));
@@ -564,8 +593,8 @@ timeout_ms = 2000
         }
     }
 
-    /// nat44 and nat64 are stateful tests, Initiator left, with an IPv4 Responder; the others
-    /// stay stateless.
+    /// nat44, nat64 and nat66 are stateful tests, Initiator left (an IPv4 Responder for nat44
+    /// and nat64, an IPv6 one for nat66); the others stay stateless.
     #[test]
     fn the_nat_topologies_are_stateful() {
         for t in Topology::ALL {
@@ -574,14 +603,17 @@ timeout_ms = 2000
                 assert_eq!(s.stateful, StatefulSpec::default(), "{t}");
                 assert_eq!(s.forward_ports, PortSpec::default(), "{t}");
                 assert!(t.stateful().is_none(), "{t}");
-                assert!(!config_toml(t).contains("preliminary"), "{t}");
+                // (The writer writes every key: an unset one as a "# preliminary_frames (not
+                // set)" comment.)
+                assert!(!config_toml(t).lines().any(|l| l.starts_with("preliminary")), "{t}");
                 continue;
             }
             assert_eq!(s.stateful.mode, Stateful::InitiatorLeft, "{t}");
             assert_eq!(s.stateful.enumerate_ports, Variation::Pseudorandom, "{t}");
             assert_eq!(s.stateful.enumerate_ips, Variation::Fixed, "{t}");
             assert_eq!(s.stateful.responder_tuples, Variation::Pseudorandom, "{t}");
-            assert_eq!(s.right.ip_version, IpVersion::V4, "{t}: siitperf's Responder is IPv4");
+            let responder = if t == Topology::Nat66 { IpVersion::V6 } else { IpVersion::V4 };
+            assert_eq!(s.right.ip_version, responder, "{t}");
             let p = s.forward_ports;
             assert_eq!(
                 (p.sport.variation, p.dport.variation),

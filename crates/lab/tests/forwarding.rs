@@ -224,6 +224,58 @@ fn nat44_masquerades_and_answers_return_traffic() {
     );
 }
 
+/// nat66: the DUT masquerades the left tester to its right address, keeps the ports, counts a
+/// connection per flow, and lets an answer back only while the connection exists; the right
+/// cannot open one.
+#[test]
+fn nat66_masquerades_and_answers_only_known_connections() {
+    need_root!("conntrack");
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    let info = up(Topology::Nat66, &UpOptions::default()).unwrap();
+    let st = status().unwrap();
+    assert!(st.dut_nat_table, "{st}");
+    assert_eq!((st.ipv4_forwarding, st.ipv6_forwarding), (Some(false), Some(true)), "{st}");
+    assert!(std::fs::read_to_string(&info.config_path)
+        .unwrap()
+        .contains("mode = \"initiator-left\""));
+    let p = ports();
+    let (left, right, dut_right) = (v6(TESTER_LEFT_IPV6), v6(TESTER_RIGHT_IPV6), v6(DUT_RIGHT_IPV6));
+    let count = || dut_exec(&["conntrack", "-C"]).unwrap().trim().parse::<u64>().unwrap();
+    dut_exec(&["conntrack", "-F"]).unwrap();
+
+    let mut seen = Vec::new();
+    for (i, (sport, dport)) in [(10_000, 1), (10_001, 2), (10_002, 3)].into_iter().enumerate() {
+        p.left.send(&udp6(p.dut_left, p.left.mac, left, right, sport, dport, i as u64));
+        let u = expect_udp(&p.right, None, Some(right), WAIT).expect("nat66 did not forward");
+        // The source becomes the DUT's right address; the ports are kept.
+        assert_eq!(
+            (u.src, u.dst, u.sport, u.dport, u.seq),
+            (dut_right.into(), right.into(), sport, dport, i as u64)
+        );
+        seen.push(u);
+    }
+    assert_eq!(count(), 3);
+
+    // The answer to the masqueraded address goes back to the left tester ...
+    p.right
+        .send(&udp6(p.dut_right, p.right.mac, right, dut_right, 1, seen[0].sport, 10));
+    let back = expect_udp(&p.left, None, Some(left), WAIT).expect("nat66 did not return the answer");
+    assert_eq!(
+        (back.src, back.dst, back.sport, back.dport, back.seq),
+        (right.into(), left.into(), 1, 10_000, 10)
+    );
+    // ... but not once the connection is gone, and it makes none.
+    dut_exec(&["conntrack", "-F"]).unwrap();
+    p.right
+        .send(&udp6(p.dut_right, p.right.mac, right, dut_right, 2, seen[1].sport, 11));
+    assert_eq!(expect_udp(&p.left, None, Some(left), Duration::from_secs(1)), None);
+    // The right cannot open a connection to the left tester either.
+    p.right.send(&udp6(p.dut_right, p.right.mac, right, left, 5000, 10_000, 12));
+    assert_eq!(expect_udp(&p.left, None, Some(left), Duration::from_secs(1)), None);
+    assert_eq!(count(), 0);
+}
+
 #[test]
 fn nat64_translates_masquerades_and_returns() {
     need_root!("tayga");

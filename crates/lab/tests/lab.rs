@@ -301,9 +301,9 @@ fn dut_sysctl(key: &str) -> u64 {
     dut_exec(&["sysctl", "-n", key]).unwrap().trim().parse().unwrap()
 }
 
-/// nat44 and nat64 make room for a stateful test (UDP timeouts in the DUT, a large connection
-/// table host-wide), and `down` gives the host back its own values: after a normal run, and
-/// after a crash that left the lab up (`up --replace` and `down` find the state file).
+/// nat44, nat64 and nat66 make room for a stateful test (UDP timeouts in the DUT, a large
+/// connection table host-wide), and `down` gives the host back its own values: after a normal
+/// run, and after a crash that left the lab up (`up --replace` and `down` find the state file).
 #[test]
 fn nat_labs_tune_conntrack_and_down_restores_the_host() {
     need_root!("tayga", "conntrack");
@@ -321,48 +321,61 @@ fn nat_labs_tune_conntrack_and_down_restores_the_host() {
     let before = host_values();
     let host_udp_timeout = sh("sysctl", &["-n", "net.netfilter.nf_conntrack_udp_timeout"]);
 
-    up(Topology::Nat44, &UpOptions::default()).unwrap();
-    for key in [
-        "net.netfilter.nf_conntrack_udp_timeout",
-        "net.netfilter.nf_conntrack_udp_timeout_stream",
-    ] {
-        assert_eq!(dut_sysctl(key), CONNTRACK_UDP_TIMEOUT_S, "{key} in the DUT");
-    }
-    assert!(dut_sysctl("net.netfilter.nf_conntrack_max") >= CONNTRACK_MAX);
-    let buckets: u64 = sh("cat", &["/sys/module/nf_conntrack/parameters/hashsize"]).trim().parse().unwrap();
-    assert!(buckets >= CONNTRACK_BUCKETS, "hashsize {buckets}");
-    // The timeouts are the DUT namespace's own: the host keeps its value.
-    assert_eq!(sh("sysctl", &["-n", "net.netfilter.nf_conntrack_udp_timeout"]), host_udp_timeout);
-    // What was raised is in the state file with its old value before `down` needs it.
-    let saved = status().unwrap().state.unwrap().saved_sysctls;
-    for (key, old) in HOST_KEYS.iter().zip(&before) {
-        let raised = saved.iter().find(|s| s.key == *key);
-        match old.parse::<u64>() {
-            Ok(v) if key.contains("conntrack") && v < CONNTRACK_MAX => {
-                let r = raised.unwrap_or_else(|| panic!("{key} not saved: {saved:?}"));
-                assert_eq!((&r.original, r.set.parse::<u64>().unwrap()), (old, CONNTRACK_MAX));
-            }
-            _ => {}
+    for t in [Topology::Nat44, Topology::Nat66] {
+        up(t, &UpOptions::default()).unwrap();
+        for key in [
+            "net.netfilter.nf_conntrack_udp_timeout",
+            "net.netfilter.nf_conntrack_udp_timeout_stream",
+        ] {
+            assert_eq!(dut_sysctl(key), CONNTRACK_UDP_TIMEOUT_S, "{t}: {key} in the DUT");
         }
-    }
-    let st = status().unwrap();
-    let ct = st.conntrack.expect("the DUT's conntrack in the status");
-    assert_eq!((ct.udp_timeout_s, ct.max >= CONNTRACK_MAX), (CONNTRACK_UDP_TIMEOUT_S, true), "{st}");
-    assert!(st.to_string().contains("UDP timeout 600 s"), "{st}");
-    // The DUT's table empties on command (before every trial).
-    dut_exec(&["conntrack", "-F"]).unwrap();
-    assert_eq!(dut_exec(&["conntrack", "-C"]).unwrap().trim(), "0");
+        assert!(dut_sysctl("net.netfilter.nf_conntrack_max") >= CONNTRACK_MAX, "{t}");
+        let buckets: u64 = sh("cat", &["/sys/module/nf_conntrack/parameters/hashsize"]).trim().parse().unwrap();
+        assert!(buckets >= CONNTRACK_BUCKETS, "{t}: hashsize {buckets}");
+        // The timeouts are the DUT namespace's own: the host keeps its value.
+        assert_eq!(
+            sh("sysctl", &["-n", "net.netfilter.nf_conntrack_udp_timeout"]),
+            host_udp_timeout,
+            "{t}"
+        );
+        // What was raised is in the state file with its old value before `down` needs it.
+        let saved = status().unwrap().state.unwrap().saved_sysctls;
+        for (key, old) in HOST_KEYS.iter().zip(&before) {
+            let raised = saved.iter().find(|s| s.key == *key);
+            match old.parse::<u64>() {
+                Ok(v) if key.contains("conntrack") && v < CONNTRACK_MAX => {
+                    let r = raised.unwrap_or_else(|| panic!("{t}: {key} not saved: {saved:?}"));
+                    assert_eq!((&r.original, r.set.parse::<u64>().unwrap()), (old, CONNTRACK_MAX), "{t}");
+                }
+                _ => {}
+            }
+        }
+        let st = status().unwrap();
+        assert!(st.dut_nat_table, "{t}: {st}");
+        let ct = st.conntrack.expect("the DUT's conntrack in the status");
+        assert_eq!(
+            (ct.udp_timeout_s, ct.max >= CONNTRACK_MAX),
+            (CONNTRACK_UDP_TIMEOUT_S, true),
+            "{t}: {st}"
+        );
+        assert!(st.to_string().contains("UDP timeout 600 s"), "{t}: {st}");
+        // The DUT's table empties on command (before every trial).
+        dut_exec(&["conntrack", "-F"]).unwrap();
+        assert_eq!(dut_exec(&["conntrack", "-C"]).unwrap().trim(), "0", "{t}");
 
-    check_down();
-    assert_eq!(host_values(), before, "{HOST_KEYS:?} not restored by down");
+        check_down();
+        assert_eq!(host_values(), before, "{t}: {HOST_KEYS:?} not restored by down");
+    }
 
     // A crash leaves nat64 up with its state file: `up --replace` restores and raises again,
-    // and a later `down` (after another crash) restores.
-    up(Topology::Nat64, &UpOptions::default()).unwrap();
-    up(Topology::Nat44, &UpOptions { replace: true }).unwrap();
-    assert!(dut_sysctl("net.netfilter.nf_conntrack_max") >= CONNTRACK_MAX);
-    let report = down().unwrap();
-    assert!(report.had_state, "{report}");
-    assert_nothing_left();
-    assert_eq!(host_values(), before, "{HOST_KEYS:?} not restored after a crash");
+    // and a later `down` (after another crash) restores; the same from nat66 to nat44.
+    for (crashed, replacement) in [(Topology::Nat64, Topology::Nat44), (Topology::Nat66, Topology::Nat44)] {
+        up(crashed, &UpOptions::default()).unwrap();
+        up(replacement, &UpOptions { replace: true }).unwrap();
+        assert!(dut_sysctl("net.netfilter.nf_conntrack_max") >= CONNTRACK_MAX);
+        let report = down().unwrap();
+        assert!(report.had_state, "{report}");
+        assert_nothing_left();
+        assert_eq!(host_values(), before, "{crashed}: {HOST_KEYS:?} not restored after a crash");
+    }
 }
