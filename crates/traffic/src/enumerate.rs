@@ -404,8 +404,8 @@ impl Enumeration {
         if self.count > 1 << 32 {
             for i in 0..n {
                 let v = self.values(k0.wrapping_add(i as u64));
-                for f in 0..4 {
-                    out[f][i] = v[f];
+                for (o, v) in out.iter_mut().zip(v) {
+                    o[i] = v;
                 }
             }
             return;
@@ -437,9 +437,8 @@ impl Enumeration {
             return;
         }
         for (i, x) in xs.iter().enumerate() {
-            let v = self.decode32(*x);
-            for f in 0..4 {
-                out[f][i] = v[f];
+            for (o, v) in out.iter_mut().zip(self.decode32(*x)) {
+                o[i] = v;
             }
         }
     }
@@ -666,6 +665,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)] // out[f][i] is read across the four fields
     fn a_burst_of_combinations_equals_one_at_a_time() {
         let d = [
             Some(Digit { min: 1024, max: 65_535 }),
