@@ -145,7 +145,8 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum LabCmd {
-    /// Create the lab with a DUT: router4, router6 (and siit, nat44, nat64 where built).
+    /// Create the lab with a DUT: router4, router6, siit (TAYGA), nat44, nat64, nat66 (stateful:
+    /// the printed configuration is a ready stateful test).
     Up {
         topology: String,
         /// Take down an existing lab first.

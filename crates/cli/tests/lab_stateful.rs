@@ -1,6 +1,6 @@
-//! Stateful tests (RFC 9693) through the lab's stateful DUTs: nftables masquerade (nat44) and
-//! TAYGA with masquerade (nat64), with the connection table emptied before every trial (the
-//! lab configuration's `dut.before_trial`). Root only, like every lab test.
+//! Stateful tests (RFC 9693) through the lab's stateful DUTs: nftables masquerade (nat44,
+//! nat66) and TAYGA with masquerade (nat64), with the connection table emptied before every
+//! trial (the lab configuration's `dut.before_trial`). Root only, like every lab test.
 
 mod common;
 
@@ -117,6 +117,12 @@ fn nat44_phase_one_opens_n_connections_and_phase_two_none() {
 #[test]
 fn nat64_phase_one_opens_n_connections_and_phase_two_none() {
     phase_one_opens_n_connections_and_phase_two_none("nat64");
+}
+
+/// Stateful NAT66 (beyond siitperf): an IPv6 Responder learns IPv6 tuples.
+#[test]
+fn nat66_phase_one_opens_n_connections_and_phase_two_none() {
+    phase_one_opens_n_connections_and_phase_two_none("nat66");
 }
 
 /// The DUT's table emptied between the phases: the Responder's answers find no connection and
