@@ -136,6 +136,27 @@ pub struct PreliminaryReport {
 }
 
 impl TrialReport {
+    /// A valid report of `spec`'s trial with nothing measured yet.
+    pub fn of(spec: &crate::spec::TrialSpec) -> TrialReport {
+        TrialReport {
+            preliminary: None,
+            valid: true,
+            invalid_reasons: Vec::new(),
+            frame_size: spec.frame_size,
+            rate: spec.rate,
+            duration_s: spec.duration_s,
+            timeout_ms: spec.timeout_ms,
+            forward: None,
+            reverse: None,
+        }
+    }
+
+    /// Mark the trial invalid, saying why (one sentence).
+    pub fn invalidate(&mut self, why: String) {
+        self.valid = false;
+        self.invalid_reasons.push(why);
+    }
+
     /// The reports of the active directions.
     pub fn directions(&self) -> impl Iterator<Item = (&'static str, &DirectionReport)> {
         [("forward", self.forward.as_ref()), ("reverse", self.reverse.as_ref())]

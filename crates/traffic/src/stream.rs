@@ -330,12 +330,7 @@ impl DirectionStream {
             return;
         }
         for i in 0..n {
-            let fg = match self.mix {
-                1 => true,
-                2 => false,
-                _ => scratch.fg[i],
-            };
-            if fg {
+            if self.burst_fg(scratch, i) {
                 let k = enumerate::foreground_index(seq0 + i as u64, p.fg_n, p.fg_m);
                 let v = p.enumeration.values(k);
                 for (f, row) in p.rows.iter().enumerate() {
@@ -353,18 +348,23 @@ impl DirectionStream {
         }
     }
 
+    /// True when frame `i` of the burst whose flags `scratch` holds is a foreground frame.
+    #[inline(always)]
+    fn burst_fg(&self, scratch: &BurstScratch, i: usize) -> bool {
+        match self.mix {
+            1 => true,
+            2 => false,
+            _ => scratch.fg[i],
+        }
+    }
+
     /// Phase 2's Responder: the tuple words of each foreground frame of a burst.
     fn responder_burst(&self, r: &Responder, seq0: u64, n: usize, scratch: &mut BurstScratch) {
         if scratch.tuples.len() < n {
             scratch.tuples.resize(n, [0; TUPLE_SLOTS]);
         }
         for i in 0..n {
-            let fg = match self.mix {
-                1 => true,
-                2 => false,
-                _ => scratch.fg[i],
-            };
-            if fg {
+            if self.burst_fg(scratch, i) {
                 if let Some(w) = r.words(seq0 + i as u64) {
                     scratch.last_tuple = w;
                 }

@@ -341,21 +341,8 @@ impl<P: Port> Tester<P> {
             tester_tx_dropped: d1.tester_tx_dropped,
             tester_rx_dropped: d1.tester_rx_dropped,
         };
-        let mut report = TrialReport {
-            preliminary: None,
-            valid: true,
-            invalid_reasons: Vec::new(),
-            frame_size: spec.frame_size,
-            rate: spec.rate,
-            duration_s: spec.duration_s,
-            timeout_ms: spec.timeout_ms,
-            forward: None,
-            reverse: None,
-        };
-        let mut invalid = |why: String| {
-            report.valid = false;
-            report.invalid_reasons.push(why);
-        };
+        let mut report = TrialReport::of(spec);
+        let mut invalid = |why: String| report.invalidate(why);
         if !pre.sending_valid {
             let pct = if pre.send_duration_s > 0.0 {
                 100.0 * p.frames as f64 / (pre.send_duration_s * p.rate as f64)
@@ -744,21 +731,8 @@ fn run_workers<'s, T: TxQueue, R: RxQueue>(workers: Vec<Worker<'s, 's, T, R>>, s
 fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, workers: Vec<Worker<'_, '_, T, R>>) -> (TrialReport, [u64; 2]) {
     let clock = sh.clock;
     let spec = trial.spec;
-    let mut report = TrialReport {
-        preliminary: None,
-        valid: true,
-        invalid_reasons: Vec::new(),
-        frame_size: spec.frame_size,
-        rate: spec.rate,
-        duration_s: spec.duration_s,
-        timeout_ms: spec.timeout_ms,
-        forward: None,
-        reverse: None,
-    };
-    let mut invalid = |why: String| {
-        report.valid = false;
-        report.invalid_reasons.push(why);
-    };
+    let mut report = TrialReport::of(spec);
+    let mut invalid = |why: String| report.invalidate(why);
     if workers.iter().any(|w| w.cut_off) {
         invalid(format!(
             "the trial was stopped at its deadline ({:.3} s after the start) before every receiver had waited out the timeout, the test is invalid",
