@@ -11,13 +11,14 @@
 //! [`Permutation`] computes the `k`-th element on the fly, in O(1) memory, with no set-up time,
 //! and the same seed gives the same order.
 
-use crate::rng::{hash32, mix64, SplitMix64};
+use crate::rng::{mix64, SplitMix64};
 use crate::vary::Variation;
 
-/// Feistel rounds. Each round mixes one half into the other through a finaliser (lowbias32 for
-/// domains up to 2^32, SplitMix64's above), so four rounds (two per half, Luby-Rackoff's
-/// number for a pseudorandom permutation) give every output bit a dependence on every input
-/// bit; the tests check uniformity and uniqueness.
+/// Feistel rounds. Each round mixes one half into the other through a keyed function (one
+/// multiplication and a fold for domains up to 2^32, SplitMix64's finaliser above), so four
+/// rounds (two per half, Luby-Rackoff's number for a pseudorandom permutation) give every
+/// output bit a dependence on every input bit; the tests check uniqueness, uniformity and that
+/// successive elements are not close.
 const ROUNDS: usize = 4;
 
 /// A keyed pseudorandom permutation of `[0, domain)`, `domain` up to 2^64: an alternating
@@ -72,9 +73,9 @@ impl Permutation {
         let (mut l, mut r) = if lb == 0 { (x, 0) } else { (x >> lb, x & lm) };
         for (i, k) in self.keys.iter().enumerate() {
             if i % 2 == 0 {
-                l ^= hash32(r ^ *k as u32) & hm;
+                l ^= round32(r ^ *k as u32) & hm;
             } else {
-                r ^= hash32(l ^ *k as u32) & lm;
+                r ^= round32(l ^ *k as u32) & lm;
             }
         }
         if lb == 0 {
@@ -111,31 +112,43 @@ impl Permutation {
     }
 
     /// [`Permutation::apply`] on each of `xs` (positions below the domain, which is at most
-    /// 2^32), in place: one pass of the network over all lanes at a time, in vector registers,
-    /// until no lane's output lies outside the domain.
+    /// 2^32), in place: one pass of the network over all lanes in vector registers, then the
+    /// lanes whose output lies outside the domain (fewer than half) gathered and passed again,
+    /// until none is left.
     fn apply_lanes(&self, xs: &mut [u32]) {
         debug_assert!(self.domain <= 1 << 32);
         let last = (self.domain - 1) as u32;
-        let mut todo = [u32::MAX; LANES];
+        let mut at = [0usize; LANES];
+        let mut walk = [0u32; LANES];
         for chunk in xs.chunks_mut(LANES) {
-            let t = &mut todo[..chunk.len()];
-            t.fill(u32::MAX);
-            // Each lane needs fewer than two passes on average; 64 in a row has a probability
-            // below 2^-64 per lane. The rest, if ever, walk on one by one.
-            let mut walking = true;
+            simd::network(self, chunk);
+            let mut m = 0;
+            for (i, x) in chunk.iter().enumerate() {
+                // Branch-free gather: always write, advance only for a lane outside.
+                at[m] = i;
+                walk[m] = *x;
+                m += usize::from(*x > last);
+            }
+            // Each pass keeps a lane with a probability below one half: 64 passes leave one
+            // with a probability below 2^-64; the rest, if ever, walk on one by one.
             for _ in 0..64 {
-                walking = simd::pass(self, last, chunk, t);
-                if !walking {
+                if m == 0 {
                     break;
                 }
+                simd::network(self, &mut walk[..m]);
+                let mut k = 0;
+                for j in 0..m {
+                    let (i, x) = (at[j], walk[j]);
+                    chunk[i] = x;
+                    at[k] = i;
+                    walk[k] = x;
+                    k += usize::from(x > last);
+                }
+                m = k;
             }
-            if walking {
-                for (x, t) in chunk.iter_mut().zip(t.iter()) {
-                    if *t != 0 {
-                        while *x > last {
-                            *x = self.network32(*x);
-                        }
-                    }
+            for &i in &at[..m] {
+                while chunk[i] > last {
+                    chunk[i] = self.network32(chunk[i]);
                 }
             }
         }
@@ -160,41 +173,41 @@ impl Permutation {
     }
 }
 
+/// The round function of the 32-bit network: one multiplication by an odd constant (the
+/// golden ratio's) and a fold of the high half into the low (a Feistel round function need
+/// not be a bijection; the key XORed into its input before makes each round different).
+#[inline(always)]
+fn round32(x: u32) -> u32 {
+    let x = x.wrapping_mul(0x9e37_79b9);
+    x ^ (x >> 16)
+}
+
 /// Positions permuted together by [`Permutation::apply_lanes`].
 const LANES: usize = 64;
-
-/// The most combinations [`Enumeration::fill`] computes in one call.
-pub const BURST: usize = 256;
 
 /// One pass of the Feistel network over lanes, compiled for AVX-512, AVX2 and the baseline,
 /// picked at run time (as `rng`'s burst loop).
 mod simd {
     use super::{Digit, Permutation};
 
-    /// Lanes whose `todo` is all ones take one more pass: `x = network(x)`; `todo` stays set
-    /// where the new `x` is above `last` (outside the domain). True when some lane is left.
+    /// One pass of the network over every lane: `x = network(x)`.
     #[inline(always)]
-    fn body(p: &Permutation, last: u32, xs: &mut [u32], todo: &mut [u32]) -> bool {
-        let mut left = 0u32;
-        for (x, t) in xs.iter_mut().zip(todo.iter_mut()) {
-            let y = p.network32(*x);
-            *x = (y & *t) | (*x & !*t);
-            *t &= 0u32.wrapping_sub(u32::from(*x > last));
-            left |= *t;
+    fn body(p: &Permutation, xs: &mut [u32]) {
+        for x in xs.iter_mut() {
+            *x = p.network32(*x);
         }
-        left != 0
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn body_avx2(p: &Permutation, last: u32, xs: &mut [u32], todo: &mut [u32]) -> bool {
-        body(p, last, xs, todo)
+    unsafe fn body_avx2(p: &Permutation, xs: &mut [u32]) {
+        body(p, xs)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    unsafe fn body_avx512(p: &Permutation, last: u32, xs: &mut [u32], todo: &mut [u32]) -> bool {
-        body(p, last, xs, todo)
+    unsafe fn body_avx512(p: &Permutation, xs: &mut [u32]) {
+        body(p, xs)
     }
 
     /// Two digits of each combination `x` (below `a`'s span times `b`'s): `x mod span(a)` and
@@ -248,16 +261,16 @@ mod simd {
     }
 
     #[inline]
-    pub(super) fn pass(p: &Permutation, last: u32, xs: &mut [u32], todo: &mut [u32]) -> bool {
+    pub(super) fn network(p: &Permutation, xs: &mut [u32]) {
         #[cfg(target_arch = "x86_64")]
         match crate::rng::simd_level() {
             // SAFETY: the CPU has AVX-512 F, BW and VL (checked at run time).
-            2 => return unsafe { body_avx512(p, last, xs, todo) },
+            2 => return unsafe { body_avx512(p, xs) },
             // SAFETY: the CPU has AVX2 (checked at run time).
-            1 => return unsafe { body_avx2(p, last, xs, todo) },
+            1 => return unsafe { body_avx2(p, xs) },
             _ => {}
         }
-        body(p, last, xs, todo)
+        body(p, xs)
     }
 }
 
@@ -395,51 +408,65 @@ impl Enumeration {
         out
     }
 
-    /// The combinations of foreground frames `k0 .. k0 + n`, field by field: `out[f][i]` is
-    /// what [`Enumeration::values`]`(k0 + i)[f]` gives (`n` at most [`BURST`]). When the count
-    /// fits 32 bits, the permutation is computed over all of them at once in vector registers,
-    /// and so is the decode of two enumerated fields.
-    pub fn fill(&self, k0: u64, n: usize, out: &mut [[u16; BURST]; 4]) {
-        let n = n.min(BURST);
+    /// The combinations of foreground frames `k0 ..`, field by field, into the given rows:
+    /// `out[f][i]` is what [`Enumeration::values`]`(k0 + i)[f]` gives (rows of the fields not
+    /// wanted are `None`; as many frames as the shortest row). When the count fits 32 bits the
+    /// permutation is computed over 64 frames at once in vector registers, and so is the decode
+    /// of two enumerated fields.
+    pub fn fill(&self, k0: u64, out: &mut [Option<&mut [u16]>; 4]) {
+        let n = out.iter().flatten().map(|o| o.len()).min().unwrap_or(0);
         if self.count > 1 << 32 {
             for i in 0..n {
                 let v = self.values(k0.wrapping_add(i as u64));
                 for (o, v) in out.iter_mut().zip(v) {
-                    o[i] = v;
+                    if let Some(o) = o {
+                        o[i] = v;
+                    }
                 }
             }
             return;
         }
-        let mut xs = [0u32; BURST];
-        let xs = &mut xs[..n];
-        if u128::from(k0) + n as u128 <= self.count {
-            let k0 = k0 as u32;
-            for (i, x) in xs.iter_mut().enumerate() {
-                *x = k0.wrapping_add(i as u32);
+        let mut buf = [0u32; LANES];
+        let mut done = 0;
+        while done < n {
+            let m = (n - done).min(LANES);
+            let xs = &mut buf[..m];
+            let kb = k0.wrapping_add(done as u64);
+            if u128::from(kb) + m as u128 <= self.count {
+                let kb = kb as u32;
+                for (i, x) in xs.iter_mut().enumerate() {
+                    *x = kb.wrapping_add(i as u32);
+                }
+            } else {
+                for (i, x) in xs.iter_mut().enumerate() {
+                    *x = (u128::from(kb.wrapping_add(i as u64)) % self.count) as u32;
+                }
             }
-        } else {
-            for (i, x) in xs.iter_mut().enumerate() {
-                *x = (u128::from(k0.wrapping_add(i as u64)) % self.count) as u32;
+            if let Some(p) = self.perm {
+                p.apply_lanes(xs);
             }
-        }
-        if let Some(p) = self.perm {
-            p.apply_lanes(xs);
-        }
-        if self.nused == 2 {
             let (lo, hi) = (self.used[0], self.used[1]);
-            let (Some(a), Some(b)) = (self.digits[lo], self.digits[hi]) else {
-                return;
-            };
-            let [o0, o1] = out
-                .get_disjoint_mut([lo, hi])
-                .unwrap_or_else(|_| unreachable!("two enumerated fields"));
-            simd::decode2(xs, a, b, self.order == Variation::Decreasing, &mut o0[..n], &mut o1[..n]);
-            return;
-        }
-        for (i, x) in xs.iter().enumerate() {
-            for (o, v) in out.iter_mut().zip(self.decode32(*x)) {
-                o[i] = v;
+            match (self.nused, self.digits[lo], self.digits.get(hi).copied().flatten()) {
+                (2, Some(a), Some(b)) => {
+                    let [o0, o1] = out
+                        .get_disjoint_mut([lo, hi])
+                        .unwrap_or_else(|_| unreachable!("two enumerated fields"));
+                    if let (Some(o0), Some(o1)) = (o0, o1) {
+                        let down = self.order == Variation::Decreasing;
+                        simd::decode2(xs, a, b, down, &mut o0[done..done + m], &mut o1[done..done + m]);
+                    }
+                }
+                _ => {
+                    for (i, x) in xs.iter().enumerate() {
+                        for (o, v) in out.iter_mut().zip(self.decode32(*x)) {
+                            if let Some(o) = o {
+                                o[done + i] = v;
+                            }
+                        }
+                    }
+                }
             }
+            done += m;
         }
     }
 
@@ -532,8 +559,17 @@ mod tests {
             let n = 1u64 << 21;
             let mut seen = HashSet::with_capacity(n as usize);
             let (mut hi, mut lo) = ([0u64; 256], [0u64; 256]);
+            // Consecutive positions must not land near each other: (bucket of element i, bucket
+            // of element i + 1) over 16 x 16 buckets is uniform too.
+            let mut pairs = [0u64; 256];
+            let mut prev = 0usize;
             for i in 0..n {
                 let v = p.apply(i);
+                let b16 = ((u128::from(v) * 16) / domain) as usize;
+                if i > 0 {
+                    pairs[prev * 16 + b16] += 1;
+                }
+                prev = b16;
                 assert!(u128::from(v) < domain);
                 assert!(seen.insert(v), "domain {domain}: repeat at {i}");
                 hi[((u128::from(v) * 256) / domain) as usize] += 1;
@@ -545,6 +581,12 @@ mod tests {
             };
             assert!(chi(&hi) < 340.0, "domain {domain}: chi-square {} (high)", chi(&hi));
             assert!(chi(&lo) < 340.0, "domain {domain}: chi-square {} (low byte)", chi(&lo));
+            pairs[0] += 1; // n - 1 pairs: make it n for the expectation
+            assert!(
+                chi(&pairs) < 340.0,
+                "domain {domain}: chi-square {} (successive pairs)",
+                chi(&pairs)
+            );
         }
     }
 
@@ -686,10 +728,14 @@ mod tests {
                     (77, 256),
                     (e.count() as u64 - 3, 10),
                 ] {
-                    let mut out = [[0u16; BURST]; 4];
-                    e.fill(k0, n, &mut out);
+                    let mut rows = vec![vec![0u16; n]; 4];
+                    {
+                        let mut it = rows.iter_mut();
+                        let mut out: [Option<&mut [u16]>; 4] = std::array::from_fn(|_| it.next().map(|r| &mut r[..]));
+                        e.fill(k0, &mut out);
+                    }
                     for i in 0..n {
-                        let got = [out[0][i], out[1][i], out[2][i], out[3][i]];
+                        let got = [rows[0][i], rows[1][i], rows[2][i], rows[3][i]];
                         assert_eq!(got, e.values(k0 + i as u64), "{order:?} k {}", k0 + i as u64);
                     }
                 }

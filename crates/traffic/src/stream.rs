@@ -318,15 +318,16 @@ impl DirectionStream {
     /// Phase 1: overwrite the rows of a burst's precomputed values (`n` frames from `seq0`)
     /// with the enumeration (foreground) or the fixed values (background).
     fn enumerate_burst(&self, p: &PhaseOne, seq0: u64, n: usize, scratch: &mut BurstScratch) {
-        if self.mix == 1 && n <= enumerate::BURST {
-            // All foreground: combinations seq0 .. seq0 + n, computed together.
-            let mut v = [[0u16; enumerate::BURST]; 4];
-            p.enumeration.fill(seq0, n, &mut v);
-            for (f, row) in p.rows.iter().enumerate() {
-                if let Some(r) = row {
-                    scratch.vals[r * n..(r + 1) * n].copy_from_slice(&v[f][..n]);
+        if self.mix == 1 {
+            // All foreground: combinations seq0 .. seq0 + n, computed together into the rows
+            // of the fields they go to.
+            let mut out: [Option<&mut [u16]>; 4] = Default::default();
+            for (r, row) in scratch.vals.chunks_exact_mut(n).enumerate() {
+                if let Some(f) = p.rows.iter().position(|x| *x == Some(r)) {
+                    out[f] = Some(row);
                 }
             }
+            p.enumeration.fill(seq0, &mut out);
             return;
         }
         for i in 0..n {
