@@ -242,7 +242,6 @@ fn nat66_is_nat44_on_ipv6() {
         "enumerate_ports = \"pseudorandom\"",
         "responder_tuples = \"pseudorandom\"",
         "preliminary_frames = 1000000",
-        "state_table = 1000000",
         "preliminary_rate = 50000",
         "preliminary_timeout_ms = 2000",
         "before_trial = \"ip netns exec xlat-dut conntrack -F\"",

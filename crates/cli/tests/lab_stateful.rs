@@ -284,3 +284,49 @@ fn nat44_siitperf_tp_stateful_command_line() {
     );
     assert_eq!(dut_exec(&["conntrack", "-C"]).trim(), "20000");
 }
+
+/// Latency in a stateful test (siitperf-lat's measurement, RFC 8219 7.2 after RFC 9693's phase
+/// 1): the Responder's tagged frames are built from learnt tuples, and every tag of both
+/// directions comes back through the DUT.
+#[test]
+fn nat44_latency_in_a_stateful_test() {
+    let Some(lab) = Lab::up("nat44") else { return };
+    let json = std::env::temp_dir().join(format!("xlat-stateful-lat-{}.json", std::process::id()));
+    let json_s = json.to_str().unwrap().to_string();
+    ok(&[
+        "latency",
+        "-c",
+        &lab.config,
+        "--rate",
+        "2000",
+        "--duration",
+        "4",
+        "--delay",
+        "1",
+        "--tags",
+        "500",
+        "--repetitions",
+        "1",
+        "--timeout",
+        "500",
+        "--preliminary-frames",
+        "20000",
+        "--preliminary-rate",
+        "50000",
+        "--set",
+        "traffic.forward_ports.sport.max=10019",
+        "--json",
+        &json_s,
+    ]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let r = &v["results"][0]["result"]["runs"][0];
+    for d in ["forward", "reverse"] {
+        let run = &r["runs"][0][d];
+        assert_eq!((u(run, &["tags"]), u(run, &["lost"])), (500, 0), "{d}: {r}");
+        assert!(u(run, &["typical"]) > 0, "{d}: {r}");
+    }
+    let trial = &r["trials"][0];
+    assert_eq!(u(trial, &["preliminary", "valid_entries"]), 20_000, "{trial}");
+    assert_eq!(trial["valid"], Value::Bool(true), "{trial}");
+}

@@ -375,7 +375,8 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
         },
         stateful: t.stateful().map_or_else(Default::default, |sf| StatefulTrial {
             preliminary_frames: u32::try_from(sf.preliminary_frames).ok(),
-            state_table: u32::try_from(sf.state_table).ok(),
+            // Not written either: M then follows N (the foreground frames among N).
+            state_table: None,
             preliminary_rate: Some(sf.preliminary_rate),
             preliminary_timeout_ms: Some(sf.preliminary_timeout_ms),
             // Not written: D then follows N and R (ceil(1000 N / R) + 2 T) when they are
