@@ -457,8 +457,12 @@ impl DirectionStream {
         if scratch.fg.len() < n {
             scratch.fg.resize(n, false);
         }
-        for (g, out) in self.gens.iter().zip(scratch.vals.chunks_exact_mut(n.max(1))) {
-            g.fill(seq0, out);
+        // Phase 1 with every frame foreground: the enumerated rows are written below, not here.
+        let enumerated = |r: usize| self.mix == 1 && self.phase1.as_ref().is_some_and(|p| p.rows.contains(&Some(r)));
+        for (r, (g, out)) in self.gens.iter().zip(scratch.vals.chunks_exact_mut(n.max(1))).enumerate() {
+            if !enumerated(r) {
+                g.fill(seq0, out);
+            }
         }
         if self.mix == 0 {
             let m = self.m;
