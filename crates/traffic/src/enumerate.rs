@@ -11,7 +11,7 @@
 //! [`Permutation`] computes the `k`-th element on the fly, in O(1) memory, with no set-up time,
 //! and the same seed gives the same order.
 
-use crate::rng::{mix64, SplitMix64};
+use crate::rng::{hash32, mix64, SplitMix64};
 use crate::vary::Variation;
 
 /// Feistel rounds. Each round mixes one half into the other through a keyed function (one
@@ -182,13 +182,64 @@ fn round32(x: u32) -> u32 {
     x ^ (x >> 16)
 }
 
+/// The smallest span of each of two digits for which the unique pseudorandom order permutes
+/// the pairs themselves ([`PairPermutation`]); below it, the general [`Permutation`] of their
+/// index.
+pub const PAIR_MIN_SPAN: u32 = 1000;
+
+/// A keyed pseudorandom permutation of the pairs `(a, b)` of `[0, sa) x [0, sb)`, as a Feistel
+/// network on the two digits themselves: the rounds `a = (a + F(b)) mod sa` and
+/// `b = (b + F(a)) mod sb` are each a bijection, so the network permutes all `sa * sb` pairs
+/// with no cycle walking and no decoding of an index (F is lowbias32 of the other digit XOR
+/// the round key, reduced to the span by a multiplication: neighbouring digits must not give
+/// neighbouring values, which one multiplication would). Both spans must be large enough for F to mix ([`PAIR_MIN_SPAN`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairPermutation {
+    sa: u32,
+    sb: u32,
+    keys: [u32; PAIR_ROUNDS],
+}
+
+const PAIR_ROUNDS: usize = 4;
+
+impl PairPermutation {
+    pub fn new(sa: u32, sb: u32, seed: u64) -> PairPermutation {
+        let mut g = SplitMix64::new(seed ^ 0x5041_4952_5045_524d); // "PAIRPERM"
+        let mut keys = [0u32; PAIR_ROUNDS];
+        for k in &mut keys {
+            *k = g.next() as u32;
+        }
+        PairPermutation {
+            sa: sa.max(1),
+            sb: sb.max(1),
+            keys,
+        }
+    }
+
+    /// The pair at position `(a, b)` (`a < sa`, `b < sb`).
+    #[inline(always)]
+    pub fn apply(&self, mut a: u32, mut b: u32) -> (u32, u32) {
+        let reduce = |h: u32, span: u32| ((u64::from(h) * u64::from(span)) >> 32) as u32;
+        for (i, k) in self.keys.iter().enumerate() {
+            if i % 2 == 0 {
+                a += reduce(hash32(b ^ k), self.sa);
+                a = if a >= self.sa { a - self.sa } else { a };
+            } else {
+                b += reduce(hash32(a ^ k), self.sb);
+                b = if b >= self.sb { b - self.sb } else { b };
+            }
+        }
+        (a, b)
+    }
+}
+
 /// Positions permuted together by [`Permutation::apply_lanes`].
 const LANES: usize = 64;
 
 /// One pass of the Feistel network over lanes, compiled for AVX-512, AVX2 and the baseline,
 /// picked at run time (as `rng`'s burst loop).
 mod simd {
-    use super::{Digit, Permutation};
+    use super::{Digit, PairPermutation, Permutation};
 
     /// One pass of the network over every lane: `x = network(x)`.
     #[inline(always)]
@@ -260,6 +311,52 @@ mod simd {
         decode2_body(xs, a, b, down, lo, hi)
     }
 
+    /// The pair permutation of each combination `x` (below `sa * sb`): `x` split into
+    /// `(x mod sa, x / sa)` as in [`decode2_body`], permuted, and written as field values.
+    #[inline(always)]
+    fn pair_body(p: &PairPermutation, xs: &[u32], a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
+        let d = p.sa;
+        let inv = 1.0 / f64::from(d);
+        for ((x, l), h) in xs.iter().zip(lo.iter_mut()).zip(hi.iter_mut()) {
+            let mut q = (f64::from(*x) * inv) as u32;
+            let mut r = x.wrapping_sub(q.wrapping_mul(d));
+            let neg = (r as i32) < 0;
+            q = if neg { q.wrapping_sub(1) } else { q };
+            r = if neg { r.wrapping_add(d) } else { r };
+            let over = r >= d;
+            q = if over { q + 1 } else { q };
+            r = if over { r - d } else { r };
+            let (pa, pb) = p.apply(r, q);
+            *l = a.min.wrapping_add(pa as u16);
+            *h = b.min.wrapping_add(pb as u16);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn pair_avx2(p: &PairPermutation, xs: &[u32], a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
+        pair_body(p, xs, a, b, lo, hi)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    unsafe fn pair_avx512(p: &PairPermutation, xs: &[u32], a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
+        pair_body(p, xs, a, b, lo, hi)
+    }
+
+    #[inline]
+    pub(super) fn pair(p: &PairPermutation, xs: &[u32], a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
+        #[cfg(target_arch = "x86_64")]
+        match crate::rng::simd_level() {
+            // SAFETY: the CPU has AVX-512 F, BW and VL (checked at run time); DQ checked here.
+            2 if std::is_x86_feature_detected!("avx512dq") => return unsafe { pair_avx512(p, xs, a, b, lo, hi) },
+            // SAFETY: the CPU has AVX2 (checked at run time).
+            1 | 2 => return unsafe { pair_avx2(p, xs, a, b, lo, hi) },
+            _ => {}
+        }
+        pair_body(p, xs, a, b, lo, hi)
+    }
+
     #[inline]
     pub(super) fn network(p: &Permutation, xs: &mut [u32]) {
         #[cfg(target_arch = "x86_64")]
@@ -300,6 +397,9 @@ pub struct Enumeration {
     digits: [Option<Digit>; 4],
     count: u128,
     perm: Option<Permutation>,
+    /// The unique pseudorandom order of two large digits: the pairs permuted themselves (then
+    /// `perm` is `None`).
+    pair: Option<PairPermutation>,
     /// The enumerated digits (index into `digits`), lowest first, with a divider by each span
     /// (used when the count fits 32 bits: no hardware division per frame).
     used: [usize; 4],
@@ -344,7 +444,14 @@ impl Enumeration {
             return None;
         }
         let count = digits.iter().flatten().map(|d| u128::from(d.span())).product::<u128>();
-        let perm = (order == Variation::Pseudorandom).then(|| Permutation::new(count, seed));
+        let spans: Vec<u64> = digits.iter().flatten().map(|d| d.span()).collect();
+        let pair = match spans[..] {
+            [sa, sb] if order == Variation::Pseudorandom && sa.min(sb) >= u64::from(PAIR_MIN_SPAN) => {
+                Some(PairPermutation::new(sa as u32, sb as u32, seed))
+            }
+            _ => None,
+        };
+        let perm = (order == Variation::Pseudorandom && pair.is_none()).then(|| Permutation::new(count, seed));
         let mut used = [0; 4];
         let mut div = [Div32::default(); 4];
         let mut nused = 0;
@@ -360,6 +467,7 @@ impl Enumeration {
             digits,
             count,
             perm,
+            pair,
             used,
             nused,
             div,
@@ -384,6 +492,17 @@ impl Enumeration {
     /// 1); fields not enumerated are 0. Combinations repeat after [`Enumeration::count`].
     #[inline]
     pub fn values(&self, k: u64) -> [u16; 4] {
+        if let Some(p) = self.pair {
+            let x = (u128::from(k) % self.count) as u32;
+            let (a, b) = p.apply(x % p.sa, x / p.sa);
+            let mut out = [0u16; 4];
+            let (i, j) = (self.used[0], self.used[1]);
+            if let (Some(da), Some(db)) = (self.digits[i], self.digits[j]) {
+                out[i] = da.min.wrapping_add(a as u16);
+                out[j] = db.min.wrapping_add(b as u16);
+            }
+            return out;
+        }
         let x = match self.perm {
             Some(p) => p.apply(k),
             None if u128::from(k) < self.count => k,
@@ -446,6 +565,16 @@ impl Enumeration {
                 p.apply_lanes(xs);
             }
             let (lo, hi) = (self.used[0], self.used[1]);
+            if let (Some(pp), Some(a), Some(b)) = (self.pair, self.digits[lo], self.digits[hi]) {
+                let [o0, o1] = out
+                    .get_disjoint_mut([lo, hi])
+                    .unwrap_or_else(|_| unreachable!("two enumerated fields"));
+                if let (Some(o0), Some(o1)) = (o0, o1) {
+                    simd::pair(&pp, xs, a, b, &mut o0[done..done + m], &mut o1[done..done + m]);
+                }
+                done += m;
+                continue;
+            }
             match (self.nused, self.digits[lo], self.digits.get(hi).copied().flatten()) {
                 (2, Some(a), Some(b)) => {
                     let [o0, o1] = out
@@ -658,6 +787,9 @@ mod tests {
         for order in [Variation::Increasing, Variation::Decreasing, Variation::Pseudorandom] {
             let e = Enumeration::new(order, d, 5).unwrap();
             for k in (0..1_000_000u64).step_by(997).chain([e.count() as u64 - 1]) {
+                if e.pair.is_some() {
+                    continue; // the pairs are permuted themselves: see pair_permutation_*
+                }
                 let x = match e.perm {
                     Some(p) => p.apply(k),
                     None => k,
@@ -739,6 +871,84 @@ mod tests {
                         assert_eq!(got, e.values(k0 + i as u64), "{order:?} k {}", k0 + i as u64);
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn pair_permutation_visits_every_pair_once() {
+        for (sa, sb) in [(1024u32, 1031u32), (1500, 1024)] {
+            let d = [
+                Some(Digit {
+                    min: 10,
+                    max: 10 + sa as u16 - 1,
+                }),
+                Some(Digit { min: 1, max: sb as u16 }),
+                None,
+                None,
+            ];
+            let e = Enumeration::new(Variation::Pseudorandom, d, 3).unwrap();
+            assert!(e.pair.is_some() && e.perm.is_none());
+            let mut seen = vec![false; (sa * sb) as usize];
+            for k in 0..u64::from(sa * sb) {
+                let v = e.values(k);
+                let (a, b) = (u32::from(v[0] - 10), u32::from(v[1] - 1));
+                assert!(a < sa && b < sb);
+                let i = (b * sa + a) as usize;
+                assert!(!seen[i], "{sa}x{sb}: ({a}, {b}) twice");
+                seen[i] = true;
+            }
+        }
+    }
+
+    /// The pairs of all RFC 4814 port ranges (3.2 x 10^9) and of 1,024 x 65,536: 2^21 elements
+    /// unique, uniform over 256 buckets of each digit and over successive pairs.
+    #[test]
+    fn pair_permutation_sample_is_unique_and_uniform() {
+        for (sa, sb) in [(64_512u32, 49_151u32), (1024, 65_536), (65_536, 1024)] {
+            let d = [
+                Some(Digit {
+                    min: 0,
+                    max: (sa - 1) as u16,
+                }),
+                Some(Digit {
+                    min: 0,
+                    max: (sb - 1) as u16,
+                }),
+                None,
+                None,
+            ];
+            let e = Enumeration::new(Variation::Pseudorandom, d, 8).unwrap();
+            assert!(e.pair.is_some());
+            let n = 1usize << 21;
+            let mut seen = HashSet::with_capacity(n);
+            let (mut ba, mut bb, mut pairs) = ([0u64; 256], [0u64; 256], [0u64; 256]);
+            let mut prev = 0usize;
+            let mut out0 = vec![0u16; 256];
+            let mut out1 = vec![0u16; 256];
+            for k0 in (0..n as u64).step_by(256) {
+                let mut out: [Option<&mut [u16]>; 4] = [Some(&mut out0[..]), Some(&mut out1[..]), None, None];
+                e.fill(k0, &mut out);
+                for i in 0..256 {
+                    let (a, b) = (u32::from(out0[i]), u32::from(out1[i]));
+                    assert_eq!([out0[i], out1[i], 0, 0], e.values(k0 + i as u64));
+                    assert!(seen.insert((a, b)), "{sa}x{sb}: repeat at {}", k0 + i as u64);
+                    ba[(a as u64 * 256 / u64::from(sa)) as usize] += 1;
+                    bb[(b as u64 * 256 / u64::from(sb)) as usize] += 1;
+                    let c = (a as u64 * 16 / u64::from(sa)) as usize;
+                    if k0 + i as u64 > 0 {
+                        pairs[prev * 16 + c] += 1;
+                    }
+                    prev = c;
+                }
+            }
+            pairs[0] += 1;
+            let chi = |b: &[u64; 256]| {
+                let ex = n as f64 / 256.0;
+                b.iter().map(|&o| (o as f64 - ex).powi(2) / ex).sum::<f64>()
+            };
+            for (name, b) in [("a", &ba), ("b", &bb), ("successive", &pairs)] {
+                assert!(chi(b) < 340.0, "{sa}x{sb}: chi-square {} ({name})", chi(b));
             }
         }
     }
