@@ -302,17 +302,10 @@ impl TrialRunner for SimDut {
         self.log.push(spec.clone());
         let preliminary = spec.preliminary.as_ref().map(|p| self.preliminary(p));
         if let Some((p, Some(why))) = preliminary.clone() {
-            return Ok(TrialReport {
-                preliminary: Some(p),
-                valid: false,
-                invalid_reasons: vec![why],
-                frame_size: spec.frame_size,
-                rate: spec.rate,
-                duration_s: spec.duration_s,
-                timeout_ms: spec.timeout_ms,
-                forward: None,
-                reverse: None,
-            });
+            let mut r = TrialReport::of(spec);
+            r.preliminary = Some(p);
+            r.invalidate(why);
+            return Ok(r);
         }
         let capacity = self.capacity();
         let forward = (!self.reverse_only).then(|| self.direction(spec, capacity));

@@ -184,11 +184,14 @@ fn nat44_responder_frames_pass_tshark() {
         .spawn()
         .expect("tshark");
     std::thread::sleep(Duration::from_secs(2)); // tshark opens the interface
-    let v = lab.trial(
-        10_000,
-        1_000,
-        &["--set", "traffic.forward_ports.sport.max=10009", "--set", "traffic.forward=false"],
-    );
+                                                // The capture runs on across a retried trial (an invalid phase 1 sends no phase 2).
+    let v = until_valid(|| {
+        lab.trial(
+            10_000,
+            1_000,
+            &["--set", "traffic.forward_ports.sport.max=10009", "--set", "traffic.forward=false"],
+        )
+    });
     let deadline = Instant::now() + Duration::from_secs(70);
     while cap.try_wait().expect("tshark").is_none() {
         assert!(Instant::now() < deadline, "tshark did not end");
@@ -260,7 +263,17 @@ fn nat44_siitperf_tp_stateful_command_line() {
             format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
         )
     };
-    let (ok, out) = run(&["84", "1000", "2", "500", "2", "2", "20000", "20000", "20000", "500", "2000"]);
+    let args = ["84", "1000", "2", "500", "2", "2", "20000", "20000", "20000", "500", "2000"];
+    // A run made invalid by another process taking the cores says so (siitperf's "invalid"
+    // lines): the first of three that is not.
+    let (mut ok, mut out) = run(&args);
+    for _ in 0..2 {
+        if !(ok && out.contains("invalid")) {
+            break;
+        }
+        eprintln!("invalid run, again:\n{out}");
+        (ok, out) = run(&args);
+    }
     let _ = std::fs::remove_dir_all(&dir);
     assert!(ok, "{out}");
     for line in [

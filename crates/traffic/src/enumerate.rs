@@ -261,6 +261,21 @@ mod simd {
         body(p, xs)
     }
 
+    /// `(x / d, x mod d)` from `inv = 1 / d`: the f64 product (x < 2^32 is exact in an f64) is
+    /// off by at most one, and the remainder tells which way. Branch-free, for vector loops.
+    #[inline(always)]
+    fn split(x: u32, d: u32, inv: f64) -> (u32, u32) {
+        let mut q = (f64::from(x) * inv) as u32;
+        let mut r = x.wrapping_sub(q.wrapping_mul(d));
+        let neg = (r as i32) < 0;
+        q = if neg { q.wrapping_sub(1) } else { q };
+        r = if neg { r.wrapping_add(d) } else { r };
+        let over = r >= d;
+        q = if over { q + 1 } else { q };
+        r = if over { r - d } else { r };
+        (q, r)
+    }
+
     /// Two digits of each combination `x` (below `a`'s span times `b`'s): `x mod span(a)` and
     /// `x / span(a)`, by a floating-point reciprocal corrected to the exact quotient (x < 2^32
     /// is exact in an f64, the product is off by at most one), as values of the fields
@@ -272,14 +287,7 @@ mod simd {
         let (base_a, base_b) = if down { (a.max, b.max) } else { (a.min, b.min) };
         let flip = if down { 0xffffu16 } else { 0 };
         for ((x, l), h) in xs.iter().zip(lo.iter_mut()).zip(hi.iter_mut()) {
-            let mut q = (f64::from(*x) * inv) as u32;
-            let mut r = x.wrapping_sub(q.wrapping_mul(d));
-            let neg = (r as i32) < 0;
-            q = if neg { q.wrapping_sub(1) } else { q };
-            r = if neg { r.wrapping_add(d) } else { r };
-            let over = r >= d;
-            q = if over { q + 1 } else { q };
-            r = if over { r - d } else { r };
+            let (q, r) = split(*x, d, inv);
             // (v ^ flip) - flip is v or -v.
             *l = base_a.wrapping_add(((r as u16) ^ flip).wrapping_sub(flip));
             *h = base_b.wrapping_add(((q as u16) ^ flip).wrapping_sub(flip));
@@ -318,14 +326,7 @@ mod simd {
         let d = p.sa;
         let inv = 1.0 / f64::from(d);
         for ((x, l), h) in xs.iter().zip(lo.iter_mut()).zip(hi.iter_mut()) {
-            let mut q = (f64::from(*x) * inv) as u32;
-            let mut r = x.wrapping_sub(q.wrapping_mul(d));
-            let neg = (r as i32) < 0;
-            q = if neg { q.wrapping_sub(1) } else { q };
-            r = if neg { r.wrapping_add(d) } else { r };
-            let over = r >= d;
-            q = if over { q + 1 } else { q };
-            r = if over { r - d } else { r };
+            let (q, r) = split(*x, d, inv);
             let (pa, pb) = p.apply(r, q);
             *l = a.min.wrapping_add(pa as u16);
             *h = b.min.wrapping_add(pb as u16);
