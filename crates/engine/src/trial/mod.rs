@@ -278,6 +278,7 @@ impl<P: Port> Tester<P> {
         }
         let active = [self.setup.forward, self.setup.reverse];
         self.check(spec, active, Phase::Stateless)?;
+        self.ready()?;
         let t0 = self.clock.now() + self.clock.ticks(0.05);
         Ok(self.run_phase(spec, spec.frames(), active, Phase::Stateless, t0)?.0)
     }
@@ -309,6 +310,7 @@ impl<P: Port> Tester<P> {
         let mut p1_active = [false; 2];
         p1_active[dir_index(init)] = true;
         self.check(&p1, p1_active, Phase::Preliminary(init))?;
+        self.ready()?;
         // The Responder learns tuples of its own side's IP version.
         let responder_v6 = self.setup.side(init.receiver()).ip_version == xlat_traffic::IpVersion::V6;
         let table = Arc::new(StateTable::with_version(p.state_table, responder_v6)?);
@@ -460,7 +462,7 @@ impl<P: Port> Tester<P> {
     }
 
     /// Refuse a trial that cannot run: a bad spec, a port whose link stays down, a frame the
-    /// ports cannot carry. Then resolve or re-announce the tester's addresses.
+    /// ports cannot carry ([`Tester::ready`] then resolves or re-announces the addresses).
     fn check(&mut self, spec: &TrialSpec, active: [bool; 2], phase: Phase<'_>) -> Res<()> {
         spec.validate()?;
         if self.abort.load(Ordering::Relaxed) {
@@ -497,6 +499,12 @@ impl<P: Port> Tester<P> {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Resolve the DUT's MACs still unknown, or re-announce the tester's addresses: once before
+    /// every trial (a stateful trial checks two phases' frames, but announces once).
+    fn ready(&mut self) -> Res<()> {
         if self.left.dut_mac.is_none() || self.right.dut_mac.is_none() {
             self.prepare(Duration::from_secs(3))
         } else {
