@@ -15,7 +15,21 @@ pub struct BurstScratch {
     /// The last tuple read whole from the state table (used for a frame whose entry could not
     /// be read whole).
     pub(crate) last_tuple: [u16; TUPLE_SLOTS],
+    /// Phase 1's combinations computed ahead of the bursts (see `DirectionStream::burst`).
+    pub(crate) ahead: Ahead,
 }
+
+/// The enumerated fields of phase 1's foreground frames `k0 .. k0 + AHEAD`, row by field
+/// (`enumerate::SPORT` ...), computed for the phase 1 whose id is `id` (0: none).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ahead {
+    pub(crate) id: u64,
+    pub(crate) k0: u64,
+    pub(crate) vals: Vec<u16>,
+}
+
+/// Frames whose phase 1 combinations are computed at once.
+pub(crate) const AHEAD: usize = 1024;
 
 impl BurstScratch {
     /// Room for bursts of up to `frames` frames (a longer burst grows it once).
@@ -25,6 +39,7 @@ impl BurstScratch {
             fg: vec![false; frames],
             tuples: Vec::new(),
             last_tuple: [0; TUPLE_SLOTS],
+            ahead: Ahead::default(),
         }
     }
 }

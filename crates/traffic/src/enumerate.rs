@@ -11,7 +11,7 @@
 //! [`Permutation`] computes the `k`-th element on the fly, in O(1) memory, with no set-up time,
 //! and the same seed gives the same order.
 
-use crate::rng::{hash32, mix64, SplitMix64};
+use crate::rng::{mix64, SplitMix64};
 use crate::vary::Variation;
 
 /// Feistel rounds. Each round mixes one half into the other through a keyed function (one
@@ -218,18 +218,54 @@ impl PairPermutation {
 
     /// The pair at position `(a, b)` (`a < sa`, `b < sb`).
     #[inline(always)]
-    pub fn apply(&self, mut a: u32, mut b: u32) -> (u32, u32) {
-        let reduce = |h: u32, span: u32| ((u64::from(h) * u64::from(span)) >> 32) as u32;
-        for (i, k) in self.keys.iter().enumerate() {
+    pub fn apply(&self, a: u32, b: u32) -> (u32, u32) {
+        self.rest(self.first(a, self.first_f(b)), b)
+    }
+
+    /// Round 0's `F(b)`, to be added to `a`: it depends on `b` alone, which consecutive
+    /// positions share (the vector loop computes it once per value of `b`).
+    #[inline(always)]
+    fn first_f(&self, b: u32) -> u32 {
+        Self::f(b, self.keys[0], self.sa)
+    }
+
+    /// Round 0: `a + F(b) mod sa` from `F(b)`.
+    #[inline(always)]
+    fn first(&self, a: u32, f: u32) -> u32 {
+        let a = a + f;
+        if a >= self.sa {
+            a - self.sa
+        } else {
+            a
+        }
+    }
+
+    /// The rounds after the first.
+    #[inline(always)]
+    fn rest(&self, mut a: u32, mut b: u32) -> (u32, u32) {
+        for (i, &k) in self.keys.iter().enumerate().skip(1) {
             if i % 2 == 0 {
-                a += reduce(hash32(b ^ k), self.sa);
+                a += Self::f(b, k, self.sa);
                 a = if a >= self.sa { a - self.sa } else { a };
             } else {
-                b += reduce(hash32(a ^ k), self.sb);
+                b += Self::f(a, k, self.sb);
                 b = if b >= self.sb { b - self.sb } else { b };
             }
         }
         (a, b)
+    }
+
+    /// The round function: lowbias32 ([`hash32`](crate::rng::hash32)) of the digit XOR the round key, reduced to
+    /// the span from its high 16 bits (spans are at most 2^16, so the product fits 32 bits).
+    /// A digit is below 2^16, so hash32's first step `x ^ (x >> 16)` is `x ^ (key >> 16)`,
+    /// and its last does not change the high 16 bits: both are folded away here (equal to
+    /// `hash32(x ^ key) >> 16`, checked by a test).
+    #[inline(always)]
+    fn f(x: u32, key: u32, span: u32) -> u32 {
+        let mut h = (x ^ key ^ (key >> 16)).wrapping_mul(0x7feb_352d);
+        h ^= h >> 15;
+        h = h.wrapping_mul(0x846c_a68b);
+        ((h >> 16) * span) >> 16
     }
 }
 
@@ -239,7 +275,7 @@ const LANES: usize = 64;
 /// One pass of the Feistel network over lanes, compiled for AVX-512, AVX2 and the baseline,
 /// picked at run time (as `rng`'s burst loop).
 mod simd {
-    use super::{Digit, PairPermutation, Permutation};
+    use super::{Digit, PairPermutation, Permutation, LANES};
 
     /// One pass of the network over every lane: `x = network(x)`.
     #[inline(always)]
@@ -319,43 +355,59 @@ mod simd {
         decode2_body(xs, a, b, down, lo, hi)
     }
 
-    /// The pair permutation of each combination `x` (below `sa * sb`): `x` split into
-    /// `(x mod sa, x / sa)` as in [`decode2_body`], permuted, and written as field values.
+    /// The pair permutation of the consecutive combinations from `(r0, q0)` (`r0 < sa`,
+    /// `q0 < sb`: combination `q0 * sa + r0`) on, written as field values: each chunk of
+    /// [`LANES`] positions counts on from its first like an odometer (`sa` > [`LANES`], so a
+    /// chunk carries at most once), no division per frame.
     #[inline(always)]
-    fn pair_body(p: &PairPermutation, xs: &[u32], a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
-        let d = p.sa;
-        let inv = 1.0 / f64::from(d);
-        for ((x, l), h) in xs.iter().zip(lo.iter_mut()).zip(hi.iter_mut()) {
-            let (q, r) = split(*x, d, inv);
-            let (pa, pb) = p.apply(r, q);
-            *l = a.min.wrapping_add(pa as u16);
-            *h = b.min.wrapping_add(pb as u16);
+    fn pair_body(p: &PairPermutation, mut r0: u32, mut q0: u32, a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
+        for (lo, hi) in lo.chunks_mut(LANES).zip(hi.chunks_mut(LANES)) {
+            // The chunk's two values of the high digit and their first-round F.
+            let q1 = if q0 + 1 >= p.sb { 0 } else { q0 + 1 };
+            let (f0, f1) = (p.first_f(q0), p.first_f(q1));
+            for (i, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                let r = r0 + i as u32;
+                let carry = r >= p.sa;
+                let r = if carry { r - p.sa } else { r };
+                let (q, f) = if carry { (q1, f1) } else { (q0, f0) };
+                let (pa, pb) = p.rest(p.first(r, f), q);
+                *l = a.min.wrapping_add(pa as u16);
+                *h = b.min.wrapping_add(pb as u16);
+            }
+            r0 += lo.len() as u32;
+            if r0 >= p.sa {
+                r0 -= p.sa;
+                q0 += 1;
+                if q0 >= p.sb {
+                    q0 = 0;
+                }
+            }
         }
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn pair_avx2(p: &PairPermutation, xs: &[u32], a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
-        pair_body(p, xs, a, b, lo, hi)
+    unsafe fn pair_avx2(p: &PairPermutation, r0: u32, q0: u32, a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
+        pair_body(p, r0, q0, a, b, lo, hi)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-    unsafe fn pair_avx512(p: &PairPermutation, xs: &[u32], a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
-        pair_body(p, xs, a, b, lo, hi)
+    unsafe fn pair_avx512(p: &PairPermutation, r0: u32, q0: u32, a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
+        pair_body(p, r0, q0, a, b, lo, hi)
     }
 
     #[inline]
-    pub(super) fn pair(p: &PairPermutation, xs: &[u32], a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
+    pub(super) fn pair(p: &PairPermutation, r0: u32, q0: u32, a: Digit, b: Digit, lo: &mut [u16], hi: &mut [u16]) {
         #[cfg(target_arch = "x86_64")]
         match crate::rng::simd_level() {
             // SAFETY: the CPU has AVX-512 F, BW and VL (checked at run time); DQ checked here.
-            2 if std::is_x86_feature_detected!("avx512dq") => return unsafe { pair_avx512(p, xs, a, b, lo, hi) },
+            2 if std::is_x86_feature_detected!("avx512dq") => return unsafe { pair_avx512(p, r0, q0, a, b, lo, hi) },
             // SAFETY: the CPU has AVX2 (checked at run time).
-            1 | 2 => return unsafe { pair_avx2(p, xs, a, b, lo, hi) },
+            1 | 2 => return unsafe { pair_avx2(p, r0, q0, a, b, lo, hi) },
             _ => {}
         }
-        pair_body(p, xs, a, b, lo, hi)
+        pair_body(p, r0, q0, a, b, lo, hi)
     }
 
     #[inline]
@@ -546,6 +598,20 @@ impl Enumeration {
             }
             return;
         }
+        let (lo, hi) = (self.used[0], self.used[1]);
+        if let (Some(pp), Some(a), Some(b)) = (self.pair, self.digits[lo], self.digits[hi]) {
+            let [o0, o1] = out
+                .get_disjoint_mut([lo, hi])
+                .unwrap_or_else(|_| unreachable!("two enumerated fields"));
+            if let (Some(o0), Some(o1)) = (o0, o1) {
+                // The count of two digits fits 32 bits; no division unless `k0` wrapped.
+                let count = self.count as u64;
+                let x = if k0 < count { k0 } else { k0 % count } as u32;
+                let (q, r) = self.div[0].div_rem(x);
+                simd::pair(&pp, r, q, a, b, &mut o0[..n], &mut o1[..n]);
+            }
+            return;
+        }
         let mut buf = [0u32; LANES];
         let mut done = 0;
         while done < n {
@@ -564,17 +630,6 @@ impl Enumeration {
             }
             if let Some(p) = self.perm {
                 p.apply_lanes(xs);
-            }
-            let (lo, hi) = (self.used[0], self.used[1]);
-            if let (Some(pp), Some(a), Some(b)) = (self.pair, self.digits[lo], self.digits[hi]) {
-                let [o0, o1] = out
-                    .get_disjoint_mut([lo, hi])
-                    .unwrap_or_else(|_| unreachable!("two enumerated fields"));
-                if let (Some(o0), Some(o1)) = (o0, o1) {
-                    simd::pair(&pp, xs, a, b, &mut o0[done..done + m], &mut o1[done..done + m]);
-                }
-                done += m;
-                continue;
             }
             match (self.nused, self.digits[lo], self.digits.get(hi).copied().flatten()) {
                 (2, Some(a), Some(b)) => {
@@ -859,6 +914,8 @@ mod tests {
                     (5, 64),
                     (1_000, 100),
                     (77, 256),
+                    // across a carry of the low digit (64,512 values) inside a chunk of 64
+                    (64_490, 200),
                     (e.count() as u64 - 3, 10),
                 ] {
                     let mut rows = vec![vec![0u16; n]; 4];
@@ -871,6 +928,18 @@ mod tests {
                         let got = [rows[0][i], rows[1][i], rows[2][i], rows[3][i]];
                         assert_eq!(got, e.values(k0 + i as u64), "{order:?} k {}", k0 + i as u64);
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_round_function_is_lowbias32_of_a_digit() {
+        for key in [0u32, 1, 0xdead_beef, u32::MAX, 0x8000_0000] {
+            for x in (0..=u32::from(u16::MAX)).step_by(7).chain([65_535]) {
+                for span in [1u32, 1000, 49_151, 65_536] {
+                    let want = ((crate::rng::hash32(x ^ key) >> 16) * span) >> 16;
+                    assert_eq!(PairPermutation::f(x, key, span), want, "x {x} key {key:#x} span {span}");
                 }
             }
         }

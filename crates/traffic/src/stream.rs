@@ -6,7 +6,7 @@
 //! Every value is a pure function of the frame's sequence number and the seed, so `write_frame`
 //! takes `&self`, a frame written twice is identical, and a seed reproduces a run exactly.
 
-use crate::burst::{Burst, BurstScratch};
+use crate::burst::{Burst, BurstScratch, AHEAD};
 use crate::enumerate::{self, Digit, Enumeration};
 use crate::plan::{Plan, StreamError, MAX_FIELDS};
 use crate::rng::{mix64, FastMod, Stream};
@@ -48,6 +48,9 @@ struct PhaseOne {
     fixed: [Option<u16>; MAX_FIELDS],
     fg_n: u32,
     fg_m: u32,
+    /// Keys the combinations a [`BurstScratch`] computed ahead for this phase 1 (an id no
+    /// other stream has; clones share it, and their enumerations are equal).
+    id: u64,
 }
 
 /// The Responder's foreground frames in phase 2: IPv4 from a learnt tuple, its addresses and
@@ -223,6 +226,7 @@ impl DirectionStream {
             fixed,
             fg_n: setup.fg_n,
             fg_m: setup.fg_m,
+            id: crate::template::next_id(),
         });
         Ok(stream)
     }
@@ -319,15 +323,47 @@ impl DirectionStream {
     /// with the enumeration (foreground) or the fixed values (background).
     fn enumerate_burst(&self, p: &PhaseOne, seq0: u64, n: usize, scratch: &mut BurstScratch) {
         if self.mix == 1 {
-            // All foreground: combinations seq0 .. seq0 + n, computed together into the rows
-            // of the fields they go to.
-            let mut out: [Option<&mut [u16]>; 4] = Default::default();
-            for (r, row) in scratch.vals.chunks_exact_mut(n).enumerate() {
-                if let Some(f) = p.rows.iter().position(|x| *x == Some(r)) {
-                    out[f] = Some(row);
+            // All foreground: combinations seq0 .. seq0 + n.
+            if n > AHEAD {
+                // Straight into the burst's rows.
+                let mut out: [Option<&mut [u16]>; 4] = Default::default();
+                let rows = p.rows.iter().flatten().max().map_or(0, |r| r + 1);
+                let Some(vals) = scratch.vals.get_mut(..rows * n) else { return };
+                for (r, row) in vals.chunks_exact_mut(n).enumerate() {
+                    if let Some(f) = p.rows.iter().position(|x| *x == Some(r)) {
+                        out[f] = Some(row);
+                    }
+                }
+                p.enumeration.fill(seq0, &mut out);
+                return;
+            }
+            // Copied from those computed AHEAD at once: a permutation's rounds are a chain of
+            // dependent multiplications, and a burst's 32 lanes alone leave the core waiting on
+            // it (bench/modes.sh enum).
+            let a = &mut scratch.ahead;
+            let end = seq0.saturating_add(n as u64);
+            if !(a.id == p.id && seq0 >= a.k0 && end <= a.k0.saturating_add(AHEAD as u64)) {
+                a.vals.resize(4 * AHEAD, 0);
+                let mut rows = a.vals.chunks_exact_mut(AHEAD);
+                let mut out: [Option<&mut [u16]>; 4] = Default::default();
+                for (o, r) in out.iter_mut().zip(p.rows) {
+                    let row = rows.next();
+                    if r.is_some() {
+                        *o = row;
+                    }
+                }
+                p.enumeration.fill(seq0, &mut out);
+                a.id = p.id;
+                a.k0 = seq0;
+            }
+            let off = (seq0 - a.k0) as usize;
+            for (f, r) in p.rows.iter().enumerate() {
+                let Some(r) = *r else { continue };
+                let src = a.vals.get(f * AHEAD + off..f * AHEAD + off + n);
+                if let (Some(dst), Some(src)) = (scratch.vals.get_mut(r * n..(r + 1) * n), src) {
+                    dst.copy_from_slice(src);
                 }
             }
-            p.enumeration.fill(seq0, &mut out);
             return;
         }
         for i in 0..n {
@@ -628,6 +664,48 @@ mod tests {
             max: 50,
         };
         s
+    }
+
+    #[test]
+    fn phase_one_bursts_of_any_size_and_order_equal_single_frames_with_a_shared_scratch() {
+        // The combinations computed ahead (burst.rs AHEAD) serve bursts that are short, long,
+        // paced (gaps), repeated or backwards, and a scratch used by two streams alternately.
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let mut s = stateful_setup();
+        s.stateful.enumerate_ports = Variation::Pseudorandom;
+        s.fg_n = 1;
+        s.fg_m = 1;
+        let a = DirectionStream::preliminary(&s, Direction::Forward, 84, mac, mac).unwrap();
+        s.seed = Some(99);
+        let b = DirectionStream::preliminary(&s, Direction::Forward, 84, mac, mac).unwrap();
+        let mut scratch = BurstScratch::new(8);
+        let (mut bb, mut want) = (vec![0u8; 256], vec![0u8; 256]);
+        let plan: [(u64, usize); 12] = [
+            (0, 32),
+            (32, 7),
+            (39, 1),
+            (100, 32),
+            (90, 20),
+            (250, 10),
+            (255, 300),
+            (4_990, 32),
+            (0, 3),
+            (1_000, 256),
+            (1_256, 1),
+            (4_999, 1),
+        ];
+        for (seq0, n) in plan {
+            for st in [&a, &b] {
+                let burst = st.burst(seq0, n, &mut scratch);
+                let mut cookie = 0;
+                for i in 0..n {
+                    let seq = seq0 + i as u64;
+                    let len = burst.write(i, seq, &mut bb, &mut cookie);
+                    let wl = st.write_frame_field(seq, seq, &mut want);
+                    assert_eq!(&bb[..len], &want[..wl], "seq {seq} in burst ({seq0}, {n})");
+                }
+            }
+        }
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub(crate) struct Template {
 }
 
 /// A template id not used before in this process (never 0).
-fn next_id() -> u64 {
+pub(crate) fn next_id() -> u64 {
     static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
