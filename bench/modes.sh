@@ -15,28 +15,11 @@
 # Environment as bench/sender.sh (REPS, DURATION, CORE, XLATPERF). Extra arguments: MODES to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-P="--set traffic.forward_ports.sport.variation=pseudorandom --set traffic.forward_ports.dport.variation=pseudorandom"
-I="--set left.ip_variation.variation=pseudorandom --set right.ip_variation.variation=pseudorandom"
-S="--set stateful.mode=initiator-left --set right.ip_version=4 --set right.ipv6_virt=64:ff9b::c613:2"
+# shellcheck source=bench/mode_sets.sh
+. bench/mode_sets.sh
 for mode in "${@:-fixed ports ips both}"; do
     for m in $mode; do
-        case $m in
-            fixed) sets="" ;;
-            ports) sets=$P ;;
-            ips) sets=$I ;;
-            both) sets="$P $I" ;;
-            rsport) sets="--set traffic.forward_ports.sport.variation=pseudorandom" ;;
-            isport) sets="--set traffic.forward_ports.sport.variation=increasing" ;;
-            rdport) sets="--set traffic.forward_ports.dport.variation=pseudorandom" ;;
-            idport) sets="--set traffic.forward_ports.dport.variation=increasing" ;;
-            nets) sets="--set right.num_nets=256" ;;
-            netsports) sets="$P --set right.num_nets=256" ;;
-            # The Responder is IPv4: "ip 6" is then the Initiator of a stateful NAT64.
-            enum) sets="$P $S --set stateful.enumerate_ports=pseudorandom" ;;
-            enuminc) sets="$P $S --set stateful.enumerate_ports=increasing" ;;
-            enumips) sets="$I $S --set stateful.enumerate_ips=pseudorandom" ;;
-            *) echo "unknown mode $m (fixed ports ips both rsport isport rdport idport nets netsports enum enuminc enumips)" >&2; exit 2 ;;
-        esac
+        sets=$(mode_sets "$m") || exit 2
         # shellcheck disable=SC2086
         WHAT=$m bench/sender.sh $sets
     done
