@@ -70,10 +70,16 @@ enum Cmd {
         #[command(flatten)]
         stateful: StatefulArgs,
     },
-    /// Print the TOML equivalent of a siitperf.conf.
+    /// Convert between siitperf.conf and TOML: a siitperf.conf becomes TOML, a TOML file
+    /// becomes siitperf.conf (the tester's ports go to xlatperf.toml beside it; what siitperf
+    /// cannot express is refused, naming the key).
     Convert {
-        /// The siitperf.conf to convert.
+        /// The siitperf.conf or TOML file to convert.
         file: PathBuf,
+        /// Write siitperf.conf and xlatperf.toml into this directory (TOML input only; without
+        /// it siitperf.conf goes to standard output).
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
     },
     /// Build, inspect or remove a lab topology: a real DUT in a network namespace.
     Lab {
@@ -245,6 +251,53 @@ fn trial(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<()> {
 }
 
 /// `xlatperf lab up|down|status`.
+/// `xlatperf convert`: siitperf.conf to TOML, or TOML to siitperf.conf (+ xlatperf.toml).
+fn convert(file: &Path, out_dir: Option<&Path>) -> Result<()> {
+    let cfg = xlat_config::load(file, &[])?;
+    if cfg.source.kind == xlat_config::SourceKind::SiitperfConf {
+        if out_dir.is_some() {
+            anyhow::bail!(
+                "--out-dir writes siitperf's files; {} is a siitperf.conf already (its TOML goes to standard output)",
+                file.display()
+            );
+        }
+        // With the tester's ports of an xlatperf.toml beside it, as siitperf-tp reads it.
+        let cfg = xlat_config::load_with_companion(file)?;
+        print!("{}", xlat_config::to_toml(&cfg));
+        return Ok(());
+    }
+    let files = xlat_config::to_siitperf(&cfg).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    match out_dir {
+        None => {
+            print!("{}", files.conf);
+            eprintln!(
+                "Info: the tester's ports go into {} beside siitperf.conf: --out-dir DIR writes both",
+                xlat_config::COMPANION
+            );
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            write_atomically(&dir.join("siitperf.conf"), &files.conf)?;
+            write_atomically(&dir.join(xlat_config::COMPANION), &files.companion)?;
+            println!(
+                "wrote {}/siitperf.conf and {}/{}",
+                dir.display(),
+                dir.display(),
+                xlat_config::COMPANION
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Write `text` to `path` through a temporary file renamed over it: never half a file.
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp-xlatperf");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    Ok(())
+}
+
 fn lab(cmd: &LabCmd) -> Result<()> {
     match cmd {
         LabCmd::Up { topology, replace } => {
@@ -294,11 +347,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
                 stateful,
             },
         ),
-        Cmd::Convert { file } => {
-            let cfg = xlat_config::load(file, &[])?;
-            print!("{}", xlat_config::to_toml(&cfg));
-            Ok(())
-        }
+        Cmd::Convert { file, out_dir } => convert(file, out_dir.as_deref()),
         Cmd::Lab { cmd } => lab(cmd),
         Cmd::Throughput(a) => procedures::throughput(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::FrameLoss(a) => procedures::frame_loss(a, argv).map(|r| print_results(&r, &a.common)),

@@ -85,7 +85,7 @@ fn num(args: &[String], i: usize, name: &str, lo: u64, hi: u64) -> Result<u64> {
 /// Parse `<IPv6 size> <rate> <duration> <global timeout> <n> <m> [N M R T D] <extra...>`; the
 /// extra arguments follow at the returned index.
 fn common(prog: &str, args: &[String], extra: &[&str]) -> Result<(Common, usize)> {
-    let cfg = xlat_config::load(Path::new("siitperf.conf"), &[])?;
+    let cfg = xlat_config::load_with_companion(Path::new("siitperf.conf"))?;
     let (c, at, info) = parse(cfg, prog, args, extra)?;
     for line in info {
         println!("{line}");
@@ -178,7 +178,24 @@ fn with_enumeration_warning(c: &Common, measurement: &str, lines: Vec<String>) -
 }
 
 fn run(c: &Common, spec: &TrialSpec) -> Result<TrialReport> {
-    let mut r = runner::open(&c.cfg)?;
+    let mut r = runner::open(&c.cfg).map_err(|e| {
+        let t = &c.cfg.tester;
+        let given = if Path::new(xlat_config::COMPANION).exists() {
+            format!("as ./{} gives them", xlat_config::COMPANION)
+        } else {
+            format!(
+                "siitperf.conf names no ports; give them in ./{} beside it, e.g. [tester] backend = \"afpacket\", \
+                 left_port = \"eth1\", right_port = \"eth2\" (docs/siitperf-compat.md)",
+                xlat_config::COMPANION
+            )
+        };
+        anyhow::anyhow!(
+            "cannot open the tester's ports ({} {} and {}; {given}): {e:#}",
+            t.backend.name(),
+            t.left_port,
+            t.right_port
+        )
+    })?;
     r.run_trial(spec)
 }
 

@@ -177,7 +177,8 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         right_port: c.port("tester.right_port", &t.right_port, backend, "1", "mem1")?,
         netns: t.netns.clone(),
         eal_args: t.eal_args.clone().unwrap_or_default(),
-        promisc: t.promisc.unwrap_or(false),
+        // siitperf sets Promisc, Forward and Reverse to 1 when siitperf.conf leaves them out.
+        promisc: t.promisc.unwrap_or(siitperf),
         loopback: t.loopback.unwrap_or(false),
         cpus: Cpus {
             left_send: c.opt_int("tester.cpus.left_send", t.cpus.left_send)?,
@@ -193,8 +194,8 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
     let setup = Setup {
         left: c.side("left", &raw.left)?,
         right: c.side("right", &raw.right)?,
-        forward: tr.forward.unwrap_or(!siitperf),
-        reverse: tr.reverse.unwrap_or(!siitperf),
+        forward: tr.forward.unwrap_or(true),
+        reverse: tr.reverse.unwrap_or(true),
         forward_ports: c.ports("forward", &tr.forward_ports)?,
         reverse_ports: c.ports("reverse", &tr.reverse_ports)?,
         fg_n: c.int_or("traffic.foreground.n", tr.foreground.n, 2)?,

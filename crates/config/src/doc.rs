@@ -115,6 +115,40 @@ pub(crate) fn read_toml(text: &str, file: &str) -> Result<Doc, ConfigError> {
     Ok(doc)
 }
 
+/// Put the `[tester]` table of `companion` (a TOML document beside siitperf.conf) into `doc`,
+/// over what `doc` says; any other key there is an error naming its line.
+pub(crate) fn merge_tester(doc: &mut Doc, mut companion: Doc) -> Result<(), ConfigError> {
+    for (name, value) in std::mem::take(&mut companion.table) {
+        let Value::Table(t) = value else {
+            return Err(not_tester(&companion, &name));
+        };
+        if name != "tester" {
+            return Err(not_tester(&companion, &name));
+        }
+        let target = doc.table.entry("tester").or_insert_with(|| Value::Table(Table::new()));
+        if let Value::Table(dst) = target {
+            for (k, v) in t {
+                dst.insert(k, v);
+            }
+        }
+    }
+    for (path, at) in companion.origins {
+        doc.origins.insert(path, at);
+    }
+    Ok(())
+}
+
+fn not_tester(companion: &Doc, name: &str) -> ConfigError {
+    ConfigError::Invalid {
+        at: companion.loc(name),
+        msg: format!(
+            "'{name}': a {} beside siitperf.conf holds the [tester] table only (ports, backend, EAL arguments); \
+             the test itself belongs in siitperf.conf",
+            crate::model::COMPANION
+        ),
+    }
+}
+
 /// The line of every key and table header of a (syntactically valid) TOML text, by dotted
 /// path. Good enough for messages: TOML forbids defining a key twice, and the keys of this
 /// format are plain words.

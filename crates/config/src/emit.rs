@@ -209,3 +209,112 @@ fn side(o: &mut Out, id: &str, sd: &Side) {
     o.key(&p("ip_variation.ipv4_offset"), v.ipv4_offset.to_string());
     o.key(&p("ip_variation.ipv6_offset"), v.ipv6_offset.to_string());
 }
+
+/// A configuration as siitperf's files: `siitperf.conf` in siitperf's own syntax and the
+/// `[tester]` table for the companion file beside it ([`crate::COMPANION`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiitperfFiles {
+    pub conf: String,
+    pub companion: String,
+}
+
+/// The configuration as siitperf.conf (every key siitperf has, in its syntax) and the tester's
+/// ports as the companion TOML; what belongs on siitperf's command line (frame size, rate,
+/// duration, timeout, n, m, and N M R T D) is named in a comment. `Err` names the first key
+/// whose setting siitperf cannot express (its DUT hooks, a DUT MAC left to resolution).
+pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
+    if let Some(h) = cfg.dut.before_trial.as_ref().or(cfg.dut.between_phases.as_ref()) {
+        let key = if cfg.dut.before_trial.is_some() {
+            "dut.before_trial"
+        } else {
+            "dut.between_phases"
+        };
+        return Err(format!(
+            "key '{key}' ({h:?}): siitperf runs no commands for the DUT; run it in your script instead"
+        ));
+    }
+    let s = &cfg.setup;
+    for (side, on, name) in [(&s.left, s.forward, "left"), (&s.right, s.reverse, "right")] {
+        if side.dut_mac.is_none() && (on || s.stateful.mode != Stateful::Off) {
+            let conf = if name == "left" { "MAC-L-DUT" } else { "MAC-R-DUT" };
+            return Err(format!(
+                "key '{name}.dut_mac' is not set: siitperf needs {conf} (xlatperf can resolve it from {name}.dut_ipv4/dut_ipv6, siitperf cannot)"
+            ));
+        }
+    }
+    let table: toml::Table = to_toml(cfg)
+        .parse()
+        .map_err(|e: toml::de::Error| format!("internal: the TOML written for the configuration does not parse: {e}"))?;
+    let lookup = |path: &str| -> Option<&toml::Value> {
+        let mut parts = path.split('.');
+        let mut v = table.get(parts.next()?)?;
+        for p in parts {
+            v = v.get(p)?;
+        }
+        Some(v)
+    };
+    let mut conf = String::new();
+    let _ = writeln!(
+        conf,
+        "# siitperf.conf written by xlatperf from {}",
+        cfg.source.file.replace('\n', " ")
+    );
+    let t = &cfg.trial;
+    let rate = t.rate.map_or("<rate>".to_string(), |r| r.to_string());
+    let mut line = format!(
+        "# command line: siitperf-tp {} {rate} {} {} {} {}",
+        t.frame_size, t.duration_s, t.timeout_ms, s.fg_n, s.fg_m
+    );
+    if s.stateful.mode != Stateful::Off {
+        let p = &cfg.stateful;
+        let n = |v: Option<u64>, name: &str| v.map_or(format!("<{name}>"), |v| v.to_string());
+        let _ = write!(
+            line,
+            " {} {} {} {} {}",
+            n(p.preliminary_frames.map(u64::from), "N"),
+            n(p.state_table.map(u64::from), "M"),
+            n(p.preliminary_rate, "R"),
+            n(p.preliminary_timeout_ms, "T"),
+            n(p.phase_delay_ms, "D")
+        );
+    }
+    let _ = writeln!(conf, "{line}");
+    for k in keys::KEYS {
+        let (Some(name), Some(cv)) = (k.conf_name(), k.conf_value) else {
+            continue;
+        };
+        if k.path.starts_with("tester.") && k.path != "tester.promisc" {
+            continue;
+        }
+        let Some(v) = lookup(k.path) else { continue };
+        let code = |names: &[&str]| v.as_str().and_then(|x| names.iter().position(|n| *n == x)).map(|i| i.to_string());
+        let text = match cv {
+            keys::ConfValue::Version | keys::ConfValue::Number => v.as_integer().map(|i| i.to_string()),
+            keys::ConfValue::Ipv4 | keys::ConfValue::Ipv6 | keys::ConfValue::Mac => v.as_str().map(str::to_string),
+            keys::ConfValue::Flag => v.as_bool().map(|b| u8::from(b).to_string()),
+            keys::ConfValue::Variation | keys::ConfValue::Tuples => code(&VARIATION_NAMES),
+            keys::ConfValue::Enumerate => code(&ENUMERATE_NAMES),
+            keys::ConfValue::Stateful => code(&STATEFUL_NAMES),
+        };
+        let Some(text) = text else {
+            return Err(format!("key '{}': {v} has no siitperf.conf form", k.path));
+        };
+        let _ = writeln!(conf, "{name} {text}");
+    }
+    // The companion: the [tester] table as to_toml writes it.
+    let full = to_toml(cfg);
+    let mut companion = format!(
+        "# The tester's ports for siitperf.conf beside this file ({}): siitperf compiles them into its binary.\n",
+        crate::model::COMPANION
+    );
+    let mut inside = false;
+    for l in full.lines() {
+        if l.starts_with('[') {
+            inside = l == "[tester]" || l.starts_with("[tester.");
+        }
+        if inside {
+            let _ = writeln!(companion, "{l}");
+        }
+    }
+    Ok(SiitperfFiles { conf, companion })
+}

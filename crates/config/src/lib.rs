@@ -29,11 +29,11 @@ pub mod keys;
 mod model;
 mod validate;
 
-pub use emit::{to_toml, to_toml_with_comment};
+pub use emit::{to_siitperf, to_toml, to_toml_with_comment, SiitperfFiles};
 pub use error::{ConfigError, Loc};
 pub use model::{
     foreground_frames, Backend, Cpus, DutHooks, Preliminary, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults,
-    DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
+    COMPANION, DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
 };
 
 use std::path::Path;
@@ -43,25 +43,60 @@ use std::path::Path;
 /// else siitperf.conf. `overrides` are `--set KEY=VALUE` pairs: KEY is a TOML dotted path
 /// (`traffic.reverse`) or a siitperf.conf key (`IP-L-var`); they apply before validation.
 pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<TestConfig, ConfigError> {
+    let (text, file) = read_text(path)?;
+    let kind = if is_toml(path, &text) {
+        SourceKind::Toml
+    } else {
+        SourceKind::SiitperfConf
+    };
+    parse_with_overrides(&text, &file, kind, overrides)
+}
+
+/// Read `conf` (siitperf.conf, in siitperf's syntax or TOML) and, when the file
+/// [`COMPANION`] exists in the same directory, its `[tester]` table (nothing else: the test
+/// itself stays in siitperf.conf), then validate. Errors name the file and line of either.
+pub fn load_with_companion(conf: &Path) -> Result<TestConfig, ConfigError> {
+    let companion = conf.parent().unwrap_or(Path::new(".")).join(COMPANION);
+    if !companion.exists() {
+        return load(conf, &[]);
+    }
+    let (text, file) = read_text(conf)?;
+    let kind = if is_toml(conf, &text) {
+        SourceKind::Toml
+    } else {
+        SourceKind::SiitperfConf
+    };
+    let mut d = match kind {
+        SourceKind::Toml => doc::read_toml(&text, &file)?,
+        SourceKind::SiitperfConf => doc::read_siitperf(&text, &file)?,
+    };
+    let (ctext, cfile) = read_text(&companion)?;
+    let c = doc::read_toml(&ctext, &cfile)?;
+    doc::merge_tester(&mut d, c)?;
+    build::build(&d)
+}
+
+fn read_text(path: &Path) -> Result<(String, String), ConfigError> {
     let file = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| ConfigError::Io {
         file: file.clone(),
         msg: e.to_string(),
     })?;
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
+    match String::from_utf8(bytes) {
+        Ok(t) => Ok((t, file)),
         Err(e) => {
             let bytes = e.as_bytes();
             let at = e.utf8_error().valid_up_to();
             let line = bytes[..at.min(bytes.len())].iter().filter(|b| **b == b'\n').count() + 1;
-            return Err(ConfigError::NotText {
+            Err(ConfigError::NotText {
                 at: Loc::Line { file, line },
-            });
+            })
         }
-    };
-    let is_toml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) || looks_like_toml(&text);
-    let kind = if is_toml { SourceKind::Toml } else { SourceKind::SiitperfConf };
-    parse_with_overrides(&text, &file, kind, overrides)
+    }
+}
+
+fn is_toml(path: &Path, text: &str) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) || looks_like_toml(text)
 }
 
 /// True when the first line that is not blank or a comment is a TOML table header or a

@@ -198,3 +198,8 @@ pub struct Source {
     pub file: String,
     pub kind: SourceKind,
 }
+
+/// The companion file siitperf's entry points read beside siitperf.conf: the tester's ports,
+/// backend and EAL arguments, which siitperf compiles into its binary and siitperf.conf cannot
+/// hold (docs/siitperf-compat.md).
+pub const COMPANION: &str = "xlatperf.toml";

@@ -42,7 +42,9 @@ fn siitperf_defaults() {
     let c = parse_siitperf(BASE4, "siitperf.conf").expect("base");
     assert_eq!(c.tester.backend, Backend::Dpdk);
     assert_eq!((c.tester.left_port.as_str(), c.tester.right_port.as_str()), ("0", "1"));
-    assert!(!c.tester.promisc);
+    // siitperf sets Promisc, Forward and Reverse to 1 when siitperf.conf leaves them out.
+    assert!(c.tester.promisc);
+    assert!(c.setup.forward && c.setup.reverse);
     assert_eq!(c.tester.cpus, xlat_config::Cpus::default());
     let s = &c.setup;
     assert_eq!((s.left.num_nets, s.right.num_nets), (1, 1));
@@ -152,7 +154,7 @@ fn siitperf_value_ranges() {
 #[test]
 fn siitperf_syntax() {
     // Leading blanks, tabs, comments after values, CRLF, extra tokens after the value.
-    let text = "  IP-L-Vers\t6 # left\r\n\tIP-R-Vers 6#right\r\nIPv6-L-Real 2001:2::2 ignored words\nIPv6-R-Real 2001:2:0:8000::2\nMAC-L-DUT 02:00:00:00:00:01\nForward 0x1\n";
+    let text = "  IP-L-Vers\t6 # left\r\n\tIP-R-Vers 6#right\r\nIPv6-L-Real 2001:2::2 ignored words\nIPv6-R-Real 2001:2:0:8000::2\nMAC-L-DUT 02:00:00:00:00:01\nForward 0x1\nReverse 0\n";
     let c = parse_siitperf(text, "s.conf").expect("syntax");
     assert_eq!(c.setup.left.ip_version, IpVersion::V6);
     assert!(c.setup.forward && !c.setup.reverse);

@@ -101,9 +101,10 @@ fn rule_at_least_one_direction() {
     let e = conf_err("Forward 0\nReverse 0\n");
     assert!(matches!(e, ConfigError::NoDirection { .. }), "{e}");
     names(&e, &["Forward", "Reverse"]);
-    // Absent means 0 in a siitperf.conf.
-    let e = parse_siitperf("IP-L-Vers 4\nIP-R-Vers 4\n", "siitperf.conf").expect_err("no direction");
-    assert!(matches!(e, ConfigError::NoDirection { .. }), "{e}");
+    // Absent means 1 (siitperf sets both directions on): then the addresses are needed.
+    let e = parse_siitperf("IP-L-Vers 4\nIP-R-Vers 4\n", "siitperf.conf").expect_err("addresses");
+    assert!(matches!(e, ConfigError::AddressNeeded { .. }), "{e}");
+    assert!(e.to_string().contains("'Forward' is on"), "{e}");
 }
 
 #[test]
@@ -182,7 +183,7 @@ fn rule_destinations_in_benchmarking_ranges() {
     parse_siitperf(&format!("{BASE4}Forward 0\nIPv4-R-Real 10.0.0.2\n"), "c").expect("foreign source only");
     // The varying part can leave the range: 64:ff9b::/96 with bytes 6-7 varying.
     let text = "IP-L-Vers 6\nIP-R-Vers 4\nIPv6-L-Real 2001:2::2\nIPv6-R-Virt 64:ff9b::198.19.0.2\nIP-R-var 3\nIP-R-min 0\n\
-                IP-R-max 5\nIPv6-R-offset 6\nMAC-L-DUT 02:00:00:00:00:01\nForward 1\n";
+                IP-R-max 5\nIPv6-R-offset 6\nMAC-L-DUT 02:00:00:00:00:01\nForward 1\nReverse 0\n";
     let e = parse_siitperf(text, "siitperf.conf").expect_err("varying part leaves 64:ff9b::/96");
     assert!(matches!(e, ConfigError::ForeignAddress { .. }), "{e}");
     assert!(e.to_string().contains("64:ff9b:0:5::c613:2"), "{e}");
