@@ -158,6 +158,11 @@ enum LabCmd {
         /// Take down an existing lab first.
         #[arg(long)]
         replace: bool,
+        /// Also prepare DIR the way siitperf's scripts expect it: siitperf.conf in siitperf's
+        /// syntax, xlatperf.toml with the lab's ports, build/siitperf-tp, -lat and -pdv linked
+        /// to this xlatperf.
+        #[arg(long, value_name = "DIR")]
+        siitperf_dir: Option<PathBuf>,
     },
     /// Remove everything the lab made (works after a crash too).
     Down,
@@ -251,6 +256,39 @@ fn trial(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<()> {
 }
 
 /// `xlatperf lab up|down|status`.
+/// Write `dir` for siitperf's scripts against the lab that is up: siitperf.conf (with the DUT's
+/// MACs read from the lab), xlatperf.toml (the lab's ports), build/siitperf-{tp,lat,pdv} as
+/// links to this binary. The lab's DUT commands (e.g. nat44's table flush before each trial)
+/// have no place in siitperf.conf: they are printed for the script to run.
+fn siitperf_dir_for_lab(info: &xlat_lab::LabInfo, dir: &Path) -> Result<()> {
+    let (l, r) = xlat_lab::dut_macs()?;
+    let sets = [("left.dut_mac".to_string(), l), ("right.dut_mac".to_string(), r)];
+    let mut cfg = xlat_config::load(&info.config_path, &sets)?;
+    let hooks = std::mem::take(&mut cfg.dut);
+    let files = xlat_config::to_siitperf(&cfg).map_err(|e| anyhow::anyhow!("{}: {e}", info.config_path.display()))?;
+    let build = dir.join("build");
+    std::fs::create_dir_all(&build).with_context(|| format!("creating {}", build.display()))?;
+    write_atomically(&dir.join("siitperf.conf"), &files.conf)?;
+    write_atomically(&dir.join(xlat_config::COMPANION), &files.companion)?;
+    let exe = std::env::current_exe().context("finding this program's path")?;
+    for name in ["siitperf-tp", "siitperf-lat", "siitperf-pdv"] {
+        let link = build.join(name);
+        let tmp = build.join(format!(".{name}.tmp-xlatperf"));
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(&exe, &tmp).with_context(|| format!("linking {} to {}", tmp.display(), exe.display()))?;
+        std::fs::rename(&tmp, &link).with_context(|| format!("renaming {} to {}", tmp.display(), link.display()))?;
+    }
+    for (when, cmd) in [
+        ("before each trial", &hooks.before_trial),
+        ("between the phases", &hooks.between_phases),
+    ] {
+        if let Some(c) = cmd {
+            eprintln!("Info: siitperf runs no DUT commands; the lab's DUT wants {when}: {c}");
+        }
+    }
+    Ok(())
+}
+
 /// `xlatperf convert`: siitperf.conf to TOML, or TOML to siitperf.conf (+ xlatperf.toml).
 fn convert(file: &Path, out_dir: Option<&Path>) -> Result<()> {
     let cfg = xlat_config::load(file, &[])?;
@@ -300,7 +338,11 @@ fn write_atomically(path: &Path, text: &str) -> Result<()> {
 
 fn lab(cmd: &LabCmd) -> Result<()> {
     match cmd {
-        LabCmd::Up { topology, replace } => {
+        LabCmd::Up {
+            topology,
+            replace,
+            siitperf_dir,
+        } => {
             let t: xlat_lab::Topology = topology.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
             let info = xlat_lab::up(t, &xlat_lab::UpOptions { replace: *replace })?;
             eprintln!(
@@ -308,6 +350,10 @@ fn lab(cmd: &LabCmd) -> Result<()> {
                 info.topology, info.left_port, info.right_port, info.tester_ns, info.dut_ns
             );
             println!("{}", info.config_path.display());
+            if let Some(dir) = siitperf_dir {
+                siitperf_dir_for_lab(&info, dir)?;
+                eprintln!("siitperf directory ready: cd {} && ./build/siitperf-tp ...", dir.display());
+            }
         }
         LabCmd::Down => {
             let r = xlat_lab::down()?;

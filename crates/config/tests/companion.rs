@@ -135,4 +135,3 @@ fn what_siitperf_cannot_express_is_refused_with_the_key() {
     let e = xlat_config::to_siitperf(&cfg).expect_err("hooks");
     assert!(e.starts_with("key 'dut.before_trial'"), "{e}");
 }
-

@@ -230,6 +230,24 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
     }
 }
 
+/// The MAC addresses of the DUT's left and right interfaces of the lab that is up (what a
+/// siitperf.conf must give as `MAC-L-DUT` and `MAC-R-DUT`).
+pub fn dut_macs() -> Result<(String, String), LabError> {
+    require_root()?;
+    let mac = |dev: &str| -> Result<String, LabError> {
+        let out = cmd::ip_in(DUT_NS, &["-o", "link", "show", "dev", dev])?;
+        out.split_whitespace()
+            .skip_while(|w| *w != "link/ether")
+            .nth(1)
+            .map(str::to_string)
+            .ok_or_else(|| LabError::Output {
+                command: format!("ip -n {DUT_NS} -o link show dev {dev}"),
+                detail: format!("no link/ether address in: {}", out.trim()),
+            })
+    };
+    Ok((mac(DUT_LEFT)?, mac(DUT_RIGHT)?))
+}
+
 /// Remove the lab: stop TAYGA, delete the namespaces (with their links and rules), restore the
 /// neighbour table limits, delete the files. Works without a state file; a no-op if nothing exists.
 pub fn down() -> Result<DownReport, LabError> {

@@ -1,0 +1,142 @@
+//! siitperf's users' scripts, unchanged, against xlatperf (issue 12): `xlatperf lab up
+//! <topology> --siitperf-dir DIR` prepares DIR as siitperf's scripts expect it (siitperf.conf in
+//! siitperf's syntax, xlatperf.toml with the ports, build/siitperf-tp, -lat, -pdv), and the
+//! bash scripts in tests/siitperf_scripts (written in the style of siitperf's, reading its
+//! output lines with grep and awk) run there against real DUTs. Root needed (CI runs as root).
+
+mod common;
+
+use common::{dut_exec, lab_lock, skip_unless_root, xlatperf, LabDown, LAB_TOOLS};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A fresh siitperf directory for `topology`, with the lab up (down again when the guard drops).
+fn prepare(topology: &str) -> (PathBuf, LabDown) {
+    let dir = std::env::temp_dir().join(format!("xlat-siitperf-dir-{topology}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.display().to_string();
+    let o = xlatperf(&["lab", "up", topology, "--replace", "--siitperf-dir", &d]);
+    let guard = LabDown;
+    assert!(o.status.success(), "lab up {topology}: {}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "siitperf.conf",
+        "xlatperf.toml",
+        "build/siitperf-tp",
+        "build/siitperf-lat",
+        "build/siitperf-pdv",
+    ] {
+        assert!(dir.join(f).exists(), "{f} missing in {d}");
+    }
+    // siitperf.conf is in siitperf's own syntax, with the DUT's MACs.
+    let conf = std::fs::read_to_string(dir.join("siitperf.conf")).expect("siitperf.conf");
+    assert!(!xlat_config::looks_like_toml(&conf), "{conf}");
+    assert!(conf.lines().any(|l| l.starts_with("MAC-L-DUT ")), "{conf}");
+    (dir, guard)
+}
+
+/// Run `script` (from tests/siitperf_scripts) with bash in `dir`; its standard output.
+fn script(dir: &Path, script: &str, env: &[(&str, &str)]) -> String {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/siitperf_scripts")
+        .join(script);
+    let dst = dir.join(script);
+    std::fs::copy(&src, &dst).expect("copy script");
+    let o = Command::new("timeout")
+        .args(["300", "bash", script])
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .expect("bash");
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{script}: {out}\n{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn number_after(out: &str, prefix: &str) -> u64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no '{prefix}' line: {out}"))
+}
+
+#[test]
+fn a_siitperf_binary_search_finds_the_limit_of_a_rate_limited_router4() {
+    if skip_unless_root(LAB_TOOLS) {
+        return;
+    }
+    let _g = lab_lock();
+    let (dir, _down) = prepare("router4");
+    // The DUT drops what exceeds 50,000 frames/s over both directions: 25,000 per direction.
+    dut_exec(&["nft", "add table inet xlat_limit"]);
+    dut_exec(&["nft", "add chain inet xlat_limit limiter { type filter hook forward priority 0 ; }"]);
+    dut_exec(&[
+        "nft",
+        "add rule inet xlat_limit limiter limit rate over 50000/second burst 2000 packets drop",
+    ]);
+    let out = script(&dir, "binary-search.sh", &[("L", "1000"), ("H", "40000"), ("E", "1000")]);
+    let tp = number_after(&out, "Throughput: ");
+    assert!(
+        (23_000..=26_000).contains(&tp),
+        "throughput {tp}, the DUT forwards 25,000 per direction:\n{out}"
+    );
+    // The latency series and the PDV run read their lines.
+    let out = script(&dir, "latency-series.sh", &[]);
+    for l in out.lines().filter(|l| l.starts_with("run ")) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        for v in [f[4], f[6], f[9]] {
+            let ms: f64 = v.parse().unwrap_or_else(|_| panic!("not a latency: {l}"));
+            assert!(ms > 0.0 && ms < 1000.0, "{l}");
+        }
+    }
+    assert_eq!(out.lines().filter(|l| l.starts_with("run ")).count(), 2, "{out}");
+    let out = script(&dir, "pdv.sh", &[]);
+    let f: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!((f[0], f[1], f[3], f[4]), ("Forward", "PDV", "Reverse", "PDV"), "{out}");
+    for v in [f[2], f[5]] {
+        let ms: f64 = v.parse().unwrap_or_else(|_| panic!("not a PDV: {out}"));
+        assert!((0.0..1000.0).contains(&ms), "{out}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_siitperf_trial_runs_unchanged_through_router6_and_siit() {
+    if skip_unless_root(LAB_TOOLS) {
+        return;
+    }
+    let _g = lab_lock();
+    for topology in ["router6", "siit"] {
+        let (dir, down) = prepare(topology);
+        // One trial well below the DUT's limit: every frame arrives.
+        let out = script(&dir, "binary-search.sh", &[("L", "2000"), ("H", "6000"), ("E", "3000")]);
+        assert!(out.contains("rate 4000: forward 8000 reverse 8000 of 8000"), "{topology}: {out}");
+        assert_eq!(number_after(&out, "Throughput: "), 4000, "{topology}: {out}");
+        drop(down);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_siitperf_stateful_trial_runs_unchanged_through_nat44() {
+    if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
+        return;
+    }
+    let _g = lab_lock();
+    let (dir, _down) = prepare("nat44");
+    let conf = std::fs::read_to_string(dir.join("siitperf.conf")).expect("conf");
+    assert!(conf.lines().any(|l| l == "Stateful 1"), "{conf}");
+    let flush = "ip netns exec xlat-dut conntrack -F";
+    let mut out = String::new();
+    for _ in 0..3 {
+        out = script(&dir, "stateful.sh", &[("FLUSH", flush)]);
+        let text = std::fs::read_to_string(dir.join("stateful.out")).unwrap_or_default();
+        if !text.contains("invalid") {
+            break;
+        }
+    }
+    // 2,000 connections learnt in phase 1; phase 2 forward and reverse all arrive.
+    assert!(out.contains("stateful: forward 10000 reverse 10000 of 10000"), "{out}");
+    let text = std::fs::read_to_string(dir.join("stateful.out")).expect("out");
+    assert!(text.contains("Preliminary frames received:"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
