@@ -63,6 +63,13 @@ fn said_by_preliminary_lines(reason: &str) -> bool {
 
 /// The lines siitperf-tp prints, in its order, and a line with `invalid` when the trial is.
 /// A stateful trial's preliminary lines come first, as siitperf prints them before phase 2.
+///
+/// `<Side> frames received:` carries siitperf's count: every test frame received, a duplicate
+/// as often as it arrived (distinct sequence numbers plus duplicates), so that a script
+/// comparing it with rate x duration judges a trial as it would with siitperf. Where xlatperf
+/// knows more (duplicates, reordering, the tester's own drops), an `Info: <Side>: ...` line
+/// after the two says so; it does not start with `<Side> frames` and so leaves scripts that
+/// grep siitperf's lines alone (docs/siitperf-compat.md).
 pub fn siitperf_lines(r: &TrialReport) -> Vec<String> {
     let mut v = Vec::new();
     if let Some(p) = &r.preliminary {
@@ -77,7 +84,13 @@ pub fn siitperf_lines(r: &TrialReport) -> Vec<String> {
     for (name, d) in r.directions() {
         let title = if name == "forward" { "Forward" } else { "Reverse" };
         v.push(format!("{title} frames sent: {}", d.sent));
-        v.push(format!("{title} frames received: {}", d.received));
+        v.push(format!("{title} frames received: {}", d.received + d.duplicates));
+        if d.duplicates + d.reordered + d.tester_tx_dropped + d.tester_rx_dropped > 0 {
+            v.push(format!(
+                "Info: {title}: {} distinct frames received, {} duplicates, {} reordered; tester dropped: tx {}, rx {}",
+                d.received, d.duplicates, d.reordered, d.tester_tx_dropped, d.tester_rx_dropped
+            ));
+        }
     }
     v
 }
@@ -491,6 +504,18 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(siitperf_lines(&r), vec!["Forward frames sent: 10", "Forward frames received: 9"]);
+        // siitperf counts a duplicate as often as it arrives; xlatperf says what it knows more.
+        let mut d = r.clone();
+        let f = d.forward.as_mut().unwrap();
+        (f.received, f.duplicates, f.reordered) = (8, 2, 1);
+        assert_eq!(
+            siitperf_lines(&d),
+            vec![
+                "Forward frames sent: 10",
+                "Forward frames received: 10",
+                "Info: Forward: 8 distinct frames received, 2 duplicates, 1 reordered; tester dropped: tx 0, rx 0"
+            ]
+        );
         assert!(trial_summary(&r).contains("trial valid: loss"));
         assert!(
             trial_summary(&r).contains("lost          1 (10.0000 %)  tester dropped: tx 0, rx 0"),
