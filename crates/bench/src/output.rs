@@ -79,7 +79,7 @@ pub fn siitperf_lines(r: &TrialReport) -> Vec<String> {
         if r.preliminary.is_some() && said_by_preliminary_lines(reason) {
             continue;
         }
-        v.push(format!("Warning: {reason}."));
+        v.extend(siitperf_warning(reason));
     }
     for (name, d) in r.directions() {
         let title = if name == "forward" { "Forward" } else { "Reverse" };
@@ -93,6 +93,22 @@ pub fn siitperf_lines(r: &TrialReport) -> Vec<String> {
         }
     }
     v
+}
+
+/// An invalid reason as siitperf's warning line: a late sender in siitperf's exact words
+/// (`Warning: Forward sending exceeded the 60.0006000000 seconds limit, the test is invalid.`)
+/// with the time it took on an `Info:` line after it; any other reason as `Warning: <reason>.`
+fn siitperf_warning(reason: &str) -> Vec<String> {
+    if let Some((head, rest)) = reason.split_once(" seconds limit (took ") {
+        if let Some((took, tail)) = rest.split_once(')') {
+            let side = head.split_whitespace().next().unwrap_or("");
+            return vec![
+                format!("Warning: {head} seconds limit{tail}."),
+                format!("Info: {side} sending took {took}."),
+            ];
+        }
+    }
+    vec![format!("Warning: {reason}.")]
 }
 
 /// "Forward" or "Reverse".
@@ -526,10 +542,16 @@ mod tests {
         (f.tester_tx_dropped, f.tester_rx_dropped) = (3, 4);
         assert!(trial_summary(&r).contains("tester dropped: tx 3, rx 4"), "{}", trial_summary(&r));
         r.valid = false;
+        // The engine's reason as it words it: siitperf's line byte for byte, the time after it.
         r.invalid_reasons
-            .push("Forward sending exceeded the 1.0000100000 seconds limit, the test is invalid".into());
-        assert!(siitperf_lines(&r)[0].contains("invalid"));
+            .push("Forward sending exceeded the 1.0000100000 seconds limit (took 1.000412 s), the test is invalid".into());
+        let l = siitperf_lines(&r);
+        assert_eq!(l[0], "Warning: Forward sending exceeded the 1.0000100000 seconds limit, the test is invalid.");
+        assert_eq!(l[1], "Info: Forward sending took 1.000412 s.");
+        assert_eq!(l[2..4], ["Forward frames sent: 10", "Forward frames received: 9"]);
         assert!(trial_summary(&r).contains("INVALID"));
+        r.invalid_reasons = vec!["the tester dropped 3 frames".into()];
+        assert_eq!(siitperf_lines(&r)[0], "Warning: the tester dropped 3 frames.");
     }
 
     /// siitperf's example of STATEFUL.md section 7: N = M = 4,000,000 at R = 8,000,000.
