@@ -546,7 +546,10 @@ mod tests {
         r.invalid_reasons
             .push("Forward sending exceeded the 1.0000100000 seconds limit (took 1.000412 s), the test is invalid".into());
         let l = siitperf_lines(&r);
-        assert_eq!(l[0], "Warning: Forward sending exceeded the 1.0000100000 seconds limit, the test is invalid.");
+        assert_eq!(
+            l[0],
+            "Warning: Forward sending exceeded the 1.0000100000 seconds limit, the test is invalid."
+        );
         assert_eq!(l[1], "Info: Forward sending took 1.000412 s.");
         assert_eq!(l[2..4], ["Forward frames sent: 10", "Forward frames received: 9"]);
         assert!(trial_summary(&r).contains("INVALID"));

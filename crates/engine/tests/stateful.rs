@@ -200,3 +200,37 @@ fn an_ipv6_responder_learns_only_the_foreground_frames() {
         assert_eq!((d.sent, d.received, d.lost), (10_000, 10_000, 0), "{name}");
     }
 }
+
+/// Phase 1 alone (RFC 9693's connection establishment rate measures it): the preliminary
+/// report, no phase 2, and the same checks of the table.
+#[test]
+fn phase_one_alone_reports_the_table_and_runs_no_phase_two() {
+    let _g = serial();
+    let (mut t, _) = tester(stateful_setup());
+    let spec = spec(4_000, 4_000);
+    let mut r = t.run_preliminary(&spec).unwrap();
+    for _ in 0..2 {
+        if r.valid {
+            break;
+        }
+        r = t.run_preliminary(&spec).unwrap();
+    }
+    assert!(r.valid, "{:?}", r.invalid_reasons);
+    let p = r.preliminary.as_ref().unwrap();
+    assert_eq!((p.sent, p.received, p.valid_entries, p.state_table), (4_000, 4_000, 4_000, 4_000));
+    assert_eq!(p.duplicate_tuples, Some(0));
+    assert!(r.forward.is_none() && r.reverse.is_none(), "no phase 2");
+    // A table larger than the foreground frames of phase 1 cannot fill.
+    let r = t.run_preliminary(&self::spec(4_000, 5_000)).unwrap();
+    assert!(!r.valid);
+    assert!(
+        r.invalid_reasons
+            .iter()
+            .any(|x| x.starts_with("Failed to fill state table (valid entries: 4000")),
+        "{:?}",
+        r.invalid_reasons
+    );
+    // A stateless trial has no phase 1.
+    let e = t.run_preliminary(&TrialSpec::new(84, 1000, 0.1, 10)).unwrap_err();
+    assert!(e.to_string().contains("preliminary"), "{e}");
+}

@@ -306,6 +306,49 @@ impl<P: Port> Tester<P> {
         p.validate()?;
         let active = [self.setup.forward, self.setup.reverse];
         self.check(spec, active, Phase::Test(init))?;
+        let (mut report, table, t1) = self.phase_one(spec, p, init)?;
+        if !report.valid {
+            return Ok(report);
+        }
+        if let Some(h) = &mut self.between_phases {
+            h().map_err(EngineError::Hook)?;
+        }
+        // Phase 2 starts D after phase 1 started; phase 1 ran to its end, so no earlier.
+        let clock = self.clock;
+        let t2 = t1 + clock.ticks_ms(p.phase_delay_ms);
+        while clock.now() + clock.ticks(0.06) < t2 {
+            if self.abort.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.announce()?;
+        let t0 = t2.max(clock.now() + clock.ticks(0.01));
+        let (r2, _) = self.run_phase(spec, spec.frames(), active, Phase::Learn(init, &table).phase_two(), t0)?;
+        report.valid = r2.valid;
+        report.invalid_reasons = r2.invalid_reasons;
+        report.forward = r2.forward;
+        report.reverse = r2.reverse;
+        Ok(report)
+    }
+
+    /// Phase 1 of a stateful test alone (RFC 9693's connection establishment rate: the
+    /// preliminary phase is the measurement): the report's `preliminary` holds the counts and
+    /// its validity says whether every frame was sent on time and the state table filled;
+    /// `forward`/`reverse` stay empty. `spec.preliminary` must be set.
+    pub fn run_preliminary(&mut self, spec: &TrialSpec) -> Res<TrialReport> {
+        let (p, init) = match (spec.preliminary, self.initiator()) {
+            (Some(p), Some(d)) => (p, d),
+            (Some(_), None) => return Err(SpecError::NotStateful.into()),
+            (None, _) => return Err(SpecError::NoPreliminary.into()),
+        };
+        p.validate()?;
+        Ok(self.phase_one(spec, p, init)?.0)
+    }
+
+    /// Phase 1: the report with its `preliminary` part (invalid when phase 1 was), the table
+    /// learnt, and the tick phase 1 started at.
+    fn phase_one(&mut self, spec: &TrialSpec, p: PreliminarySpec, init: Direction) -> Res<(TrialReport, Arc<StateTable>, u64)> {
         let p1 = p.phase_one_spec(spec);
         let mut p1_active = [false; 2];
         p1_active[dir_index(init)] = true;
@@ -375,28 +418,7 @@ impl<P: Port> Tester<P> {
             }
         }
         report.preliminary = Some(pre);
-        if !report.valid {
-            return Ok(report);
-        }
-        if let Some(h) = &mut self.between_phases {
-            h().map_err(EngineError::Hook)?;
-        }
-        // Phase 2 starts D after phase 1 started; phase 1 ran to its end, so no earlier.
-        let t2 = t1 + clock.ticks_ms(p.phase_delay_ms);
-        while clock.now() + clock.ticks(0.06) < t2 {
-            if self.abort.load(Ordering::Relaxed) {
-                return Err(EngineError::Interrupted);
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.announce()?;
-        let t0 = t2.max(clock.now() + clock.ticks(0.01));
-        let (r2, _) = self.run_phase(spec, spec.frames(), active, Phase::Learn(init, &table).phase_two(), t0)?;
-        report.valid = r2.valid;
-        report.invalid_reasons = r2.invalid_reasons;
-        report.forward = r2.forward;
-        report.reverse = r2.reverse;
-        Ok(report)
+        Ok((report, table, t1))
     }
 
     /// True when phase 1 sends each of its `foreground` connections once (a unique
