@@ -66,7 +66,13 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     }
     interrupt::install();
     eprintln!("== xlatperf demo: building the lab ({topology}: the Linux kernel forwards between two namespaces)");
-    let info = xlat_lab::up(topology, &xlat_lab::UpOptions { replace: true })?;
+    let info = xlat_lab::up(
+        topology,
+        &xlat_lab::UpOptions {
+            replace: true,
+            ..Default::default()
+        },
+    )?;
     let _guard = LabGuard { keep: a.keep };
     let conf = info.config_path.display().to_string();
     eprintln!(

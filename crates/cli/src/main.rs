@@ -163,6 +163,13 @@ enum LabCmd {
         /// to this xlatperf.
         #[arg(long, value_name = "DIR")]
         siitperf_dir: Option<PathBuf>,
+        /// nat44, nat64, nat66: set the DUT's connection tracking table to exactly N entries
+        /// (host-wide nf_conntrack_max, restored at lab down); default: raised to at least 2^21.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=xlat_lab::CONNTRACK_LIMIT))]
+        conntrack_max: Option<u64>,
+        /// With --conntrack-max: the hash size (nf_conntrack_buckets); default: the table size.
+        #[arg(long, value_name = "N", requires = "conntrack_max", value_parser = clap::value_parser!(u64).range(1..=xlat_lab::CONNTRACK_LIMIT))]
+        conntrack_buckets: Option<u64>,
     },
     /// Remove everything the lab made (works after a crash too).
     Down,
@@ -342,9 +349,15 @@ fn lab(cmd: &LabCmd) -> Result<()> {
             topology,
             replace,
             siitperf_dir,
+            conntrack_max,
+            conntrack_buckets,
         } => {
             let t: xlat_lab::Topology = topology.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-            let info = xlat_lab::up(t, &xlat_lab::UpOptions { replace: *replace })?;
+            let opts = xlat_lab::UpOptions {
+                replace: *replace,
+                conntrack: conntrack_max.map(|m| (m, conntrack_buckets.unwrap_or(m))),
+            };
+            let info = xlat_lab::up(t, &opts)?;
             eprintln!(
                 "lab {} is up: tester ports {} and {} in namespace {}, DUT in {}",
                 info.topology, info.left_port, info.right_port, info.tester_ns, info.dut_ns

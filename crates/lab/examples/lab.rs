@@ -7,7 +7,10 @@ fn main() -> ExitCode {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match args.as_slice() {
         ["up", t] | ["up", t, "--replace"] => t.parse().and_then(|t| {
-            let opts = xlat_lab::UpOptions { replace: args.len() == 3 };
+            let opts = xlat_lab::UpOptions {
+                replace: args.len() == 3,
+                ..Default::default()
+            };
             xlat_lab::up(t, &opts).map(|info| format!("lab {} is up; configuration: {}", info.topology, info.config_path.display()))
         }),
         ["down"] => xlat_lab::down().map(|r| r.to_string()),

@@ -81,7 +81,14 @@ pub use topology::{
 pub struct UpOptions {
     /// Tear down an existing lab first instead of failing.
     pub replace: bool,
+    /// The stateful DUTs' connection tracking table: `(nf_conntrack_max, hash buckets)` set to
+    /// exactly these (host-wide, restored by [`down`]) instead of raised to at least
+    /// [`CONNTRACK_MAX`] (e.g. a known capacity for RFC 9693's table capacity measurement).
+    pub conntrack: Option<(u64, u64)>,
 }
+
+/// The largest connection tracking table or hash `lab up` sets (2^26 entries).
+pub const CONNTRACK_LIMIT: u64 = 1 << 26;
 
 /// A lab that is up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,6 +210,20 @@ fn require_tools(t: Topology) -> Result<(), LabError> {
 pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
     require_root()?;
     require_tools(t)?;
+    if let Some((max, buckets)) = opts.conntrack {
+        if !t.uses_nat() {
+            return Err(LabError::InvalidInput(format!(
+                "the connection tracking table is set for the stateful DUTs (nat44, nat64, nat66), not {t}"
+            )));
+        }
+        for (what, v) in [("table size", max), ("hash size", buckets)] {
+            if !(1..=CONNTRACK_LIMIT).contains(&v) {
+                return Err(LabError::InvalidInput(format!(
+                    "connection tracking {what} {v}: allowed 1-{CONNTRACK_LIMIT}"
+                )));
+            }
+        }
+    }
     if let Some(detail) = setup::existing()? {
         if opts.replace {
             setup::teardown()?;
@@ -217,7 +238,7 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
         .filter(|l| t.uses_tayga() || **l != TAYGA_TUN)
         .map(|s| s.to_string())
         .collect();
-    let result = state::write(&st).and_then(|()| setup::build(t, &mut st));
+    let result = state::write(&st).and_then(|()| setup::build(t, &mut st, opts));
     match result {
         Ok(info) => Ok(info),
         Err(error) => match setup::teardown() {

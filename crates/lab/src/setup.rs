@@ -134,7 +134,7 @@ pub(crate) fn existing() -> Result<Option<String>, LabError> {
 }
 
 /// `up`, after the checks: build everything, recording it in `st` as it goes.
-pub(crate) fn build(t: Topology, st: &mut LabState) -> Result<LabInfo, LabError> {
+pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::UpOptions) -> Result<LabInfo, LabError> {
     for ns in NAMESPACES {
         run("ip", &["netns", "add", ns])?;
         ip_in(ns, &["link", "set", "dev", "lo", "up"])?;
@@ -194,7 +194,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState) -> Result<LabInfo, LabError>
     if t.uses_nat() {
         run_with_input("ip", &["netns", "exec", DUT_NS, "nft", "-f", "-"], Some(&nat_ruleset(t)))?;
         // After the ruleset: it loads nf_conntrack, whose sysctls exist only from then on.
-        tune_conntrack(st)?;
+        tune_conntrack(st, opts.conntrack)?;
     }
 
     wait_links_up()?;
@@ -267,12 +267,45 @@ fn raise_globals(st: &mut LabState, wanted: &[(&str, u64)]) -> Result<(), LabErr
     Ok(())
 }
 
+/// Set host-wide sysctls to exactly `wanted`, recording each old value in the state file
+/// before it changes (as [`raise_globals`]), so that `down` restores it, also after a crash.
+fn set_globals(st: &mut LabState, wanted: &[(&str, u64)]) -> Result<(), LabError> {
+    for &(key, want) in wanted {
+        let current = sysctl_get(None, key)?;
+        if current.trim() != want.to_string() {
+            st.saved_sysctls.push(SavedSysctl {
+                key: key.to_string(),
+                original: current,
+                set: want.to_string(),
+            });
+            state::write(st)?;
+            sysctl_set(None, key, &want.to_string())?;
+            // The kernel may round (the hash size goes to a multiple of a page of buckets):
+            // record what it took, so that `down` recognises its own value and restores it.
+            let took = sysctl_get(None, key)?;
+            if let Some(saved) = st.saved_sysctls.last_mut() {
+                saved.set = took.trim().to_string();
+            }
+            state::write(st)?;
+        }
+    }
+    Ok(())
+}
+
 /// Make the DUT's connection tracking fit a stateful test: a table and hash for
 /// [`CONNTRACK_MAX`] connections (host-wide, restored by `down`), and UDP timeouts of
 /// [`CONNTRACK_UDP_TIMEOUT_S`] in the DUT namespace, well above phase 1, the delay to phase 2
 /// and phase 2 of the lab's stateful configuration together.
-fn tune_conntrack(st: &mut LabState) -> Result<(), LabError> {
-    raise_globals(st, &CONNTRACK_GLOBAL)?;
+/// With `exact` (`--conntrack-max`), table and hash are set to those values, lower too.
+fn tune_conntrack(st: &mut LabState, exact: Option<(u64, u64)>) -> Result<(), LabError> {
+    match exact {
+        None => raise_globals(st, &CONNTRACK_GLOBAL)?,
+        Some((max, buckets)) => {
+            // The hash first: a table above the old hash size is fine, but set both anyway.
+            let keys = [(CONNTRACK_GLOBAL[1].0, buckets), (CONNTRACK_GLOBAL[0].0, max)];
+            set_globals(st, &keys)?;
+        }
+    }
     for key in CONNTRACK_UDP_TIMEOUTS {
         sysctl_set(Some(DUT_NS), key, &CONNTRACK_UDP_TIMEOUT_S.to_string())?;
     }

@@ -235,7 +235,14 @@ fn down_with_a_corrupt_state_file_and_replace() {
     let _guard = cleanup_guard();
 
     up(Topology::Router4, &UpOptions::default()).unwrap();
-    let info = up(Topology::Router6, &UpOptions { replace: true }).unwrap();
+    let info = up(
+        Topology::Router6,
+        &UpOptions {
+            replace: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(status().unwrap().topology(), Some(Topology::Router6));
     assert!(info.config_path.exists() && !Path::new("/run/xlatperf/lab-router4.toml").exists());
 
@@ -371,11 +378,74 @@ fn nat_labs_tune_conntrack_and_down_restores_the_host() {
     // and a later `down` (after another crash) restores; the same from nat66 to nat44.
     for (crashed, replacement) in [(Topology::Nat64, Topology::Nat44), (Topology::Nat66, Topology::Nat44)] {
         up(crashed, &UpOptions::default()).unwrap();
-        up(replacement, &UpOptions { replace: true }).unwrap();
+        up(
+            replacement,
+            &UpOptions {
+                replace: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert!(dut_sysctl("net.netfilter.nf_conntrack_max") >= CONNTRACK_MAX);
         let report = down().unwrap();
         assert!(report.had_state, "{report}");
         assert_nothing_left();
         assert_eq!(host_values(), before, "{crashed}: {HOST_KEYS:?} not restored after a crash");
     }
+}
+
+/// `lab up nat44 --conntrack-max N`: the DUT's table holds exactly N connections (lower than
+/// the host's too, for a capacity measurement), the hash as given (the kernel rounds it), and
+/// `down` restores both, also after a crash; only the stateful DUTs take it.
+#[test]
+fn a_set_conntrack_table_holds_exactly_its_size_and_down_restores_the_host() {
+    need_root!("tayga", "conntrack");
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    if Command::new("sysctl")
+        .args(["-n", HOST_KEYS[2]])
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        up(Topology::Nat44, &UpOptions::default()).unwrap();
+        down().unwrap();
+    }
+    let before = host_values();
+    let opts = UpOptions {
+        conntrack: Some((150_000, 100_000)),
+        ..Default::default()
+    };
+    up(Topology::Nat44, &opts).unwrap();
+    assert_eq!(dut_sysctl("net.netfilter.nf_conntrack_max"), 150_000);
+    let buckets: u64 = sh("cat", &["/sys/module/nf_conntrack/parameters/hashsize"]).trim().parse().unwrap();
+    assert!((100_000..=101_000).contains(&buckets), "hash size {buckets} for 100,000");
+    // A crash, then `up --replace` with the default table: raised again; `down` restores all.
+    up(
+        Topology::Nat66,
+        &UpOptions {
+            replace: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(dut_sysctl("net.netfilter.nf_conntrack_max") >= CONNTRACK_MAX);
+    down().unwrap();
+    assert_nothing_left();
+    assert_eq!(host_values(), before, "{HOST_KEYS:?} not restored");
+    up(Topology::Nat44, &opts).unwrap();
+    check_down();
+    assert_eq!(host_values(), before, "{HOST_KEYS:?} not restored");
+    // Not for a stateless DUT, and not beyond the limit.
+    let e = up(Topology::Router4, &opts).unwrap_err();
+    assert!(e.to_string().contains("not router4"), "{e}");
+    let e = up(
+        Topology::Nat44,
+        &UpOptions {
+            conntrack: Some((CONNTRACK_LIMIT + 1, 10)),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("allowed 1-"), "{e}");
+    assert_nothing_left();
 }
