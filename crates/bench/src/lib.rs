@@ -47,6 +47,7 @@
 //! [`BenchError::Interrupted`] with every trial so far.
 
 pub mod b2b;
+pub mod conn_rate;
 pub mod delay;
 pub mod error;
 pub mod frame_loss;
@@ -68,6 +69,7 @@ pub mod throughput;
 pub mod trial;
 
 pub use b2b::{back_to_back, BackToBackConfig, BackToBackResult};
+pub use conn_rate::{conn_rate, ConnRateConfig, ConnRateResult};
 pub use delay::{
     Delay, DelayRecorder, DelayStats, HistogramStats, IpdvRecorder, IpdvStatistics, IpdvStats, LatencyStats, LogHistogram, PdvStats,
 };

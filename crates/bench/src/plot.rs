@@ -175,6 +175,17 @@ impl Plot for BackToBackResult {
     }
 }
 
+impl Plot for crate::conn_rate::ConnRateResult {
+    fn plot(results: &[SizeResult<Self>], _: &Collected) -> Option<String> {
+        metric_vs_size(
+            "Maximum connection establishment rate against frame size",
+            "connections/s",
+            results,
+            "conn_rate_cps",
+        )
+    }
+}
+
 impl Plot for RecoveryResult {
     fn plot(results: &[SizeResult<Self>], _: &Collected) -> Option<String> {
         metric_vs_size(

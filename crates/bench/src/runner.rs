@@ -23,6 +23,13 @@ pub trait TrialRunner {
         let _ = (forward, reverse);
         Err(BenchError::Unsupported("choosing the active directions".into()))
     }
+
+    /// Run the preliminary phase of `spec` (stateful) alone, no phase 2 (RFC 9693's connection
+    /// establishment rate). Runners that cannot say so.
+    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        let _ = spec;
+        Err(BenchError::Unsupported("running phase 1 alone".into()))
+    }
 }
 
 impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
@@ -32,6 +39,10 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
 
     fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), BenchError> {
         (**self).set_directions(forward, reverse)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        (**self).run_preliminary(spec)
     }
 }
 

@@ -123,6 +123,9 @@ enum Cmd {
     B2b(procedures::B2bArgs),
     /// System recovery: overload at 110% of the throughput, then 50%; time to recover (RFC 2544 26.5).
     Recovery(procedures::RecoveryArgs),
+    /// Maximum connection establishment rate of a stateful DUT (RFC 9693): a binary search on
+    /// phase 1's rate with N = M connections per step; the highest rate that passed.
+    ConnRate(procedures::ConnRateArgs),
     /// A complete measurement in a couple of minutes: lab up, throughput, latency, lab down.
     Demo(demo::DemoArgs),
     /// siitperf-tp's command line: reads ./siitperf.conf and prints siitperf's output lines.
@@ -414,6 +417,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::Pdv(a) => procedures::pdv(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::B2b(a) => procedures::b2b(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Recovery(a) => procedures::recovery(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::ConnRate(a) => procedures::conn_rate(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Demo(a) => demo::run(a),
         Cmd::SiitperfTp { args } => siitperf::tp(args),
         Cmd::SiitperfLat { args } => siitperf::lat(args),

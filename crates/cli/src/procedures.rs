@@ -12,6 +12,7 @@ use clap::Args;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use xlat_bench::b2b::BackToBackResult;
+use xlat_bench::conn_rate::{ConnRateConfig, ConnRateResult};
 use xlat_bench::recovery::RecoveryResult;
 use xlat_bench::{
     BackToBackConfig, BenchError, Collected, Document, FrameLossConfig, FrameLossResult, InterruptedRun, LatencyConfig, LatencyResult,
@@ -171,6 +172,23 @@ pub struct B2bArgs {
     pub throughput: Option<u64>,
 }
 
+/// `xlatperf conn-rate`.
+#[derive(Args, Clone, Debug)]
+pub struct ConnRateArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// N = M: connections each step opens (phase 1 frames, state table entries).
+    #[arg(long, value_name = "N", value_parser = parse_rate)]
+    pub connections: u64,
+    /// The highest rate tried (first), connections/s.
+    #[arg(long = "max-rate", value_name = "CPS", value_parser = parse_rate)]
+    pub max_rate: u64,
+    /// The search stops when the interval is at most this wide, connections/s. Default: 1 % of
+    /// --max-rate.
+    #[arg(long, value_name = "CPS", value_parser = parse_rate)]
+    pub error: Option<u64>,
+}
+
 /// `xlatperf recovery`.
 #[derive(Args, Clone, Debug)]
 pub struct RecoveryArgs {
@@ -248,6 +266,13 @@ impl CliRunner {
 }
 
 impl TrialRunner for CliRunner {
+    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        if interrupt::requested() {
+            return Err(BenchError::Interrupted { trials: Vec::new() });
+        }
+        self.inner.run_preliminary(spec).map_err(|e| BenchError::Trial(format!("{e:#}")))
+    }
+
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
         if interrupt::requested() {
             // The procedure fills in its trials so far.
@@ -601,6 +626,29 @@ pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResu
     run_all(&p, "back-to-back", &plans, |r, c, prog| {
         xlat_bench::back_to_back(r, c, prog, &mut RealSleeper)
     })
+}
+
+/// `xlatperf conn-rate`: RFC 9693's maximum connection establishment rate.
+pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<ConnRateResult>>> {
+    let p = prepare(&a.common, Some(&StatefulArgs::default()), "conn-rate", argv)?;
+    if p.cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        bail!(
+            "conn-rate measures a stateful DUT: the configuration must be stateful (siitperf.conf `Stateful 1`, TOML `traffic.stateful`)"
+        );
+    }
+    let plans = per_size(&p.sizes, |size| {
+        let c = ConnRateConfig {
+            frame_size: size,
+            connections: a.connections,
+            max_rate: a.max_rate,
+            error: a.error.unwrap_or((a.max_rate / 100).max(1)),
+            timeout_ms: a.common.timeout,
+            retries: a.common.retries,
+        };
+        c.validate().map_err(|e| config_error(size, e))?;
+        Ok(c)
+    })?;
+    run_all(&p, "conn-rate", &plans, |r, c, prog| xlat_bench::conn_rate(r, c, prog))
 }
 
 /// `xlatperf recovery`.

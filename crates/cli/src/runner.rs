@@ -16,6 +16,11 @@ use crate::args::StatefulArgs;
 /// A tester ready to run trials.
 pub trait Runner {
     fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport>;
+    /// Phase 1 of the stateful `spec` alone (RFC 9693's connection establishment rate).
+    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+        let _ = spec;
+        Err(anyhow!("this runner cannot run phase 1 alone"))
+    }
     /// "left-port -> right-port" and the DUT MACs, for the human header.
     fn describe(&self) -> String;
     /// Choose the active directions of the next trials.
@@ -25,6 +30,10 @@ pub trait Runner {
 impl<P: Port> Runner for Tester<P> {
     fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
         Ok(Tester::run_trial(self, spec)?)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+        Ok(Tester::run_preliminary(self, spec)?)
     }
 
     fn set_directions(&mut self, forward: bool, reverse: bool) {
@@ -60,6 +69,12 @@ impl xlat_bench::TrialRunner for BenchRunner {
     fn set_directions(&mut self, forward: bool, reverse: bool) -> std::result::Result<(), xlat_bench::BenchError> {
         self.0.set_directions(forward, reverse);
         Ok(())
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
+        self.0
+            .run_preliminary(spec)
+            .map_err(|e| xlat_bench::BenchError::Trial(format!("{e:#}")))
     }
 }
 
@@ -140,6 +155,11 @@ impl Runner for BeforeTrial {
     fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
         run_hook("dut.before_trial", &self.command, HOOK_DEADLINE).map_err(|e| anyhow!("{e}; the trial was not run"))?;
         self.inner.run_trial(spec)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+        run_hook("dut.before_trial", &self.command, HOOK_DEADLINE).map_err(|e| anyhow!("{e}; the step was not run"))?;
+        self.inner.run_preliminary(spec)
     }
 
     fn describe(&self) -> String {
