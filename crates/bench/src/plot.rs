@@ -186,6 +186,17 @@ impl Plot for crate::conn_rate::ConnRateResult {
     }
 }
 
+impl Plot for crate::teardown::TeardownResult {
+    fn plot(results: &[SizeResult<Self>], _: &Collected) -> Option<String> {
+        metric_vs_size(
+            "Connection tear-down rate against frame size",
+            "connections/s",
+            results,
+            "teardown_rate_cps",
+        )
+    }
+}
+
 impl Plot for RecoveryResult {
     fn plot(results: &[SizeResult<Self>], _: &Collected) -> Option<String> {
         metric_vs_size(

@@ -30,6 +30,12 @@ pub trait TrialRunner {
         let _ = spec;
         Err(BenchError::Unsupported("running phase 1 alone".into()))
     }
+
+    /// Run the DUT command of configuration key `key` (e.g. `dut.delete_all`) and return how
+    /// many seconds it took; an error if it is not configured, fails or overruns its deadline.
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
+        Err(BenchError::Unsupported(format!("running the DUT command {key}")))
+    }
 }
 
 impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
@@ -43,6 +49,10 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
 
     fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
         (**self).run_preliminary(spec)
+    }
+
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
+        (**self).time_dut_command(key)
     }
 }
 

@@ -126,6 +126,9 @@ enum Cmd {
     /// Maximum connection establishment rate of a stateful DUT (RFC 9693): a binary search on
     /// phase 1's rate with N = M connections per step; the highest rate that passed.
     ConnRate(procedures::ConnRateArgs),
+    /// Connection tear-down rate of a stateful DUT (RFC 9693): load N connections, time the
+    /// DUT's delete-all command on the full and on the empty table; N / (full - empty).
+    TeardownRate(procedures::TeardownArgs),
     /// A complete measurement in a couple of minutes: lab up, throughput, latency, lab down.
     Demo(demo::DemoArgs),
     /// siitperf-tp's command line: reads ./siitperf.conf and prints siitperf's output lines.
@@ -275,6 +278,7 @@ fn siitperf_dir_for_lab(info: &xlat_lab::LabInfo, dir: &Path) -> Result<()> {
     let sets = [("left.dut_mac".to_string(), l), ("right.dut_mac".to_string(), r)];
     let mut cfg = xlat_config::load(&info.config_path, &sets)?;
     let hooks = std::mem::take(&mut cfg.dut);
+    // dut.delete_all serves xlatperf's teardown-rate only.
     let files = xlat_config::to_siitperf(&cfg).map_err(|e| anyhow::anyhow!("{}: {e}", info.config_path.display()))?;
     let build = dir.join("build");
     std::fs::create_dir_all(&build).with_context(|| format!("creating {}", build.display()))?;
@@ -418,6 +422,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::B2b(a) => procedures::b2b(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Recovery(a) => procedures::recovery(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::ConnRate(a) => procedures::conn_rate(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::TeardownRate(a) => procedures::teardown(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Demo(a) => demo::run(a),
         Cmd::SiitperfTp { args } => siitperf::tp(args),
         Cmd::SiitperfLat { args } => siitperf::lat(args),

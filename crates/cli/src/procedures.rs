@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use xlat_bench::b2b::BackToBackResult;
 use xlat_bench::conn_rate::{ConnRateConfig, ConnRateResult};
 use xlat_bench::recovery::RecoveryResult;
+use xlat_bench::teardown::{TeardownConfig, TeardownResult};
 use xlat_bench::{
     BackToBackConfig, BenchError, Collected, Document, FrameLossConfig, FrameLossResult, InterruptedRun, LatencyConfig, LatencyResult,
     PdvConfig, PdvResult, Plot, RealSleeper, RecoveryConfig, Repeated, RunMeta, SearchMethod, SizeResult, ThroughputConfig,
@@ -189,6 +190,19 @@ pub struct ConnRateArgs {
     pub error: Option<u64>,
 }
 
+/// `xlatperf teardown-rate`.
+#[derive(Args, Clone, Debug)]
+pub struct TeardownArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// N: connections loaded, then deleted.
+    #[arg(long, value_name = "N", value_parser = parse_rate)]
+    pub connections: u64,
+    /// Phase 1's rate while loading, connections/s: one the DUT sustains (see conn-rate).
+    #[arg(long, value_name = "CPS", value_parser = parse_rate)]
+    pub rate: u64,
+}
+
 /// `xlatperf recovery`.
 #[derive(Args, Clone, Debug)]
 pub struct RecoveryArgs {
@@ -249,6 +263,8 @@ pub struct CliRunner {
     inner: Box<dyn Runner>,
     preliminary: Option<PreliminarySpec>,
     pub collected: Collected,
+    /// The configuration's DUT commands (`dut.delete_all` for teardown-rate).
+    dut: xlat_config::DutHooks,
 }
 
 impl CliRunner {
@@ -257,7 +273,14 @@ impl CliRunner {
             inner,
             preliminary,
             collected: Collected::default(),
+            dut: xlat_config::DutHooks::default(),
         }
+    }
+
+    /// With the configuration's DUT commands.
+    pub fn with_dut(mut self, dut: xlat_config::DutHooks) -> CliRunner {
+        self.dut = dut;
+        self
     }
 
     pub fn describe(&self) -> String {
@@ -271,6 +294,22 @@ impl TrialRunner for CliRunner {
             return Err(BenchError::Interrupted { trials: Vec::new() });
         }
         self.inner.run_preliminary(spec).map_err(|e| BenchError::Trial(format!("{e:#}")))
+    }
+
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
+        let command = match key {
+            "dut.delete_all" => self.dut.delete_all.clone(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            BenchError::Config(format!(
+                "the configuration has no {key} command (TOML [dut] {})",
+                key.trim_start_matches("dut.")
+            ))
+        })?;
+        let start = std::time::Instant::now();
+        runner::run_hook(key, &command, runner::HOOK_DEADLINE).map_err(BenchError::Trial)?;
+        Ok(start.elapsed().as_secs_f64())
     }
 
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
@@ -419,7 +458,7 @@ where
 {
     let repeat = p.common.repeat as usize;
     let mut progress = TermProgress::new(p.common.verbose);
-    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary);
+    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary).with_dut(p.cfg.dut.clone());
     interrupt::install();
     if crate::progress::stderr_is_tty() || p.common.verbose {
         progress.note(&format!(
@@ -649,6 +688,29 @@ pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<Con
         Ok(c)
     })?;
     run_all(&p, "conn-rate", &plans, |r, c, prog| xlat_bench::conn_rate(r, c, prog))
+}
+
+/// `xlatperf teardown-rate`: RFC 9693's connection tear-down rate.
+pub fn teardown(a: &TeardownArgs, argv: &[String]) -> Result<Vec<SizeResult<TeardownResult>>> {
+    let p = prepare(&a.common, Some(&StatefulArgs::default()), "teardown-rate", argv)?;
+    if p.cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        bail!("teardown-rate measures a stateful DUT: the configuration must be stateful (siitperf.conf `Stateful 1`, TOML `traffic.stateful`)");
+    }
+    if p.cfg.dut.delete_all.is_none() {
+        bail!("teardown-rate times the DUT's command that deletes every connection: set [dut] delete_all in the configuration (the lab's nat44, nat64 and nat66 preset it)");
+    }
+    let plans = per_size(&p.sizes, |size| {
+        let c = TeardownConfig {
+            frame_size: size,
+            connections: a.connections,
+            rate: a.rate,
+            timeout_ms: a.common.timeout,
+            retries: a.common.retries,
+        };
+        c.validate().map_err(|e| config_error(size, e))?;
+        Ok(c)
+    })?;
+    run_all(&p, "teardown-rate", &plans, |r, c, prog| xlat_bench::teardown_rate(r, c, prog))
 }
 
 /// `xlatperf recovery`.

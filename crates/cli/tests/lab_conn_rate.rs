@@ -91,3 +91,46 @@ fn group(n: u64) -> String {
     }
     out
 }
+
+/// `xlatperf teardown-rate`: nat44 loaded with 50,000 connections; the lab's `dut.delete_all`
+/// (conntrack -F) timed on the full and on the empty table; a positive rate, both timings in the
+/// JSON, and the DUT's table empty afterwards.
+#[test]
+fn teardown_rate_times_the_deletion_of_a_full_and_an_empty_nat44_table() {
+    if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
+        return;
+    }
+    let _g = lab_lock();
+    let config = lab_up("nat44");
+    let _down = LabDown;
+    let json = std::env::temp_dir().join(format!("xlat-teardown-{}.json", std::process::id()));
+    let json = json.display().to_string();
+    let out = ok(&[
+        "teardown-rate",
+        "-c",
+        &config,
+        "--connections",
+        "50000",
+        "--rate",
+        "50000",
+        "--timeout",
+        "500",
+        "--retries",
+        "4",
+        "--json",
+        &json,
+    ]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("JSON");
+    assert_eq!(v["procedure"], "teardown-rate", "{v}");
+    let r = &v["results"][0]["result"]["runs"][0];
+    let (full, empty) = (r["full_s"].as_f64().unwrap(), r["empty_s"].as_f64().unwrap());
+    assert!(full > empty && empty > 0.0, "{r}");
+    let rate = r["rate_cps"].as_f64().unwrap_or_else(|| panic!("no rate: {r}"));
+    assert!((rate - 50_000.0 / (full - empty)).abs() < 1e-6 * rate, "{r}");
+    assert!(rate > 10_000.0, "{rate} connections/s: {r}");
+    let load = r["trials"].as_array().expect("trials").last().expect("a load");
+    assert_eq!(load["preliminary"]["valid_entries"], 50000, "{load}");
+    assert!(out.contains("connections/s torn down"), "{out}");
+    assert_eq!(dut_exec(&["conntrack", "-C"]).trim(), "0");
+    let _ = std::fs::remove_file(&json);
+}

@@ -137,6 +137,7 @@ pub(crate) struct RawStateful {
 pub(crate) struct RawDut {
     pub before_trial: Option<String>,
     pub between_phases: Option<String>,
+    pub delete_all: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -252,6 +253,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
     let dut = DutHooks {
         before_trial: c.command("dut.before_trial", &raw.dut.before_trial)?,
         between_phases: c.command("dut.between_phases", &raw.dut.between_phases)?,
+        delete_all: c.command("dut.delete_all", &raw.dut.delete_all)?,
     };
 
     let cfg = TestConfig {

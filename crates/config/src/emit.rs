@@ -171,6 +171,7 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.header("dut");
     o.opt("dut.before_trial", dut.before_trial.as_deref().map(s));
     o.opt("dut.between_phases", dut.between_phases.as_deref().map(s));
+    o.opt("dut.delete_all", dut.delete_all.as_deref().map(s));
     o.0
 }
 
@@ -223,15 +224,17 @@ pub struct SiitperfFiles {
 /// duration, timeout, n, m, and N M R T D) is named in a comment. `Err` names the first key
 /// whose setting siitperf cannot express (its DUT hooks, a DUT MAC left to resolution).
 pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
-    if let Some(h) = cfg.dut.before_trial.as_ref().or(cfg.dut.between_phases.as_ref()) {
-        let key = if cfg.dut.before_trial.is_some() {
-            "dut.before_trial"
-        } else {
-            "dut.between_phases"
-        };
-        return Err(format!(
-            "key '{key}' ({h:?}): siitperf runs no commands for the DUT; run it in your script instead"
-        ));
+    let d = &cfg.dut;
+    for (key, h) in [
+        ("dut.before_trial", &d.before_trial),
+        ("dut.between_phases", &d.between_phases),
+        ("dut.delete_all", &d.delete_all),
+    ] {
+        if let Some(h) = h {
+            return Err(format!(
+                "key '{key}' ({h:?}): siitperf runs no commands for the DUT; run it in your script instead"
+            ));
+        }
     }
     let s = &cfg.setup;
     for (side, on, name) in [(&s.left, s.forward, "left"), (&s.right, s.reverse, "right")] {

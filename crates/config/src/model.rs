@@ -180,6 +180,10 @@ pub struct DutHooks {
     pub before_trial: Option<String>,
     /// Run between phase 1 and phase 2 of every stateful trial; a failure ends the trial.
     pub between_phases: Option<String>,
+    /// Deletes every connection of the DUT and returns when done: `xlatperf teardown-rate`
+    /// times it on a full and on an empty table.
+    #[serde(default)]
+    pub delete_all: Option<String>,
 }
 
 /// The format of a configuration file.

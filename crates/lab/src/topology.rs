@@ -386,6 +386,8 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
         dut: DutHooks {
             before_trial: t.stateful().map(|sf| sf.before_trial),
             between_phases: None,
+            // The same flush: conntrack -F returns when the table is empty.
+            delete_all: t.stateful().map(|sf| sf.before_trial),
         },
         source: Source {
             // The name of the file `xlatperf lab up` writes it to, for messages.

@@ -1,0 +1,247 @@
+//! Connection tear-down rate (RFC 9693 section 4.6; measured as seeds/001 section 2.4 does):
+//! load N connections into the DUT (phase 1 alone at a rate it sustains, after the
+//! `dut.before_trial` command emptied its table), then time the DUT's command that deletes
+//! every connection (`dut.delete_all`, returning when done) on the full table, and again on the
+//! now empty table of the same size: rate = N / (T_full - T_empty). The empty run takes out
+//! what deleting costs without connections (the command's start, walking an empty hash).
+
+use serde::{Deserialize, Serialize};
+use xlat_engine::{PreliminarySpec, TrialSpec};
+
+use crate::error::{config, BenchError};
+use crate::record::TrialRecord;
+use crate::result::BenchResult;
+use crate::runner::{Progress, ProgressEvent, TrialRunner};
+use crate::text::group;
+
+/// The configuration key of the command that deletes every connection of the DUT.
+pub const DELETE_ALL: &str = "dut.delete_all";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeardownConfig {
+    pub frame_size: usize,
+    /// N: connections loaded before the deletion.
+    pub connections: u64,
+    /// Phase 1's rate, connections/s (below the DUT's connection establishment rate).
+    pub rate: u64,
+    /// T, ms.
+    pub timeout_ms: u64,
+    /// Loads that do not fill the table or are invalid are run again this often.
+    pub retries: u32,
+}
+
+impl TeardownConfig {
+    pub fn validate(&self) -> Result<(), BenchError> {
+        if self.connections == 0 || self.rate == 0 {
+            return config("--connections and --rate must be above 0");
+        }
+        Ok(())
+    }
+
+    fn spec(&self) -> TrialSpec {
+        let mut t = TrialSpec::new(self.frame_size, self.rate, 1.0, self.timeout_ms);
+        let phase1_ms = self.connections.saturating_mul(1000).div_ceil(self.rate);
+        t.preliminary = Some(PreliminarySpec {
+            frames: self.connections,
+            state_table: self.connections,
+            rate: self.rate,
+            timeout_ms: self.timeout_ms,
+            phase_delay_ms: phase1_ms.saturating_add(2 * self.timeout_ms).max(1),
+        });
+        t
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeardownResult {
+    pub frame_size: usize,
+    pub connections: u64,
+    /// Seconds `dut.delete_all` took on the full table.
+    pub full_s: f64,
+    /// Seconds it took on the empty table of the same size, right after.
+    pub empty_s: f64,
+    /// N / (full - empty), connections/s; `None` when the full deletion was not slower.
+    pub rate_cps: Option<f64>,
+    /// The load (phase 1) attempts.
+    pub trials: Vec<TrialRecord>,
+}
+
+/// Measure the connection tear-down rate.
+pub fn teardown_rate(
+    runner: &mut dyn TrialRunner,
+    cfg: &TeardownConfig,
+    progress: &mut dyn Progress,
+) -> Result<TeardownResult, BenchError> {
+    cfg.validate()?;
+    let spec = cfg.spec();
+    let mut trials = Vec::new();
+    let mut loaded = false;
+    for attempt in 1..=cfg.retries.saturating_add(1) {
+        progress.step(&ProgressEvent {
+            procedure: "teardown-rate",
+            phase: "load",
+            step: trials.len() + 1,
+            rate: cfg.rate,
+            low: cfg.rate,
+            high: cfg.rate,
+            elapsed_s: 0.0,
+            remaining_s: None,
+        });
+        let report = runner.run_preliminary(&spec)?;
+        let filled = report.valid && report.preliminary.as_ref().is_some_and(|p| p.valid_entries >= p.state_table);
+        let mut record = TrialRecord::from_report(trials.len(), "load", attempt, &spec, &report, Some(filled));
+        record.frames = cfg.connections;
+        record.duration_s = cfg.connections as f64 / cfg.rate as f64;
+        progress.trial("teardown-rate", &record);
+        trials.push(record);
+        if filled {
+            loaded = true;
+            break;
+        }
+    }
+    if !loaded {
+        let last = trials.last().map(|t| t.invalid_reasons.join("; ")).unwrap_or_default();
+        return Err(BenchError::Trial(format!(
+            "could not load {} connections at {} conn/s in {} attempts ({last}): try a lower --rate",
+            group(cfg.connections),
+            group(cfg.rate),
+            trials.len()
+        )));
+    }
+    let full_s = runner.time_dut_command(DELETE_ALL)?;
+    let empty_s = runner.time_dut_command(DELETE_ALL)?;
+    let rate_cps = (full_s > empty_s).then(|| cfg.connections as f64 / (full_s - empty_s));
+    Ok(TeardownResult {
+        frame_size: cfg.frame_size,
+        connections: cfg.connections,
+        full_s,
+        empty_s,
+        rate_cps,
+        trials,
+    })
+}
+
+impl BenchResult for TeardownResult {
+    fn procedure(&self) -> &'static str {
+        "teardown-rate"
+    }
+    fn trials(&self) -> &[TrialRecord] {
+        &self.trials
+    }
+    fn metrics(&self) -> Vec<(String, f64)> {
+        let mut m = vec![("full_s".to_string(), self.full_s), ("empty_s".to_string(), self.empty_s)];
+        if let Some(r) = self.rate_cps {
+            m.push(("teardown_rate_cps".to_string(), r));
+        }
+        m
+    }
+    fn human_table(&self) -> String {
+        let mut s = format!(
+            "Connection tear-down rate, frame size {}, {} connections (RFC 9693)\n",
+            self.frame_size,
+            group(self.connections)
+        );
+        s.push_str(&format!(
+            "deleting the full table: {:.6} s; the empty table: {:.6} s\n{}\n",
+            self.full_s,
+            self.empty_s,
+            self.headline()
+        ));
+        s
+    }
+    fn headline(&self) -> String {
+        match self.rate_cps {
+            Some(r) => format!("{} B: {} connections/s torn down", self.frame_size, group(r.round() as u64)),
+            None => format!(
+                "{} B: deleting the full table was not slower than the empty one: no rate",
+                self.frame_size
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::NoProgress;
+    use xlat_engine::{PreliminaryReport, TrialReport};
+
+    /// A DUT that loads every connection and deletes at `per_s` connections/s plus `fixed_s`.
+    struct Dut {
+        loaded: u64,
+        per_s: f64,
+        fixed_s: f64,
+        fills: bool,
+    }
+
+    impl TrialRunner for Dut {
+        fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, BenchError> {
+            Err(BenchError::Unsupported("phase 2".into()))
+        }
+        fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+            let p = spec.preliminary.expect("phase 1");
+            let mut r = TrialReport::of(spec);
+            let got = if self.fills { p.frames } else { p.frames / 2 };
+            if !self.fills {
+                r.invalidate(format!(
+                    "Failed to fill state table (valid entries: {got}, state table size: {})",
+                    p.state_table
+                ));
+            }
+            self.loaded = got;
+            r.preliminary = Some(PreliminaryReport {
+                frames: p.frames,
+                sent: p.frames,
+                received: got,
+                valid_entries: got,
+                state_table: p.state_table,
+                ..Default::default()
+            });
+            Ok(r)
+        }
+        fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
+            assert_eq!(key, DELETE_ALL);
+            let t = self.fixed_s + self.loaded as f64 / self.per_s;
+            self.loaded = 0;
+            Ok(t)
+        }
+    }
+
+    fn cfg() -> TeardownConfig {
+        TeardownConfig {
+            frame_size: 84,
+            connections: 100_000,
+            rate: 50_000,
+            timeout_ms: 100,
+            retries: 2,
+        }
+    }
+
+    #[test]
+    fn the_rate_is_the_connections_over_the_difference_of_the_two_deletions() {
+        let mut d = Dut {
+            loaded: 0,
+            per_s: 400_000.0,
+            fixed_s: 0.01,
+            fills: true,
+        };
+        let r = teardown_rate(&mut d, &cfg(), &mut NoProgress).unwrap();
+        assert!((r.full_s - 0.26).abs() < 1e-9 && (r.empty_s - 0.01).abs() < 1e-9, "{r:?}");
+        assert!((r.rate_cps.unwrap() - 400_000.0).abs() < 1e-3);
+        assert!(r.human_table().contains("400,000 connections/s torn down"), "{}", r.human_table());
+        assert_eq!(r.trials.len(), 1);
+    }
+
+    #[test]
+    fn a_table_that_does_not_fill_is_reloaded_then_reported() {
+        let mut d = Dut {
+            loaded: 0,
+            per_s: 1.0,
+            fixed_s: 0.0,
+            fills: false,
+        };
+        let e = teardown_rate(&mut d, &cfg(), &mut NoProgress).unwrap_err();
+        assert!(e.to_string().contains("in 3 attempts"), "{e}");
+        assert!(e.to_string().contains("Failed to fill state table"), "{e}");
+    }
+}
