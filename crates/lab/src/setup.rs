@@ -251,43 +251,36 @@ fn wait_links_up() -> Result<(), LabError> {
 /// than wanted, recording each old value in the state file before it changes, so that `down`
 /// restores it, also after a crash (`down`, or `up --replace`, finds the state file).
 fn raise_globals(st: &mut LabState, wanted: &[(&str, u64)]) -> Result<(), LabError> {
-    for &(key, want) in wanted {
-        let current = sysctl_get(None, key)?;
-        let lower = current.parse::<u64>().map(|v| v < want).unwrap_or(true);
-        if lower {
-            st.saved_sysctls.push(SavedSysctl {
-                key: key.to_string(),
-                original: current,
-                set: want.to_string(),
-            });
-            state::write(st)?;
-            sysctl_set(None, key, &want.to_string())?;
-        }
-    }
-    Ok(())
+    change_globals(st, wanted, |current, want| current.parse::<u64>().map(|v| v < want).unwrap_or(true))
 }
 
-/// Set host-wide sysctls to exactly `wanted`, recording each old value in the state file
-/// before it changes (as [`raise_globals`]), so that `down` restores it, also after a crash.
+/// Set host-wide sysctls to exactly `wanted` (lower too), saved as [`raise_globals`] does.
 fn set_globals(st: &mut LabState, wanted: &[(&str, u64)]) -> Result<(), LabError> {
+    change_globals(st, wanted, |current, want| current != want.to_string())
+}
+
+/// Set each sysctl of `wanted` whose current value `change(current, wanted)` says to, recording
+/// the old value in the state file first, and then the value the kernel took (it may round:
+/// the hash size goes to a multiple of a page of buckets), so that `down` recognises its own
+/// value and restores the old one.
+fn change_globals(st: &mut LabState, wanted: &[(&str, u64)], change: impl Fn(&str, u64) -> bool) -> Result<(), LabError> {
     for &(key, want) in wanted {
         let current = sysctl_get(None, key)?;
-        if current.trim() != want.to_string() {
-            st.saved_sysctls.push(SavedSysctl {
-                key: key.to_string(),
-                original: current,
-                set: want.to_string(),
-            });
-            state::write(st)?;
-            sysctl_set(None, key, &want.to_string())?;
-            // The kernel may round (the hash size goes to a multiple of a page of buckets):
-            // record what it took, so that `down` recognises its own value and restores it.
-            let took = sysctl_get(None, key)?;
-            if let Some(saved) = st.saved_sysctls.last_mut() {
-                saved.set = took.trim().to_string();
-            }
-            state::write(st)?;
+        if !change(current.trim(), want) {
+            continue;
         }
+        st.saved_sysctls.push(SavedSysctl {
+            key: key.to_string(),
+            original: current,
+            set: want.to_string(),
+        });
+        state::write(st)?;
+        sysctl_set(None, key, &want.to_string())?;
+        let took = sysctl_get(None, key)?;
+        if let Some(saved) = st.saved_sysctls.last_mut() {
+            saved.set = took.trim().to_string();
+        }
+        state::write(st)?;
     }
     Ok(())
 }

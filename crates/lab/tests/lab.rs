@@ -304,6 +304,18 @@ fn host_values() -> Vec<String> {
     HOST_KEYS.iter().map(|k| sh("sysctl", &["-n", k]).trim().to_string()).collect()
 }
 
+/// The conntrack sysctls exist once nf_conntrack is loaded: a first nat44 lab loads it.
+fn load_nf_conntrack() {
+    if Command::new("sysctl")
+        .args(["-n", HOST_KEYS[2]])
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        up(Topology::Nat44, &UpOptions::default()).unwrap();
+        down().unwrap();
+    }
+}
+
 fn dut_sysctl(key: &str) -> u64 {
     dut_exec(&["sysctl", "-n", key]).unwrap().trim().parse().unwrap()
 }
@@ -316,15 +328,7 @@ fn nat_labs_tune_conntrack_and_down_restores_the_host() {
     need_root!("tayga", "conntrack");
     let _serial = serial();
     let _guard = cleanup_guard();
-    // The conntrack sysctls exist once nf_conntrack is loaded: a first nat44 lab loads it.
-    if Command::new("sysctl")
-        .args(["-n", HOST_KEYS[2]])
-        .output()
-        .map_or(true, |o| !o.status.success())
-    {
-        up(Topology::Nat44, &UpOptions::default()).unwrap();
-        down().unwrap();
-    }
+    load_nf_conntrack();
     let before = host_values();
     let host_udp_timeout = sh("sysctl", &["-n", "net.netfilter.nf_conntrack_udp_timeout"]);
 
@@ -402,14 +406,7 @@ fn a_set_conntrack_table_holds_exactly_its_size_and_down_restores_the_host() {
     need_root!("tayga", "conntrack");
     let _serial = serial();
     let _guard = cleanup_guard();
-    if Command::new("sysctl")
-        .args(["-n", HOST_KEYS[2]])
-        .output()
-        .map_or(true, |o| !o.status.success())
-    {
-        up(Topology::Nat44, &UpOptions::default()).unwrap();
-        down().unwrap();
-    }
+    load_nf_conntrack();
     let before = host_values();
     let opts = UpOptions {
         conntrack: Some((150_000, 100_000)),
