@@ -2,16 +2,20 @@
 //! `binary-rate-alg.sh-R`): a binary search on the preliminary phase's rate R with N = M
 //! connections. A step runs phase 1 alone ([`TrialRunner::run_preliminary`]); it passes when
 //! every phase 1 frame arrived and the state table filled (every connection made it through
-//! the DUT and was learnt). A step whose phase 1 sender was late, or in which the tester
-//! dropped frames, is invalid: retried, and if it stays invalid it bounds the search from
-//! above as the tester's limit. The result is the highest rate that passed, not the last one
-//! tried (siitperf's scripts print the last).
+//! the DUT and was learnt), and, with validation, when every frame the Responder then sent to
+//! the learnt tuples came back through the DUT (RFC 9693's validation: a connection the DUT
+//! dropped from its table, as Linux conntrack does when its table is full, fails it). A step
+//! whose phase 1 sender was late, or in which the tester dropped frames, is invalid: retried,
+//! and if it stays invalid it bounds the search from above as the tester's limit. The result
+//! is the highest rate that passed, not the last one tried (siitperf's scripts print the
+//! last).
 //!
-//! The DUT's table must be empty before each step: the runner's `dut.before_trial` command does
-//! that (the lab presets it).
+//! The search itself ([`search`]) is also the step of the table capacity search
+//! (`crate::capacity`). The DUT's table must be empty before each step: the runner's
+//! `dut.before_trial` command does that (the lab presets it).
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{PreliminarySpec, TrialReport, TrialSpec};
+use xlat_engine::{PreliminarySpec, TrialReport};
 
 use crate::error::{config, BenchError};
 use crate::record::TrialRecord;
@@ -33,6 +37,10 @@ pub struct ConnRateConfig {
     pub timeout_ms: u64,
     /// Invalid steps are run again this often before they bound the search.
     pub retries: u32,
+    /// Validate every step: the Responder sends once to every learnt tuple at this multiple
+    /// of the step's rate (cttc.sh's alpha), and all must come back. `None`: no validation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<f64>,
 }
 
 impl ConnRateConfig {
@@ -49,22 +57,12 @@ impl ConnRateConfig {
                 self.error, self.max_rate
             ));
         }
+        if let Some(a) = self.validation {
+            if !(a > 0.0 && a.is_finite()) {
+                return config(format!("the validation rate factor {a} must be above 0"));
+            }
+        }
         Ok(())
-    }
-
-    /// The phase 1 of a step at `rate`: N = M = connections, D as the default (phase 1 plus
-    /// twice T: it only matters to the engine's checks, no phase 2 runs).
-    fn spec(&self, rate: u64) -> TrialSpec {
-        let mut t = TrialSpec::new(self.frame_size, rate, 1.0, self.timeout_ms);
-        let phase1_ms = (self.connections.saturating_mul(1000)).div_ceil(rate.max(1));
-        t.preliminary = Some(PreliminarySpec {
-            frames: self.connections,
-            state_table: self.connections,
-            rate,
-            timeout_ms: self.timeout_ms,
-            phase_delay_ms: phase1_ms.saturating_add(2 * self.timeout_ms).max(1),
-        });
-        t
     }
 }
 
@@ -75,6 +73,9 @@ pub struct ConnRateResult {
     pub connections: u64,
     pub max_rate: u64,
     pub error: u64,
+    /// The validation rate factor, when steps were validated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<f64>,
     /// The highest rate at which every connection was established; `None` if none was.
     pub rate: Option<u64>,
     /// The lowest rate at which the tester could not send phase 1 in time (after the
@@ -90,45 +91,82 @@ fn tester_invalid(r: &TrialReport) -> bool {
         .any(|x| !x.starts_with("Failed to fill state table") && !x.contains("onto 4-tuples it had already used"))
 }
 
-/// Every phase 1 frame arrived, the table filled, no two connections on one tuple.
-fn established(r: &TrialReport) -> bool {
-    r.preliminary
+/// Every phase 1 frame arrived, the table filled, no two connections on one tuple; with
+/// `validated`, every validation frame came back too.
+fn established(r: &TrialReport, validated: bool) -> bool {
+    let phase1 = r
+        .preliminary
         .as_ref()
-        .is_some_and(|p| p.received >= p.frames && p.valid_entries >= p.state_table && p.duplicate_tuples.unwrap_or(0) == 0)
+        .is_some_and(|p| p.received >= p.frames && p.valid_entries >= p.state_table && p.duplicate_tuples.unwrap_or(0) == 0);
+    let back = r.directions().all(|(_, d)| d.sent > 0 && d.received >= d.sent);
+    phase1 && (!validated || (r.directions().count() == 1 && back))
 }
 
-/// Search the maximum connection establishment rate.
-pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &mut dyn Progress) -> Result<ConnRateResult, BenchError> {
-    cfg.validate()?;
-    let mut trials: Vec<TrialRecord> = Vec::new();
-    let (mut low, mut high) = (0u64, cfg.max_rate);
-    let mut best: Option<u64> = None;
-    let mut tester_bound: Option<u64> = None;
-    let mut elapsed_s = 0.0;
-    let mut rate = cfg.max_rate;
+/// One binary search on phase 1's rate at a fixed number of connections.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Search<'a> {
+    /// The procedure and the label of this search's steps, for the progress and the records.
+    pub procedure: &'static str,
+    pub label: &'a str,
+    pub frame_size: usize,
+    pub connections: u64,
+    /// The highest rate, tried first.
+    pub max_rate: u64,
+    pub error: u64,
+    pub timeout_ms: u64,
+    pub retries: u32,
+    pub validation: Option<f64>,
+    /// Give up as soon as a step below this rate fails (cttc.sh's stop rate): the search then
+    /// only says "below".
+    pub stop_below: u64,
+}
+
+/// What one search found.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Found {
+    /// The highest passing rate.
+    pub rate: Option<u64>,
+    /// The lowest rate the tester could not send at.
+    pub tester_bound: Option<u64>,
+}
+
+/// Run one search; its steps are appended to `trials`, `elapsed_s` grows by their time.
+pub(crate) fn search(
+    runner: &mut dyn TrialRunner,
+    s: &Search<'_>,
+    trials: &mut Vec<TrialRecord>,
+    elapsed_s: &mut f64,
+    progress: &mut dyn Progress,
+) -> Result<Found, BenchError> {
+    let (mut low, mut high) = (0u64, s.max_rate);
+    let mut found = Found::default();
+    let mut rate = s.max_rate;
     loop {
-        let spec = cfg.spec(rate);
+        let spec = PreliminarySpec::alone(s.frame_size, s.connections, rate, s.timeout_ms);
+        let vrate = s.validation.map(|a| ((rate as f64 * a).round() as u64).max(1));
         let mut verdict = None;
-        for attempt in 1..=cfg.retries.saturating_add(1) {
+        for attempt in 1..=s.retries.saturating_add(1) {
             progress.step(&ProgressEvent {
-                procedure: "conn-rate",
-                phase: "search",
+                procedure: s.procedure,
+                phase: s.label,
                 step: trials.len() + 1,
                 rate,
                 low,
                 high,
-                elapsed_s,
+                elapsed_s: *elapsed_s,
                 remaining_s: None,
             });
-            let report = runner.run_preliminary(&spec)?;
-            elapsed_s += cfg.connections as f64 / rate as f64 + cfg.timeout_ms as f64 / 1000.0;
-            let v = (!tester_invalid(&report)).then(|| established(&report));
-            let mut record = TrialRecord::from_report(trials.len(), "search", attempt, &spec, &report, v);
+            let report = runner.run_preliminary(&spec, vrate)?;
+            *elapsed_s += s.connections as f64 / rate as f64
+                + vrate.map_or(0.0, |v| s.connections as f64 / v as f64 + s.timeout_ms as f64 / 1000.0)
+                + s.timeout_ms as f64 / 1000.0;
+            let v = (!tester_invalid(&report)).then(|| established(&report, vrate.is_some()));
+            let mut record = TrialRecord::from_report(trials.len(), s.label, attempt, &spec, &report, v);
             record.rate = rate;
-            record.frames = cfg.connections;
-            record.duration_s = cfg.connections as f64 / rate as f64;
-            record.tester_bound = v.is_none() && attempt == cfg.retries.saturating_add(1);
-            progress.trial("conn-rate", &record);
+            record.frames = s.connections;
+            record.duration_s = s.connections as f64 / rate as f64;
+            record.tester_bound = v.is_none() && attempt == s.retries.saturating_add(1);
+            progress.trial(s.procedure, &record);
             trials.push(record);
             if v.is_some() {
                 verdict = v;
@@ -137,19 +175,22 @@ pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &
         }
         match verdict {
             Some(true) => {
-                best = Some(best.map_or(rate, |b| b.max(rate)));
+                found.rate = Some(found.rate.map_or(rate, |b| b.max(rate)));
                 low = rate;
             }
             Some(false) => high = rate,
             None => {
-                tester_bound = Some(tester_bound.map_or(rate, |b| b.min(rate)));
+                found.tester_bound = Some(found.tester_bound.map_or(rate, |b| b.min(rate)));
                 high = rate;
             }
         }
-        if rate == cfg.max_rate && verdict == Some(true) {
+        if rate == s.max_rate && verdict == Some(true) {
             break;
         }
-        if high.saturating_sub(low) <= cfg.error {
+        if verdict == Some(false) && rate < s.stop_below {
+            break;
+        }
+        if high.saturating_sub(low) <= s.error {
             break;
         }
         rate = low + (high - low) / 2;
@@ -157,15 +198,84 @@ pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &
             break;
         }
     }
+    Ok(found)
+}
+
+/// Search the maximum connection establishment rate.
+pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &mut dyn Progress) -> Result<ConnRateResult, BenchError> {
+    cfg.validate()?;
+    let mut trials: Vec<TrialRecord> = Vec::new();
+    let s = Search {
+        procedure: "conn-rate",
+        label: "search",
+        frame_size: cfg.frame_size,
+        connections: cfg.connections,
+        max_rate: cfg.max_rate,
+        error: cfg.error,
+        timeout_ms: cfg.timeout_ms,
+        retries: cfg.retries,
+        validation: cfg.validation,
+        stop_below: 0,
+    };
+    let found = search(runner, &s, &mut trials, &mut 0.0, progress)?;
     Ok(ConnRateResult {
         frame_size: cfg.frame_size,
         connections: cfg.connections,
         max_rate: cfg.max_rate,
         error: cfg.error,
-        rate: best,
-        tester_bound,
+        validation: cfg.validation,
+        rate: found.rate,
+        tester_bound: found.tester_bound,
         trials,
     })
+}
+
+/// The steps of connection establishment searches as a table: rate, phase 1's counts, the
+/// validation's (when any step had one), the verdict; with `label`, the search each belongs to.
+pub(crate) fn step_table(trials: &[TrialRecord], label: bool) -> String {
+    let validated = trials.iter().any(|t| t.directions().next().is_some());
+    let rows: Vec<Vec<String>> = trials
+        .iter()
+        .map(|t| {
+            let p = t.preliminary.as_ref();
+            let mut row = Vec::new();
+            if label {
+                row.push(t.phase.clone());
+            }
+            row.extend([
+                group(t.rate),
+                p.map_or("-".into(), |p| group(p.sent)),
+                p.map_or("-".into(), |p| group(p.received)),
+                p.map_or("-".into(), |p| group(p.valid_entries)),
+            ]);
+            if validated {
+                row.push(
+                    t.directions()
+                        .next()
+                        .map_or("-".into(), |(_, d)| format!("{} of {}", group(d.received), group(d.sent))),
+                );
+            }
+            row.push(
+                match t.pass {
+                    Some(true) => "pass",
+                    Some(false) => "fail",
+                    None => "invalid",
+                }
+                .into(),
+            );
+            row
+        })
+        .collect();
+    let mut headers = Vec::new();
+    if label {
+        headers.push("search");
+    }
+    headers.extend(["rate (conn/s)", "sent", "received", "table entries"]);
+    if validated {
+        headers.push("validation back");
+    }
+    headers.push("result");
+    text_table(&headers, &rows)
 }
 
 impl BenchResult for ConnRateResult {
@@ -184,28 +294,12 @@ impl BenchResult for ConnRateResult {
             self.frame_size,
             group(self.connections)
         );
-        let rows: Vec<Vec<String>> = self
-            .trials
-            .iter()
-            .map(|t| {
-                let p = t.preliminary.as_ref();
-                vec![
-                    group(t.rate),
-                    p.map_or("-".into(), |p| group(p.sent)),
-                    p.map_or("-".into(), |p| group(p.received)),
-                    p.map_or("-".into(), |p| group(p.valid_entries)),
-                    match t.pass {
-                        Some(true) => "pass".into(),
-                        Some(false) => "fail".into(),
-                        None => "invalid".into(),
-                    },
-                ]
-            })
-            .collect();
-        s.push_str(&text_table(
-            &["rate (conn/s)", "sent", "received", "table entries", "result"],
-            &rows,
-        ));
+        if let Some(a) = self.validation {
+            s.push_str(&format!(
+                "each step validated: the Responder sent once to every learnt tuple at {a} x the rate\n"
+            ));
+        }
+        s.push_str(&step_table(&self.trials, false));
         s.push_str(&format!("{}\n", self.headline()));
         if let Some(b) = self.tester_bound {
             s.push_str(&format!(
@@ -229,7 +323,7 @@ impl BenchResult for ConnRateResult {
 mod tests {
     use super::*;
     use crate::runner::NoProgress;
-    use xlat_engine::PreliminaryReport;
+    use xlat_engine::{PreliminaryReport, TrialSpec};
 
     /// A DUT that establishes connections up to `limit` per second and a tester that cannot
     /// send faster than `tester`.
@@ -242,7 +336,7 @@ mod tests {
         fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, BenchError> {
             Err(BenchError::Unsupported("phase 2".into()))
         }
-        fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        fn run_preliminary(&mut self, spec: &TrialSpec, _validation: Option<u64>) -> Result<TrialReport, BenchError> {
             let p = spec.preliminary.expect("phase 1");
             let mut r = TrialReport::of(spec);
             let got = if p.rate <= self.limit {
@@ -280,6 +374,7 @@ mod tests {
             error: 1_000,
             timeout_ms: 100,
             retries: 1,
+            validation: None,
         }
     }
 
@@ -339,12 +434,40 @@ mod tests {
     }
 
     #[test]
+    fn validation_fails_every_rate_when_the_dut_drops_connections() {
+        // A table of 9,000: phase 1 of 10,000 passes (older connections are dropped to make
+        // room), only the validation sees it.
+        let c = ConnRateConfig {
+            validation: Some(1.0),
+            ..cfg()
+        };
+        let mut dut = crate::sim::SimDut::new(1e9, 1).table_capacity(9_000);
+        let r = conn_rate(&mut dut, &c, &mut NoProgress).unwrap();
+        assert_eq!(r.rate, None);
+        assert!(r
+            .trials
+            .iter()
+            .all(|t| t.pass == Some(false) && t.reverse.as_ref().map(|d| d.received) == Some(9_000)));
+        let unvalidated = conn_rate(&mut dut, &cfg(), &mut NoProgress).unwrap();
+        assert_eq!(unvalidated.rate, Some(100_000));
+        // Validated, a table that holds them all passes at once; the table shows what came back.
+        let mut dut = crate::sim::SimDut::new(1e9, 1).table_capacity(10_000);
+        let r = conn_rate(&mut dut, &c, &mut NoProgress).unwrap();
+        assert_eq!(r.rate, Some(100_000));
+        assert!(r.human_table().contains("10,000 of 10,000"), "{}", r.human_table());
+    }
+
+    #[test]
     fn bad_parameters_are_refused() {
         for c in [
             ConnRateConfig { connections: 0, ..cfg() },
             ConnRateConfig { error: 0, ..cfg() },
             ConnRateConfig { error: 100_000, ..cfg() },
             ConnRateConfig { max_rate: 0, ..cfg() },
+            ConnRateConfig {
+                validation: Some(0.0),
+                ..cfg()
+            },
         ] {
             assert!(conn_rate(&mut Dut { limit: 1, tester: 1 }, &c, &mut NoProgress).is_err(), "{c:?}");
         }

@@ -47,6 +47,7 @@
 //! [`BenchError::Interrupted`] with every trial so far.
 
 pub mod b2b;
+pub mod capacity;
 pub mod conn_rate;
 pub mod delay;
 pub mod error;
@@ -70,6 +71,7 @@ pub mod throughput;
 pub mod trial;
 
 pub use b2b::{back_to_back, BackToBackConfig, BackToBackResult};
+pub use capacity::{conntrack_capacity, CapacityConfig, CapacityResult};
 pub use conn_rate::{conn_rate, ConnRateConfig, ConnRateResult};
 pub use delay::{
     Delay, DelayRecorder, DelayStats, HistogramStats, IpdvRecorder, IpdvStatistics, IpdvStats, LatencyStats, LogHistogram, PdvStats,

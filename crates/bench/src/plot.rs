@@ -207,3 +207,45 @@ impl Plot for RecoveryResult {
         )
     }
 }
+
+impl Plot for crate::capacity::CapacityResult {
+    /// The shape cttc.sh's searches trace: the validated connection establishment rate at
+    /// each number of connections tried (0 where none passed), one line per frame size and run.
+    fn plot(results: &[SizeResult<Self>], _: &Collected) -> Option<String> {
+        let mut series = Vec::new();
+        for r in results {
+            for (rep, run) in r.result.runs.iter().enumerate() {
+                let mut pts: Vec<(f64, f64)> = run
+                    .searches
+                    .iter()
+                    .map(|s| (s.connections as f64, s.rate.unwrap_or(0) as f64))
+                    .collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let label = if r.result.runs.len() > 1 {
+                    format!("{} B run {}", r.frame_size, rep + 1)
+                } else {
+                    format!("{} B", r.frame_size)
+                };
+                series.push(Series {
+                    label,
+                    points: pts,
+                    error_bars: None,
+                    step: false,
+                });
+            }
+        }
+        (!series.is_empty()).then(|| {
+            LinePlot {
+                title: "Connection establishment rate against connections (table capacity search)".into(),
+                x_label: "connections".into(),
+                y_label: "connections/s (validated)".into(),
+                series,
+                y_range: None,
+            }
+            .to_svg()
+        })
+    }
+}

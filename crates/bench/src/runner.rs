@@ -25,9 +25,11 @@ pub trait TrialRunner {
     }
 
     /// Run the preliminary phase of `spec` (stateful) alone, no phase 2 (RFC 9693's connection
-    /// establishment rate). Runners that cannot say so.
-    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
-        let _ = spec;
+    /// establishment rate), followed by a validation phase at `validation` frames/s when given
+    /// (the Responder sends once to every learnt tuple; its direction's report counts what
+    /// came back). Runners that cannot say so.
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, BenchError> {
+        let _ = (spec, validation);
         Err(BenchError::Unsupported("running phase 1 alone".into()))
     }
 
@@ -47,8 +49,8 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
         (**self).set_directions(forward, reverse)
     }
 
-    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
-        (**self).run_preliminary(spec)
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, BenchError> {
+        (**self).run_preliminary(spec, validation)
     }
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {

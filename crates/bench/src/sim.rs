@@ -66,6 +66,10 @@ pub struct SimDut {
     pub preliminary_tester_max: Option<u64>,
     /// The next this many stateful trials lose one phase 1 frame (the table is not filled).
     pub unfilled_next: u32,
+    /// The connections the DUT's table holds (`None`: any number). Phase 1 of more still
+    /// passes (the DUT drops older unanswered connections to make room, as Linux conntrack
+    /// does), but a validation finds only this many.
+    pub table_capacity: Option<u64>,
     /// Every spec run, in order.
     pub log: Vec<TrialSpec>,
     rng: Noise,
@@ -88,6 +92,7 @@ impl SimDut {
             recovery_time_s: 0.0,
             preliminary_capacity_fps: None,
             preliminary_tester_max: None,
+            table_capacity: None,
             unfilled_next: 0,
             log: Vec::new(),
             rng: Noise::new(seed),
@@ -128,6 +133,11 @@ impl SimDut {
     }
 
     /// The next `trials` stateful trials do not fill the state table.
+    pub fn table_capacity(mut self, connections: u64) -> SimDut {
+        self.table_capacity = Some(connections);
+        self
+    }
+
     pub fn unfilled_next(mut self, trials: u32) -> SimDut {
         self.unfilled_next = trials;
         self
@@ -322,6 +332,36 @@ impl TrialRunner for SimDut {
             forward,
             reverse,
         })
+    }
+
+    /// Phase 1 as [`SimDut::run`] simulates it; a validation (at any rate) gets back one frame
+    /// per connection the table holds, on the Initiator's side (reverse).
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, BenchError> {
+        self.log.push(spec.clone());
+        let p = spec
+            .preliminary
+            .as_ref()
+            .ok_or_else(|| BenchError::Config("no preliminary phase".into()))?;
+        let (pre, why) = self.preliminary(p);
+        let mut r = TrialReport::of(spec);
+        let m = pre.state_table;
+        r.preliminary = Some(pre);
+        if let Some(why) = why {
+            r.invalidate(why);
+            return Ok(r);
+        }
+        if let Some(v) = validation {
+            let received = self.table_capacity.map_or(m, |c| c.min(m));
+            r.reverse = Some(DirectionReport {
+                sent: m,
+                received,
+                lost: m - received,
+                send_duration_s: m as f64 / v.max(1) as f64,
+                achieved_rate: v as f64,
+                ..DirectionReport::default()
+            });
+        }
+        Ok(r)
     }
 
     fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), BenchError> {

@@ -39,16 +39,7 @@ impl TeardownConfig {
     }
 
     fn spec(&self) -> TrialSpec {
-        let mut t = TrialSpec::new(self.frame_size, self.rate, 1.0, self.timeout_ms);
-        let phase1_ms = self.connections.saturating_mul(1000).div_ceil(self.rate);
-        t.preliminary = Some(PreliminarySpec {
-            frames: self.connections,
-            state_table: self.connections,
-            rate: self.rate,
-            timeout_ms: self.timeout_ms,
-            phase_delay_ms: phase1_ms.saturating_add(2 * self.timeout_ms).max(1),
-        });
-        t
+        PreliminarySpec::alone(self.frame_size, self.connections, self.rate, self.timeout_ms)
     }
 }
 
@@ -87,7 +78,7 @@ pub fn teardown_rate(
             elapsed_s: 0.0,
             remaining_s: None,
         });
-        let report = runner.run_preliminary(&spec)?;
+        let report = runner.run_preliminary(&spec, None)?;
         let filled = report.valid && report.preliminary.as_ref().is_some_and(|p| p.valid_entries >= p.state_table);
         let mut record = TrialRecord::from_report(trials.len(), "load", attempt, &spec, &report, Some(filled));
         record.frames = cfg.connections;
@@ -178,7 +169,7 @@ mod tests {
         fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, BenchError> {
             Err(BenchError::Unsupported("phase 2".into()))
         }
-        fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        fn run_preliminary(&mut self, spec: &TrialSpec, _validation: Option<u64>) -> Result<TrialReport, BenchError> {
             let p = spec.preliminary.expect("phase 1");
             let mut r = TrialReport::of(spec);
             let got = if self.fills { p.frames } else { p.frames / 2 };

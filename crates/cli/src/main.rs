@@ -126,6 +126,11 @@ enum Cmd {
     /// Maximum connection establishment rate of a stateful DUT (RFC 9693): a binary search on
     /// phase 1's rate with N = M connections per step; the highest rate that passed.
     ConnRate(procedures::ConnRateArgs),
+    /// Connection tracking table capacity of a stateful DUT (RFC 9693; siitperf's cttc.sh):
+    /// validated connection establishment rate searches at growing, then bisected numbers of
+    /// connections; the largest number the DUT holds.
+    #[command(name = "conntrack-capacity")]
+    ConntrackCapacity(procedures::CapacityArgs),
     /// Connection tear-down rate of a stateful DUT (RFC 9693): load N connections, time the
     /// DUT's delete-all command on the full and on the empty table; N / (full - empty).
     TeardownRate(procedures::TeardownArgs),
@@ -422,6 +427,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::B2b(a) => procedures::b2b(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Recovery(a) => procedures::recovery(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::ConnRate(a) => procedures::conn_rate(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::ConntrackCapacity(a) => procedures::capacity(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::TeardownRate(a) => procedures::teardown(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Demo(a) => demo::run(a),
         Cmd::SiitperfTp { args } => siitperf::tp(args),

@@ -12,6 +12,7 @@ use clap::Args;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use xlat_bench::b2b::BackToBackResult;
+use xlat_bench::capacity::{CapacityConfig, CapacityResult};
 use xlat_bench::conn_rate::{ConnRateConfig, ConnRateResult};
 use xlat_bench::recovery::RecoveryResult;
 use xlat_bench::teardown::{TeardownConfig, TeardownResult};
@@ -188,6 +189,44 @@ pub struct ConnRateArgs {
     /// --max-rate.
     #[arg(long, value_name = "CPS", value_parser = parse_rate)]
     pub error: Option<u64>,
+    /// Validate every step (RFC 9693): after phase 1 the Responder sends once to every learnt
+    /// tuple, and every frame must come back through the DUT.
+    #[arg(long)]
+    pub validate: bool,
+    /// The validation's rate as a multiple of the step's rate (cttc.sh's alpha).
+    #[arg(long, value_name = "F", default_value = "1", requires = "validate", value_parser = parse_factor)]
+    pub alpha: f64,
+}
+
+/// `xlatperf conntrack-capacity`.
+#[derive(Args, Clone, Debug)]
+pub struct CapacityArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// C0: a number of connections the DUT surely holds; the search starts there.
+    #[arg(long, value_name = "N", default_value = "1000000", value_parser = parse_rate)]
+    pub c0: u64,
+    /// The highest connection establishment rate tried, connections/s.
+    #[arg(long = "max-rate", value_name = "CPS", default_value = "4000000", value_parser = parse_rate)]
+    pub max_rate: u64,
+    /// The rate searches stop when their interval is at most this wide, connections/s.
+    #[arg(long, value_name = "CPS", default_value = "100000", value_parser = parse_rate)]
+    pub error: u64,
+    /// E: the capacity's resolution, connections.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_rate)]
+    pub resolution: u64,
+    /// The validation rate as a multiple of the step's rate.
+    #[arg(long, value_name = "F", default_value = "1", value_parser = parse_factor)]
+    pub alpha: f64,
+    /// The doubling stops when the rate falls below beta x the previous size's.
+    #[arg(long, value_name = "F", default_value = "0.2", value_parser = parse_factor)]
+    pub beta: f64,
+    /// In the bisection a size fails when its rate falls below gamma x the last fitting size's.
+    #[arg(long, value_name = "F", default_value = "0.4", value_parser = parse_factor)]
+    pub gamma: f64,
+    /// The doubling never tries more connections than this.
+    #[arg(long = "max-connections", value_name = "N", default_value = "1073741824", value_parser = parse_rate)]
+    pub max_connections: u64,
 }
 
 /// `xlatperf teardown-rate`.
@@ -289,11 +328,13 @@ impl CliRunner {
 }
 
 impl TrialRunner for CliRunner {
-    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, BenchError> {
         if interrupt::requested() {
             return Err(BenchError::Interrupted { trials: Vec::new() });
         }
-        self.inner.run_preliminary(spec).map_err(|e| BenchError::Trial(format!("{e:#}")))
+        self.inner
+            .run_preliminary(spec, validation)
+            .map_err(|e| BenchError::Trial(format!("{e:#}")))
     }
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
@@ -683,11 +724,42 @@ pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<Con
             error: a.error.unwrap_or((a.max_rate / 100).max(1)),
             timeout_ms: a.common.timeout,
             retries: a.common.retries,
+            validation: a.validate.then_some(a.alpha),
         };
         c.validate().map_err(|e| config_error(size, e))?;
         Ok(c)
     })?;
     run_all(&p, "conn-rate", &plans, |r, c, prog| xlat_bench::conn_rate(r, c, prog))
+}
+
+/// `xlatperf conntrack-capacity`: RFC 9693's connection tracking table capacity.
+pub fn capacity(a: &CapacityArgs, argv: &[String]) -> Result<Vec<SizeResult<CapacityResult>>> {
+    let p = prepare(&a.common, Some(&StatefulArgs::default()), "conntrack-capacity", argv)?;
+    if p.cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        bail!(
+            "conntrack-capacity measures a stateful DUT: the configuration must be stateful (siitperf.conf `Stateful 1`, TOML `traffic.stateful`)"
+        );
+    }
+    let plans = per_size(&p.sizes, |size| {
+        let c = CapacityConfig {
+            c0: a.c0,
+            max_rate: a.max_rate,
+            rate_error: a.error,
+            resolution: a.resolution,
+            alpha: a.alpha,
+            beta: a.beta,
+            gamma: a.gamma,
+            max_connections: a.max_connections,
+            timeout_ms: a.common.timeout,
+            retries: a.common.retries,
+            ..CapacityConfig::new(size)
+        };
+        c.validate().map_err(|e| config_error(size, e))?;
+        Ok(c)
+    })?;
+    run_all(&p, "conntrack-capacity", &plans, |r, c, prog| {
+        xlat_bench::conntrack_capacity(r, c, prog)
+    })
 }
 
 /// `xlatperf teardown-rate`: RFC 9693's connection tear-down rate.

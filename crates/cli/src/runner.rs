@@ -16,9 +16,10 @@ use crate::args::StatefulArgs;
 /// A tester ready to run trials.
 pub trait Runner {
     fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport>;
-    /// Phase 1 of the stateful `spec` alone (RFC 9693's connection establishment rate).
-    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
-        let _ = spec;
+    /// Phase 1 of the stateful `spec` alone (RFC 9693's connection establishment rate), and a
+    /// validation phase at `validation` frames/s when given.
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
+        let _ = (spec, validation);
         Err(anyhow!("this runner cannot run phase 1 alone"))
     }
     /// "left-port -> right-port" and the DUT MACs, for the human header.
@@ -32,8 +33,8 @@ impl<P: Port> Runner for Tester<P> {
         Ok(Tester::run_trial(self, spec)?)
     }
 
-    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
-        Ok(Tester::run_preliminary(self, spec)?)
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
+        Ok(Tester::run_preliminary(self, spec, validation)?)
     }
 
     fn set_directions(&mut self, forward: bool, reverse: bool) {
@@ -71,9 +72,9 @@ impl xlat_bench::TrialRunner for BenchRunner {
         Ok(())
     }
 
-    fn run_preliminary(&mut self, spec: &TrialSpec) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
         self.0
-            .run_preliminary(spec)
+            .run_preliminary(spec, validation)
             .map_err(|e| xlat_bench::BenchError::Trial(format!("{e:#}")))
     }
 }
@@ -157,9 +158,9 @@ impl Runner for BeforeTrial {
         self.inner.run_trial(spec)
     }
 
-    fn run_preliminary(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
         run_hook("dut.before_trial", &self.command, HOOK_DEADLINE).map_err(|e| anyhow!("{e}; the step was not run"))?;
-        self.inner.run_preliminary(spec)
+        self.inner.run_preliminary(spec, validation)
     }
 
     fn describe(&self) -> String {

@@ -1,34 +1,43 @@
-//! `xlatperf conn-rate` (RFC 9693's maximum connection establishment rate) against the lab's
-//! nat44, whose DUT is given a known limit: nftables drops new connections above N/s
-//! (`ct state new limit rate over`). Root needed (CI runs as root).
+//! RFC 9693's measurements against the lab's nat44: `xlatperf conn-rate` (maximum connection
+//! establishment rate) with a known limit put into the DUT (nftables drops new connections
+//! above N/s: `ct state new limit rate over`), its validation and `xlatperf conntrack-capacity`
+//! against a known table size (`lab up nat44 --conntrack-max`), `xlatperf teardown-rate`.
+//! Root needed (CI runs as root).
 
 mod common;
 
-use common::{dut_exec, lab_lock, lab_up, ok, skip_unless_root, LabDown, LAB_TOOLS};
+use common::{dut_exec, lab_lock, lab_up, lab_up_with, ok, skip_unless_root, LabDown, LAB_TOOLS};
 use serde_json::Value;
 
-fn run(config: &str, max_rate: &str, json: &str) -> (Value, String) {
-    let out = ok(&[
-        "conn-rate",
-        "-c",
-        config,
-        "--connections",
-        "10000",
-        "--max-rate",
-        max_rate,
-        "--error",
-        "2000",
-        "--timeout",
-        "500",
-        "--retries",
-        "4",
-        "--json",
-        json,
-    ]);
-    let text = std::fs::read_to_string(json).unwrap_or_else(|e| panic!("{json}: {e}"));
+/// Run xlatperf `procedure` with `args` and `--json` into a temporary file: the first run's
+/// result and the standard output.
+fn run_json(procedure: &str, args: &[&str]) -> (Value, String) {
+    let json = std::env::temp_dir().join(format!("xlat-{procedure}-{}.json", std::process::id()));
+    let json = json.display().to_string();
+    let out = ok(&[&[procedure], args, &["--timeout", "500", "--retries", "4", "--json", &json]].concat());
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{json}: {e}"));
+    let _ = std::fs::remove_file(&json);
     let v: Value = serde_json::from_str(&text).expect("JSON");
-    assert_eq!(v["procedure"], "conn-rate", "{v}");
+    assert_eq!(v["procedure"], procedure, "{v}");
     (v["results"][0]["result"]["runs"][0].clone(), out)
+}
+
+fn conn_rate(config: &str, connections: &str, max_rate: &str, more: &[&str]) -> (Value, String) {
+    let args = [
+        &[
+            "-c",
+            config,
+            "--connections",
+            connections,
+            "--max-rate",
+            max_rate,
+            "--error",
+            "2000",
+        ],
+        more,
+    ]
+    .concat();
+    run_json("conn-rate", &args)
 }
 
 #[test]
@@ -39,11 +48,9 @@ fn conn_rate_finds_a_nat44_connection_limit_and_says_when_every_step_passed() {
     let _g = lab_lock();
     let config = lab_up("nat44");
     let _down = LabDown;
-    let json = std::env::temp_dir().join(format!("xlat-conn-rate-{}.json", std::process::id()));
-    let json = json.display().to_string();
 
     // Without a limit, every step up to --max-rate passes: the DUT's limit is higher.
-    let (r, out) = run(&config, "30000", &json);
+    let (r, out) = conn_rate(&config, "10000", "30000", &[]);
     assert_eq!(r["rate"], 30000, "{r}");
     assert!(out.contains("the DUT's limit is higher"), "{out}");
 
@@ -57,7 +64,7 @@ fn conn_rate_finds_a_nat44_connection_limit_and_says_when_every_step_passed() {
         "nft",
         "add rule inet xlat_ctlimit limiter ct state new limit rate over 20000/second burst 500 packets drop",
     ]);
-    let (r, out) = run(&config, "80000", &json);
+    let (r, out) = conn_rate(&config, "10000", "80000", &[]);
     let rate = r["rate"].as_u64().unwrap_or_else(|| panic!("no rate: {r}"));
     assert!((18_000..=20_500).contains(&rate), "{rate} for a limit of 20,000/s: {out}");
     let trials = r["trials"].as_array().expect("trials");
@@ -77,7 +84,6 @@ fn conn_rate_finds_a_nat44_connection_limit_and_says_when_every_step_passed() {
         }
     }
     assert!(out.contains(&format!("{} connections/s", group(rate))), "{out}");
-    let _ = std::fs::remove_file(&json);
 }
 
 fn group(n: u64) -> String {
@@ -103,26 +109,7 @@ fn teardown_rate_times_the_deletion_of_a_full_and_an_empty_nat44_table() {
     let _g = lab_lock();
     let config = lab_up("nat44");
     let _down = LabDown;
-    let json = std::env::temp_dir().join(format!("xlat-teardown-{}.json", std::process::id()));
-    let json = json.display().to_string();
-    let out = ok(&[
-        "teardown-rate",
-        "-c",
-        &config,
-        "--connections",
-        "50000",
-        "--rate",
-        "50000",
-        "--timeout",
-        "500",
-        "--retries",
-        "4",
-        "--json",
-        &json,
-    ]);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("JSON");
-    assert_eq!(v["procedure"], "teardown-rate", "{v}");
-    let r = &v["results"][0]["result"]["runs"][0];
+    let (r, out) = run_json("teardown-rate", &["-c", &config, "--connections", "50000", "--rate", "50000"]);
     let (full, empty) = (r["full_s"].as_f64().unwrap(), r["empty_s"].as_f64().unwrap());
     assert!(full > empty && empty > 0.0, "{r}");
     let rate = r["rate_cps"].as_f64().unwrap_or_else(|| panic!("no rate: {r}"));
@@ -132,5 +119,71 @@ fn teardown_rate_times_the_deletion_of_a_full_and_an_empty_nat44_table() {
     assert_eq!(load["preliminary"]["valid_entries"], 50000, "{load}");
     assert!(out.contains("connections/s torn down"), "{out}");
     assert_eq!(dut_exec(&["conntrack", "-C"]).trim(), "0");
-    let _ = std::fs::remove_file(&json);
+}
+
+/// The DUT's table holds 20,000 connections (`lab up nat44 --conntrack-max 20000`): phase 1 of
+/// 30,000 passes anyway (Linux conntrack drops unanswered connections to make room), only the
+/// validation (the Responder sends to every learnt tuple) sees that 10,000 are gone.
+#[test]
+fn validation_finds_connections_a_full_nat44_table_dropped() {
+    if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
+        return;
+    }
+    let _g = lab_lock();
+    let config = lab_up_with("nat44", &["--conntrack-max", "20000"]);
+    let _down = LabDown;
+    let (r, _) = conn_rate(&config, "30000", "30000", &[]);
+    assert_eq!(r["rate"], 30000, "phase 1 alone passes: {r}");
+    let (r, out) = conn_rate(&config, "30000", "30000", &["--validate"]);
+    assert_eq!(r["rate"], Value::Null, "{out}");
+    for t in r["trials"].as_array().expect("trials") {
+        if t["pass"] == Value::Bool(false) && t["preliminary"]["valid_entries"] == 30000 {
+            let v = &t["reverse"];
+            let back = v["received"].as_u64().unwrap_or_else(|| panic!("a validation: {t}"));
+            assert_eq!(v["sent"], 30000, "{t}");
+            assert!(back <= 20_000, "{back} of 30,000 connections answered through a 20,000 table: {t}");
+        }
+    }
+    // 20,000 fit: validated, they pass.
+    let (r, out) = conn_rate(&config, "20000", "30000", &["--validate"]);
+    assert_eq!(r["rate"], 30000, "{out}");
+    assert!(out.contains("validation back"), "{out}");
+    assert!(out.contains("20,000 of 20,000"), "{out}");
+}
+
+/// `xlatperf conntrack-capacity` finds the nat44 DUT's table size (`--conntrack-max 20000`)
+/// within the resolution asked, with every search in the output.
+#[test]
+fn conntrack_capacity_finds_the_nat44_table_size() {
+    if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
+        return;
+    }
+    let _g = lab_lock();
+    let config = lab_up_with("nat44", &["--conntrack-max", "20000"]);
+    let _down = LabDown;
+    let (r, out) = run_json(
+        "conntrack-capacity",
+        &[
+            "-c",
+            &config,
+            "--c0",
+            "5000",
+            "--max-rate",
+            "30000",
+            "--error",
+            "15000",
+            "--resolution",
+            "200",
+        ],
+    );
+    let c = r["capacity"].as_u64().unwrap_or_else(|| panic!("no capacity: {out}"));
+    // A stray connection of the lab's own (none expected) could take a place or two.
+    assert!((19_790..=20_000).contains(&c), "{c} for a table of 20,000: {out}");
+    let t = r["first_too_many"].as_u64().expect("a size too many");
+    assert!(t > 20_000 && t - c <= 200, "{c} {t}");
+    let searches = r["searches"].as_array().expect("searches");
+    assert_eq!(searches[0]["connections"], 5000);
+    assert!(searches.iter().any(|s| s["stage"] == "bisection"), "{out}");
+    assert!(out.contains("connections fit"), "{out}");
+    assert!(out.contains("bisection C="), "every step labelled with its search: {out}");
 }

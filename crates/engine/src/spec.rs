@@ -147,6 +147,23 @@ impl PreliminarySpec {
         Ok(())
     }
 
+    /// The spec of phase 1 run alone (RFC 9693's connection establishment rate, loading the
+    /// DUT's table): N = M = `connections` at `rate`, timeout T = `timeout_ms`, and D as the
+    /// default, phase 1 plus twice T (only a validation phase waits for it). The trial part
+    /// (1 s at `rate`) never runs; it carries the frame size.
+    pub fn alone(frame_size: usize, connections: u64, rate: u64, timeout_ms: u64) -> TrialSpec {
+        let mut t = TrialSpec::new(frame_size, rate.max(1), 1.0, timeout_ms);
+        let phase1_ms = connections.saturating_mul(1000).div_ceil(rate.max(1));
+        t.preliminary = Some(PreliminarySpec {
+            frames: connections,
+            state_table: connections,
+            rate,
+            timeout_ms,
+            phase_delay_ms: phase1_ms.saturating_add(2 * timeout_ms).max(1),
+        });
+        t
+    }
+
     /// Phase 1 as a trial: N frames at R (duration N / R), timeout T, the frame size and burst
     /// of phase 2's `spec`.
     pub fn phase_one_spec(&self, spec: &TrialSpec) -> TrialSpec {

@@ -136,8 +136,26 @@ fn the_hook_between_the_phases_runs_once_per_trial_and_a_dut_that_forgets_loses_
         });
         Ok(())
     })));
-    let r = valid(&mut t, &spec(2_000, 2_000));
-    assert_eq!(calls.load(Ordering::Relaxed), 1);
+    // Once per trial whose phase 1 was valid (a trial made invalid by another process taking
+    // the cores is run again: the first valid of three).
+    let mut r = None;
+    for _ in 0..3 {
+        let before = calls.load(Ordering::Relaxed);
+        let x = t.run_trial(&spec(2_000, 2_000)).unwrap();
+        let phase1_valid = x.forward.is_some();
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            before + u32::from(phase1_valid),
+            "{:?}",
+            x.invalid_reasons
+        );
+        if x.valid {
+            r = Some(x);
+            break;
+        }
+        eprintln!("invalid, again: {:?}", x.invalid_reasons);
+    }
+    let r = r.expect("a valid trial of three");
     let (f, rv) = (r.forward.unwrap(), r.reverse.unwrap());
     assert_eq!((f.sent, f.lost), (10_000, 0));
     assert_eq!((rv.sent, rv.received, rv.lost), (10_000, 0, 10_000));
@@ -208,12 +226,12 @@ fn phase_one_alone_reports_the_table_and_runs_no_phase_two() {
     let _g = serial();
     let (mut t, _) = tester(stateful_setup());
     let spec = spec(4_000, 4_000);
-    let mut r = t.run_preliminary(&spec).unwrap();
+    let mut r = t.run_preliminary(&spec, None).unwrap();
     for _ in 0..2 {
         if r.valid {
             break;
         }
-        r = t.run_preliminary(&spec).unwrap();
+        r = t.run_preliminary(&spec, None).unwrap();
     }
     assert!(r.valid, "{:?}", r.invalid_reasons);
     let p = r.preliminary.as_ref().unwrap();
@@ -221,7 +239,7 @@ fn phase_one_alone_reports_the_table_and_runs_no_phase_two() {
     assert_eq!(p.duplicate_tuples, Some(0));
     assert!(r.forward.is_none() && r.reverse.is_none(), "no phase 2");
     // A table larger than the foreground frames of phase 1 cannot fill.
-    let r = t.run_preliminary(&self::spec(4_000, 5_000)).unwrap();
+    let r = t.run_preliminary(&self::spec(4_000, 5_000), None).unwrap();
     assert!(!r.valid);
     assert!(
         r.invalid_reasons
@@ -231,6 +249,71 @@ fn phase_one_alone_reports_the_table_and_runs_no_phase_two() {
         r.invalid_reasons
     );
     // A stateless trial has no phase 1.
-    let e = t.run_preliminary(&TrialSpec::new(84, 1000, 0.1, 10)).unwrap_err();
+    let e = t.run_preliminary(&TrialSpec::new(84, 1000, 0.1, 10), None).unwrap_err();
     assert!(e.to_string().contains("preliminary"), "{e}");
+}
+
+/// The first valid of three `run_preliminary` calls (see [`valid`]).
+fn valid_preliminary(t: &mut Tester<MemPort>, spec: &TrialSpec, validation: Option<u64>) -> TrialReport {
+    let mut r = t.run_preliminary(spec, validation).unwrap();
+    for _ in 0..2 {
+        if r.valid {
+            break;
+        }
+        eprintln!("invalid, again: {:?}", r.invalid_reasons);
+        r = t.run_preliminary(spec, validation).unwrap();
+    }
+    assert!(r.valid, "{:?}", r.invalid_reasons);
+    r
+}
+
+/// Responder frames to the 100 connections whose destination port was 7 (their source port now).
+fn to_port_7(frame: &[u8]) -> bool {
+    matches!(xlat_wire::udp_tuple(frame), Some((_, _, 7, _)))
+}
+
+/// RFC 9693's validation after phase 1 alone: only the Responder sends, once to every learnt
+/// tuple, in the table's order although the setup reads it pseudorandomly (which would visit
+/// some tuples twice and miss others); a DUT that lost 100 connections loses exactly 100.
+#[test]
+fn validation_visits_every_learnt_tuple_once() {
+    let _g = serial();
+    let (mut t, reverse) = tester(stateful_setup());
+    let spec = spec(5_000, 5_000);
+    let r = valid_preliminary(&mut t, &spec, Some(50_000));
+    assert!(r.forward.is_none(), "the Initiator does not send in the validation");
+    let v = r.reverse.as_ref().expect("the validation's report");
+    assert_eq!((v.sent, v.received, v.lost, v.unexpected), (5_000, 5_000, 0, 0));
+    assert_eq!(r.preliminary.as_ref().unwrap().valid_entries, 5_000);
+    // The 5,000 connections are every port pair once: 100 of them have destination port 7.
+    reverse.set_impairment(Impairment {
+        drop_when: Some(to_port_7),
+        ..Default::default()
+    });
+    let r = valid_preliminary(&mut t, &spec, Some(50_000));
+    let v = r.reverse.as_ref().unwrap();
+    assert_eq!((v.sent, v.received, v.lost), (5_000, 4_900, 100));
+    // Without validation, neither direction.
+    let r = valid_preliminary(&mut t, &spec, None);
+    assert!(r.forward.is_none() && r.reverse.is_none());
+}
+
+/// With background frames mixed in (n:m = 4:3), the validation sends as many frames as it
+/// takes for its foreground frames to visit every entry once.
+#[test]
+fn validation_with_background_frames_still_visits_every_entry() {
+    let _g = serial();
+    let mut s = stateful_setup();
+    s.fg_n = 4;
+    s.fg_m = 3;
+    let (mut t, _) = tester(s);
+    let r = valid_preliminary(&mut t, &spec(4_001, 3_001), Some(40_000));
+    let v = r.reverse.as_ref().unwrap();
+    assert_eq!((v.sent, v.received, v.lost), (4_001, 4_001, 0));
+    // Everything background: nothing to validate.
+    let mut s = stateful_setup();
+    s.fg_m = 0;
+    let (mut t, _) = tester(s);
+    let e = t.run_preliminary(&spec(100, 1), Some(1_000)).unwrap_err();
+    assert!(e.to_string().contains("needs foreground frames"), "{e}");
 }

@@ -19,6 +19,8 @@ pub struct Impairment {
     pub delay_one: HashSet<u64>,
     /// Drop every test frame (a DUT that forwards nothing).
     pub drop_all: bool,
+    /// Drop the test frames for which this is true (e.g. a DUT that lost one connection).
+    pub drop_when: Option<fn(&[u8]) -> bool>,
     /// The transmit side accepts no frame at all (a backend that takes nothing).
     pub refuse_tx: bool,
     /// Both queues of the wire fail with an error (a port that disappeared).
@@ -98,7 +100,7 @@ impl WireState {
             _ => None,
         };
         if let Some(f) = field {
-            if self.imp.drop_all || self.imp.drop.contains(&f) {
+            if self.imp.drop_all || self.imp.drop.contains(&f) || self.imp.drop_when.is_some_and(|p| p(&frame)) {
                 self.counters.dropped += 1;
                 self.free.push(frame);
                 return;

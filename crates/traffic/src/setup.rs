@@ -46,6 +46,14 @@ impl Direction {
         self.sender().other()
     }
 
+    /// The other direction.
+    pub fn opposite(self) -> Direction {
+        match self {
+            Direction::Forward => Direction::Reverse,
+            Direction::Reverse => Direction::Forward,
+        }
+    }
+
     /// `Forward` or `Reverse`, as siitperf prints it.
     pub fn title(self) -> &'static str {
         match self {

@@ -60,7 +60,12 @@ impl Drop for LabDown {
 
 /// Bring a lab up (replacing any), returning the path of the configuration it wrote.
 pub fn lab_up(topology: &str) -> String {
-    let out = ok(&["lab", "up", topology, "--replace"]);
+    lab_up_with(topology, &[])
+}
+
+/// [`lab_up`] with more `lab up` arguments (e.g. `--conntrack-max 20000`).
+pub fn lab_up_with(topology: &str, extra: &[&str]) -> String {
+    let out = ok(&[&["lab", "up", topology, "--replace"], extra].concat());
     out.lines().last().expect("lab up prints the config path last").trim().to_string()
 }
 

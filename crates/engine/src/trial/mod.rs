@@ -310,20 +310,7 @@ impl<P: Port> Tester<P> {
         if !report.valid {
             return Ok(report);
         }
-        if let Some(h) = &mut self.between_phases {
-            h().map_err(EngineError::Hook)?;
-        }
-        // Phase 2 starts D after phase 1 started; phase 1 ran to its end, so no earlier.
-        let clock = self.clock;
-        let t2 = t1 + clock.ticks_ms(p.phase_delay_ms);
-        while clock.now() + clock.ticks(0.06) < t2 {
-            if self.abort.load(Ordering::Relaxed) {
-                return Err(EngineError::Interrupted);
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.announce()?;
-        let t0 = t2.max(clock.now() + clock.ticks(0.01));
+        let t0 = self.between_phases(t1, p)?;
         let (r2, _) = self.run_phase(spec, spec.frames(), active, Phase::Learn(init, &table).phase_two(), t0)?;
         report.valid = r2.valid;
         report.invalid_reasons = r2.invalid_reasons;
@@ -334,16 +321,94 @@ impl<P: Port> Tester<P> {
 
     /// Phase 1 of a stateful test alone (RFC 9693's connection establishment rate: the
     /// preliminary phase is the measurement): the report's `preliminary` holds the counts and
-    /// its validity says whether every frame was sent on time and the state table filled;
-    /// `forward`/`reverse` stay empty. `spec.preliminary` must be set.
-    pub fn run_preliminary(&mut self, spec: &TrialSpec) -> Res<TrialReport> {
+    /// its validity says whether every frame was sent on time and the state table filled.
+    /// `spec.preliminary` must be set.
+    ///
+    /// With `validation` (a rate, frames/s), a validation phase follows a valid phase 1
+    /// (RFC 9693 section 4.4; siitperf's cttc.sh): only the Responder sends, once to every
+    /// learnt tuple in the table's order (Responder-tuples increasing, whatever the setup
+    /// says), D after phase 1 started or at once if later; its direction's report (`forward`
+    /// or `reverse`) says how many came back through the DUT. Without it both stay empty.
+    pub fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Res<TrialReport> {
         let (p, init) = match (spec.preliminary, self.initiator()) {
             (Some(p), Some(d)) => (p, d),
             (Some(_), None) => return Err(SpecError::NotStateful.into()),
             (None, _) => return Err(SpecError::NoPreliminary.into()),
         };
         p.validate()?;
-        Ok(self.phase_one(spec, p, init)?.0)
+        let Some(rate) = validation else {
+            return Ok(self.phase_one(spec, p, init)?.0);
+        };
+        let resp = init.opposite();
+        let frames = self.validation_frames(p.state_table)?;
+        let vspec = TrialSpec {
+            rate,
+            duration_s: frames as f64 / rate.max(1) as f64,
+            timeout_ms: p.timeout_ms,
+            latency: None,
+            pdv: None,
+            rate_change: None,
+            preliminary: None,
+            ..spec.clone()
+        };
+        let mut active = [false; 2];
+        active[dir_index(resp)] = true;
+        self.check(&vspec, active, Phase::Test(init))?;
+        let (mut report, table, t1) = self.phase_one(spec, p, init)?;
+        if !report.valid {
+            return Ok(report);
+        }
+        let t0 = self.between_phases(t1, p)?;
+        let (r2, _) = self.run_phase(&vspec, frames, active, Phase::Validate(&table), t0)?;
+        for r in r2.invalid_reasons {
+            report.invalidate(format!("Validation: {r}"));
+        }
+        report.forward = r2.forward;
+        report.reverse = r2.reverse;
+        Ok(report)
+    }
+
+    /// The frames a validation phase sends to visit each of the `entries` learnt tuples once:
+    /// the foreground frames among them reach every entry (background frames, when the
+    /// setup mixes them in, come on top).
+    fn validation_frames(&self, entries: u64) -> Res<u64> {
+        let (n, m) = (
+            u64::from(self.setup.fg_n.max(1)),
+            u64::from(self.setup.fg_m).min(u64::from(self.setup.fg_n.max(1))),
+        );
+        if m == 0 {
+            return Err(SpecError::Preliminary("a validation phase needs foreground frames (n:m with m above 0)".into()).into());
+        }
+        // The smallest count whose foreground frames number `entries`.
+        let frames = (entries / m) * n + entries % m;
+        debug_assert_eq!(xlat_traffic::enumerate::foreground_count(frames, n as u32, m as u32), entries);
+        if frames > crate::trial::MAX_FRAMES {
+            return Err(SpecError::Preliminary(format!(
+                "the validation of {entries} connections needs {frames} frames, more than the {} one phase can track",
+                crate::trial::MAX_FRAMES
+            ))
+            .into());
+        }
+        Ok(frames)
+    }
+
+    /// Between phase 1 (started at tick `t1`) and the next phase: run the between-phases hook,
+    /// wait until D after phase 1 started (phase 1 ran to its end, so never earlier), announce
+    /// again; returns the tick the next phase starts at.
+    fn between_phases(&mut self, t1: u64, p: PreliminarySpec) -> Res<u64> {
+        if let Some(h) = &mut self.between_phases {
+            h().map_err(EngineError::Hook)?;
+        }
+        let clock = self.clock;
+        let t2 = t1 + clock.ticks_ms(p.phase_delay_ms);
+        while clock.now() + clock.ticks(0.06) < t2 {
+            if self.abort.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.announce()?;
+        Ok(t2.max(clock.now() + clock.ticks(0.01)))
     }
 
     /// Phase 1: the report with its `preliminary` part (invalid when phase 1 was), the table
@@ -565,6 +630,9 @@ enum Phase<'a> {
     Learn(Direction, &'a Arc<StateTable>),
     /// Phase 2 running: the Responder answers on the table and keeps learning.
     Answer(Direction, &'a Arc<StateTable>),
+    /// A validation phase after phase 1: only the Responder sends, to every learnt tuple once
+    /// in the table's order.
+    Validate(&'a Arc<StateTable>),
 }
 
 impl<'a> Phase<'a> {
@@ -582,6 +650,11 @@ impl<'a> Phase<'a> {
             Phase::Preliminary(i) | Phase::Learn(i, _) if d == i => DirectionStream::preliminary(setup, d, size, src, dst)?,
             Phase::Test(i) | Phase::Answer(i, _) if d == i => DirectionStream::new(setup, d, size, src, dst)?,
             Phase::Answer(_, t) => DirectionStream::responder(setup, d, size, src, dst, Arc::clone(t))?,
+            Phase::Validate(t) => {
+                let mut s = setup.clone();
+                s.stateful.responder_tuples = Variation::Increasing;
+                DirectionStream::responder(&s, d, size, src, dst, Arc::clone(t))?
+            }
             Phase::Test(_) => {
                 let v6 = setup.side(d.sender()).ip_version == xlat_traffic::IpVersion::V6;
                 DirectionStream::responder(setup, d, size, src, dst, Arc::new(StateTable::with_version(1, v6)?))?
