@@ -180,6 +180,9 @@ pub fn preliminary_summary(p: &PreliminaryReport) -> String {
     } else if p.valid_entries < p.state_table {
         s.push_str("; state table NOT filled");
     }
+    if let Some(n) = p.dut_connections {
+        let _ = write!(s, "; the DUT counted {} connections", group(n));
+    }
     if let Some(d) = p.duplicate_tuples.filter(|&d| d > 0) {
         let _ = write!(s, "; {} duplicate tuples (the DUT mapped connections onto one tuple)", group(d));
     }
@@ -348,13 +351,14 @@ fn float(v: f64) -> String {
 /// itself failed to send / its receiving port dropped. The `pre_*` columns are the preliminary
 /// phase of a stateful trial (empty for a stateless one): N, R, frames sent and received, the
 /// foreground frames sent and learnt, the state table's valid entries and size M, the sending
-/// time, whether it was in time, the duplicate learnt tuples (empty when not checked), and the
-/// tester's own drops.
+/// time, whether it was in time, the duplicate learnt tuples (empty when not checked), the
+/// tester's own drops, and the DUT's connection count after phase 1 (`dut.count`; empty when
+/// not counted).
 pub const TRIALS_CSV_HEADER: &str = "procedure,repetition,index,phase,attempt,frame_size,rate,duration_s,frames,valid,pass,tester_bound,\
 fwd_sent,fwd_received,fwd_lost,fwd_loss_percent,fwd_tester_tx_dropped,fwd_tester_rx_dropped,\
 rev_sent,rev_received,rev_lost,rev_loss_percent,rev_tester_tx_dropped,rev_tester_rx_dropped,invalid_reasons,\
 pre_frames,pre_rate,pre_sent,pre_received,pre_foreground_sent,pre_foreground_received,pre_valid_entries,pre_state_table,\
-pre_send_duration_s,pre_sending_valid,pre_duplicate_tuples,pre_tester_tx_dropped,pre_tester_rx_dropped";
+pre_send_duration_s,pre_sending_valid,pre_duplicate_tuples,pre_tester_tx_dropped,pre_tester_rx_dropped,pre_dut_connections";
 
 /// One row of [`trials_csv`] (with its newline): trial `t` of repetition `repetition`.
 pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> String {
@@ -372,7 +376,7 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
     };
     let pre = match &t.preliminary {
         Some(p) => format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.frames,
             p.rate,
             p.sent,
@@ -385,9 +389,10 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
             p.sending_valid,
             opt(p.duplicate_tuples),
             p.tester_tx_dropped,
-            p.tester_rx_dropped
+            p.tester_rx_dropped,
+            opt(p.dut_connections)
         ),
-        None => ",".repeat(12),
+        None => ",".repeat(13),
     };
     format!(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",

@@ -137,13 +137,17 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
 /// The preliminary phase of every stateful trial: frames sent and received, the foreground
 /// frames learnt of those sent, the state table's valid entries of its size, the sending time
 /// and the verdict (`ok`, `too slow`: the tester's limit, `not filled`: the DUT lost phase 1
-/// frames at that rate), and the duplicate learnt tuples when they were checked.
+/// frames at that rate), the duplicate learnt tuples when they were checked, and the DUT's own
+/// count of its connections when `dut.count` read it.
 pub fn preliminary_table(trials: &[TrialRecord]) -> String {
+    let counted = trials
+        .iter()
+        .any(|t| t.preliminary.as_ref().is_some_and(|p| p.dut_connections.is_some()));
     let rows: Vec<Vec<String>> = trials
         .iter()
         .filter_map(|t| t.preliminary.as_ref().map(|p| (t, p)))
         .map(|(t, p)| {
-            vec![
+            let mut row = vec![
                 t.index.to_string(),
                 group(p.rate),
                 group(p.sent),
@@ -152,30 +156,38 @@ pub fn preliminary_table(trials: &[TrialRecord]) -> String {
                 format!("{}/{}", group(p.valid_entries), group(p.state_table)),
                 format!("{:.6}", p.send_duration_s),
                 p.duplicate_tuples.map_or("-".into(), group),
+            ];
+            if counted {
+                row.push(p.dut_connections.map_or("-".into(), group));
+            }
+            row.push(
                 if !p.sending_valid {
-                    "too slow".into()
+                    "too slow"
                 } else if p.valid_entries < p.state_table {
-                    "not filled".into()
+                    "not filled"
                 } else {
-                    "ok".into()
-                },
-            ]
+                    "ok"
+                }
+                .into(),
+            );
+            row
         })
         .collect();
-    text_table(
-        &[
-            "#",
-            "rate (fps)",
-            "sent",
-            "received",
-            "fg learnt/sent",
-            "state table",
-            "sending (s)",
-            "dup tuples",
-            "phase 1",
-        ],
-        &rows,
-    )
+    let mut headers = vec![
+        "#",
+        "rate (fps)",
+        "sent",
+        "received",
+        "fg learnt/sent",
+        "state table",
+        "sending (s)",
+        "dup tuples",
+    ];
+    if counted {
+        headers.push("DUT connections");
+    }
+    headers.push("phase 1");
+    text_table(&headers, &rows)
 }
 
 impl BenchResult for ThroughputResult {

@@ -283,7 +283,7 @@ fn siitperf_dir_for_lab(info: &xlat_lab::LabInfo, dir: &Path) -> Result<()> {
     let sets = [("left.dut_mac".to_string(), l), ("right.dut_mac".to_string(), r)];
     let mut cfg = xlat_config::load(&info.config_path, &sets)?;
     let hooks = std::mem::take(&mut cfg.dut);
-    // dut.delete_all serves xlatperf's teardown-rate only.
+    // dut.delete_all and dut.count serve xlatperf's own procedures only.
     let files = xlat_config::to_siitperf(&cfg).map_err(|e| anyhow::anyhow!("{}: {e}", info.config_path.display()))?;
     let build = dir.join("build");
     std::fs::create_dir_all(&build).with_context(|| format!("creating {}", build.display()))?;

@@ -4,7 +4,8 @@
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use xlat_config::{Backend, ConfigError, TestConfig};
 use xlat_engine::{CpuPlan, PreliminarySpec, Tester, TrialReport, TrialSpec};
@@ -87,25 +88,47 @@ pub const HOOK_DEADLINE: Duration = Duration::from_secs(60);
 /// otherwise it is killed (by its PID) and the error names the hook, the command, the exit
 /// status or the deadline, and the end of its standard error.
 pub fn run_hook(name: &str, command: &str, deadline: Duration) -> std::result::Result<(), String> {
+    run_command(name, command, deadline, false).map(drop)
+}
+
+/// Run the DUT hook `name` that prints a count (`dut.count`): [`run_hook`], and its standard
+/// output must be one whole number.
+pub fn run_count_hook(name: &str, command: &str, deadline: Duration) -> std::result::Result<u64, String> {
+    let out = run_command(name, command, deadline, true)?;
+    let text = out.trim();
+    text.parse::<u64>().map_err(|_| {
+        let shown: String = text.chars().take(200).collect();
+        format!("DUT hook {name} ({command:?}) printed {shown:?}, not a whole number of connections")
+    })
+}
+
+/// Read a pipe to its end on a thread (a command writing much must not block on a full pipe; a
+/// process the command left behind may keep the pipe open, so it is never joined).
+fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut p) = pipe {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = p.read_to_end(&mut buf);
+            let _ = tx.send(buf);
+        });
+    }
+    rx
+}
+
+/// [`run_hook`], returning the standard output when `capture` (else it is closed).
+fn run_command(name: &str, command: &str, deadline: Duration, capture: bool) -> std::result::Result<String, String> {
     let what = format!("DUT hook {name} ({command:?})");
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(if capture { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{what}: cannot start sh: {e}"))?;
-    // Read standard error on a thread, so that a command writing much does not block on a full
-    // pipe; a process the command left behind may keep the pipe open, so it is not joined.
-    let (tx, rx) = mpsc::channel();
-    if let Some(mut err) = child.stderr.take() {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = err.read_to_end(&mut buf);
-            let _ = tx.send(buf);
-        });
-    }
+    let rx = drain(child.stderr.take());
+    let out = drain(child.stdout.take());
     let stderr_tail = |rx: &mpsc::Receiver<Vec<u8>>| {
         let buf = rx.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
         let text = String::from_utf8_lossy(&buf);
@@ -140,7 +163,12 @@ pub fn run_hook(name: &str, command: &str, deadline: Duration) -> std::result::R
         }
     };
     if status.success() {
-        Ok(())
+        let buf = if capture {
+            out.recv_timeout(Duration::from_secs(1)).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Ok(String::from_utf8_lossy(&buf).into_owned())
     } else {
         Err(format!("{what} failed ({status}); {}", stderr_tail(&rx)))
     }
@@ -268,15 +296,79 @@ fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<d
     }
     let mut t = Tester::new(setup, left, right, cpu_plan(cfg))?;
     t.prepare(Duration::from_secs(3)).context("resolving the DUT's MAC addresses")?;
-    if let Some(command) = cfg.dut.between_phases.clone() {
-        t.set_between_phases(Some(Box::new(move || run_hook("dut.between_phases", &command, HOOK_DEADLINE))));
+    let between = cfg.dut.between_phases.clone();
+    let count = cfg.dut.count.clone().map(|c| (c, Arc::new(AtomicU64::new(NOT_COUNTED))));
+    if between.is_some() || count.is_some() {
+        let count = count.clone();
+        t.set_between_phases(Some(Box::new(move || {
+            if let Some(command) = &between {
+                run_hook("dut.between_phases", command, HOOK_DEADLINE)?;
+            }
+            if let Some((command, slot)) = &count {
+                slot.store(run_count_hook("dut.count", command, HOOK_DEADLINE)?, Ordering::Relaxed);
+            }
+            Ok(())
+        })));
     }
-    match cfg.dut.before_trial.clone() {
-        Some(command) => Ok(Box::new(BeforeTrial {
-            inner: Box::new(t),
+    let mut runner: Box<dyn Runner> = Box::new(t);
+    if let Some((command, slot)) = count {
+        runner = Box::new(Count {
+            inner: runner,
             command,
-        })),
-        None => Ok(Box::new(t)),
+            slot,
+        });
+    }
+    if let Some(command) = cfg.dut.before_trial.clone() {
+        runner = Box::new(BeforeTrial { inner: runner, command });
+    }
+    Ok(runner)
+}
+
+/// No `dut.count` reading yet.
+const NOT_COUNTED: u64 = u64::MAX;
+
+/// A runner that reports the DUT's connection count (`dut.count`, read between the phases, or
+/// after phase 1 alone) in each stateful trial's `preliminary.dut_connections`.
+struct Count {
+    inner: Box<dyn Runner>,
+    command: String,
+    slot: Arc<AtomicU64>,
+}
+
+impl Count {
+    /// The count read during the trial (or now, after a valid phase 1 that ran alone).
+    fn report(&mut self, mut r: TrialReport) -> Result<TrialReport> {
+        let mut n = self.slot.swap(NOT_COUNTED, Ordering::Relaxed);
+        let Some(p) = r.preliminary.as_mut() else {
+            return Ok(r);
+        };
+        if n == NOT_COUNTED && r.forward.is_none() && r.reverse.is_none() && r.valid {
+            n = run_count_hook("dut.count", &self.command, HOOK_DEADLINE).map_err(|e| anyhow!(e))?;
+        }
+        p.dut_connections = (n != NOT_COUNTED).then_some(n);
+        Ok(r)
+    }
+}
+
+impl Runner for Count {
+    fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+        self.slot.store(NOT_COUNTED, Ordering::Relaxed);
+        let r = self.inner.run_trial(spec)?;
+        self.report(r)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
+        self.slot.store(NOT_COUNTED, Ordering::Relaxed);
+        let r = self.inner.run_preliminary(spec, validation)?;
+        self.report(r)
+    }
+
+    fn describe(&self) -> String {
+        format!("{}; connections counted after phase 1: {}", self.inner.describe(), self.command)
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) {
+        self.inner.set_directions(forward, reverse)
     }
 }
 

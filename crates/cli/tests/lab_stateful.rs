@@ -343,3 +343,80 @@ fn nat44_latency_in_a_stateful_test() {
     assert_eq!(u(trial, &["preliminary", "valid_entries"]), 20_000, "{trial}");
     assert_eq!(trial["valid"], Value::Bool(true), "{trial}");
 }
+
+/// Stateful throughput (RFC 9693's throughput with a stateful DUT; siitperf's
+/// binary-rate-alg.sh-sf as one command): every step empties the DUT's table (the lab's
+/// `dut.before_trial`), runs phase 1 with N = M = 20,000 (every port pair 10000-10019 x 1-1000
+/// once) and phase 2; the lab's `dut.count` reads the DUT's table after every phase 1, and it
+/// holds exactly N connections each time.
+/// The DUT forwards 70,000 IPv4 frames/s in all (nftables `limit rate over`; IPv4 only, since
+/// nat64's frames cross the forward hook twice, as IPv6 and as IPv4): 35,000 per direction in
+/// phase 2, phase 1's 50,000 in one direction pass; the search takes several steps.
+fn stateful_throughput_counts_n_connections_after_every_phase_one(topology: &str) {
+    let Some(lab) = Lab::up(topology) else { return };
+    dut_exec(&["nft", "add table inet xlat_limit"]);
+    dut_exec(&[
+        "nft",
+        "add chain inet xlat_limit limiter { type filter hook forward priority -10 ; }",
+    ]);
+    dut_exec(&[
+        "nft",
+        "add rule inet xlat_limit limiter meta nfproto ipv4 limit rate over 70000/second burst 1000 packets drop",
+    ]);
+    let json = std::env::temp_dir().join(format!("xlat-stateful-tp-{}.json", std::process::id()));
+    let json_s = json.to_str().unwrap().to_string();
+    let out = ok(&[
+        "throughput",
+        "-c",
+        &lab.config,
+        "--max-rate",
+        "100000",
+        "--error",
+        "12500",
+        "--duration",
+        "1",
+        "--timeout",
+        "500",
+        "--retries",
+        "4",
+        "--preliminary-frames",
+        "20000",
+        "--preliminary-rate",
+        "50000",
+        "--set",
+        "traffic.forward_ports.sport.max=10019",
+        "--json",
+        &json_s,
+    ]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let r = &v["results"][0]["result"]["runs"][0];
+    let tp = u(r, &["throughput"]);
+    assert!(
+        (20_000..=35_000).contains(&tp),
+        "{tp} frames/s per direction through a 70,000 frames/s limit: {out}"
+    );
+    let trials = r["trials"].as_array().expect("trials");
+    assert!(trials.len() >= 3, "{out}");
+    let mut counted = 0;
+    for t in trials {
+        let p = &t["preliminary"];
+        if p["sending_valid"] == Value::Bool(true) && t["invalid_reasons"].as_array().is_none_or(|x| x.is_empty()) {
+            assert_eq!(u(p, &["valid_entries"]), 20_000, "{t}");
+            assert_eq!(u(p, &["dut_connections"]), 20_000, "the DUT's table after phase 1: {t}");
+            counted += 1;
+        }
+    }
+    assert!(counted >= 3, "{out}");
+    assert!(out.contains("DUT connections"), "{out}");
+}
+
+#[test]
+fn nat44_stateful_throughput_counts_n_connections_after_every_phase_one() {
+    stateful_throughput_counts_n_connections_after_every_phase_one("nat44");
+}
+
+#[test]
+fn nat64_stateful_throughput_counts_n_connections_after_every_phase_one() {
+    stateful_throughput_counts_n_connections_after_every_phase_one("nat64");
+}

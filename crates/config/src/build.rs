@@ -138,6 +138,7 @@ pub(crate) struct RawDut {
     pub before_trial: Option<String>,
     pub between_phases: Option<String>,
     pub delete_all: Option<String>,
+    pub count: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -254,6 +255,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         before_trial: c.command("dut.before_trial", &raw.dut.before_trial)?,
         between_phases: c.command("dut.between_phases", &raw.dut.between_phases)?,
         delete_all: c.command("dut.delete_all", &raw.dut.delete_all)?,
+        count: c.command("dut.count", &raw.dut.count)?,
     };
 
     let cfg = TestConfig {

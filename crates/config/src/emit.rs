@@ -172,6 +172,7 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.opt("dut.before_trial", dut.before_trial.as_deref().map(s));
     o.opt("dut.between_phases", dut.between_phases.as_deref().map(s));
     o.opt("dut.delete_all", dut.delete_all.as_deref().map(s));
+    o.opt("dut.count", dut.count.as_deref().map(s));
     o.0
 }
 
@@ -229,6 +230,7 @@ pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
         ("dut.before_trial", &d.before_trial),
         ("dut.between_phases", &d.between_phases),
         ("dut.delete_all", &d.delete_all),
+        ("dut.count", &d.count),
     ] {
         if let Some(h) = h {
             return Err(format!(

@@ -184,6 +184,11 @@ pub struct DutHooks {
     /// times it on a full and on an empty table.
     #[serde(default)]
     pub delete_all: Option<String>,
+    /// Prints the number of connections in the DUT's table (a whole number on its standard
+    /// output): run after phase 1 of every stateful trial, the number goes into the trial's
+    /// report (`preliminary.dut_connections`).
+    #[serde(default)]
+    pub count: Option<String>,
 }
 
 /// The format of a configuration file.

@@ -133,6 +133,10 @@ pub struct PreliminaryReport {
     pub corrupted: u64,
     pub tester_tx_dropped: u64,
     pub tester_rx_dropped: u64,
+    /// The connections in the DUT's table after phase 1, as its `dut.count` command printed
+    /// them (filled in by the runner that ran it; `None`: not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dut_connections: Option<u64>,
 }
 
 impl TrialReport {

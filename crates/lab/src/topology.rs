@@ -94,6 +94,8 @@ pub const STATEFUL_PRELIMINARY_TIMEOUT_MS: u64 = 2000;
 pub const STATEFUL_PHASE_DELAY_MS: u64 = 1000 * STATEFUL_CONNECTIONS / STATEFUL_PRELIMINARY_RATE + 2 * STATEFUL_PRELIMINARY_TIMEOUT_MS;
 /// The DUT command before every trial: empty the connection table.
 pub const STATEFUL_BEFORE_TRIAL: &str = "ip netns exec xlat-dut conntrack -F";
+/// The stateful DUTs' connection count (`[dut] count`).
+pub const STATEFUL_COUNT: &str = "ip netns exec xlat-dut conntrack -C";
 
 /// A lab topology: which DUT runs in the DUT namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -388,6 +390,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             between_phases: None,
             // The same flush: conntrack -F returns when the table is empty.
             delete_all: t.stateful().map(|sf| sf.before_trial),
+            count: t.stateful().map(|_| STATEFUL_COUNT.to_string()),
         },
         source: Source {
             // The name of the file `xlatperf lab up` writes it to, for messages.

@@ -450,6 +450,7 @@ impl<P: Port> Tester<P> {
             corrupted: d1.corrupted,
             tester_tx_dropped: d1.tester_tx_dropped,
             tester_rx_dropped: d1.tester_rx_dropped,
+            dut_connections: None,
         };
         let mut report = TrialReport::of(spec);
         let mut invalid = |why: String| report.invalidate(why);
