@@ -183,7 +183,7 @@ pub fn parse_frame_size(s: &str) -> Result<usize, String> {
     Ok(v)
 }
 
-fn parse_number(s: &str) -> Result<f64, String> {
+pub fn parse_number(s: &str) -> Result<f64, String> {
     let t = s.trim().replace('_', "");
     let (num, mult) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1e3),

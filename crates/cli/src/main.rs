@@ -13,6 +13,7 @@
 //! | [`siitperf`] | siitperf's command lines (`siitperf-tp`, `-lat`, `-pdv`) |
 //! | [`selftest`], [`sender_bench`] | the tester's self-test and the sender benchmark |
 //! | [`demo`] | `xlatperf demo` |
+//! | [`sweep`] | `xlatperf sweep`: a procedure once per value of a parameter, one table and plot |
 //! | `dpdk_glue` | DPDK's EAL arguments (feature `dpdk`) |
 
 mod args;
@@ -27,6 +28,7 @@ mod runner;
 mod selftest;
 mod sender_bench;
 mod siitperf;
+mod sweep;
 
 use anyhow::{bail, Context, Result};
 use args::{ConfigArgs, StatefulArgs};
@@ -134,6 +136,9 @@ enum Cmd {
     /// Connection tear-down rate of a stateful DUT (RFC 9693): load N connections, time the
     /// DUT's delete-all command on the full and on the empty table; N / (full - empty).
     TeardownRate(procedures::TeardownArgs),
+    /// Scalability: a procedure once per value of one parameter (e.g. --over
+    /// connections=10k,100k,1M -- conn-rate ...), every point in one table, JSON, CSV and plot.
+    Sweep(sweep::SweepArgs),
     /// A complete measurement in a couple of minutes: lab up, throughput, latency, lab down.
     Demo(demo::DemoArgs),
     /// siitperf-tp's command line: reads ./siitperf.conf and prints siitperf's output lines.
@@ -396,6 +401,35 @@ fn print_results<T: xlat_bench::BenchResult>(results: &[xlat_bench::SizeResult<T
     }
 }
 
+/// `--connections A,B,C` of conn-rate and teardown-rate: the sweep over the number of
+/// connections (`xlatperf sweep --over connections=A,B,C -- <the rest of the command line>`),
+/// with the command's --json, --csv and --plot for the sweep's own.
+fn connections_sweep(argv: &[String], common: &args::CommonArgs) -> Result<()> {
+    if common.summary_csv.is_some() {
+        anyhow::bail!("--summary-csv is per run; with a list of --connections give --csv (one row per point)");
+    }
+    let rest = argv.get(1..).unwrap_or_default();
+    let (mut command, values) = sweep::strip_option(rest, "--connections");
+    let values: Vec<String> = values.iter().flat_map(|v| v.split(',')).map(|v| v.trim().to_string()).collect();
+    let mut outputs: Vec<Option<PathBuf>> = Vec::new();
+    for o in ["--json", "--csv", "--plot"] {
+        let (r, found) = sweep::strip_option(&command, o);
+        command = r;
+        outputs.push(found.last().map(PathBuf::from));
+    }
+    if outputs[0].as_deref() == Some(Path::new("-")) {
+        anyhow::bail!("with a list of --connections, --json takes a file (the sweep prints its table)");
+    }
+    sweep::sweep(
+        "connections",
+        &values,
+        &command,
+        outputs[0].as_deref(),
+        outputs[1].as_deref(),
+        outputs[2].as_deref(),
+    )
+}
+
 /// Run the command `cli` names (`argv` is recorded in the procedures' JSON).
 fn run(cli: &Cli, argv: &[String]) -> Result<()> {
     match &cli.cmd {
@@ -426,9 +460,12 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::Pdv(a) => procedures::pdv(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::B2b(a) => procedures::b2b(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Recovery(a) => procedures::recovery(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::ConnRate(a) if a.connections.len() > 1 => connections_sweep(argv, &a.common),
         Cmd::ConnRate(a) => procedures::conn_rate(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::ConntrackCapacity(a) => procedures::capacity(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::TeardownRate(a) if a.connections.len() > 1 => connections_sweep(argv, &a.common),
         Cmd::TeardownRate(a) => procedures::teardown(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::Sweep(a) => sweep::run(a),
         Cmd::Demo(a) => demo::run(a),
         Cmd::SiitperfTp { args } => siitperf::tp(args),
         Cmd::SiitperfLat { args } => siitperf::lat(args),

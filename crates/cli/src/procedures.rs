@@ -179,9 +179,10 @@ pub struct B2bArgs {
 pub struct ConnRateArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// N = M: connections each step opens (phase 1 frames, state table entries).
-    #[arg(long, value_name = "N", value_parser = parse_rate)]
-    pub connections: u64,
+    /// N = M: connections each step opens (phase 1 frames, state table entries). A list
+    /// (10k,100k,1M) runs the search once per value: a sweep (see `xlatperf sweep`).
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', required = true, value_parser = parse_rate)]
+    pub connections: Vec<u64>,
     /// The highest rate tried (first), connections/s.
     #[arg(long = "max-rate", value_name = "CPS", value_parser = parse_rate)]
     pub max_rate: u64,
@@ -234,9 +235,10 @@ pub struct CapacityArgs {
 pub struct TeardownArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// N: connections loaded, then deleted.
-    #[arg(long, value_name = "N", value_parser = parse_rate)]
-    pub connections: u64,
+    /// N: connections loaded, then deleted. A list (10k,100k,1M) measures once per value: a
+    /// sweep (see `xlatperf sweep`).
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', required = true, value_parser = parse_rate)]
+    pub connections: Vec<u64>,
     /// Phase 1's rate while loading, connections/s: one the DUT sustains (see conn-rate).
     #[arg(long, value_name = "CPS", value_parser = parse_rate)]
     pub rate: u64,
@@ -719,7 +721,7 @@ pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<Con
     let plans = per_size(&p.sizes, |size| {
         let c = ConnRateConfig {
             frame_size: size,
-            connections: a.connections,
+            connections: a.connections[0],
             max_rate: a.max_rate,
             error: a.error.unwrap_or((a.max_rate / 100).max(1)),
             timeout_ms: a.common.timeout,
@@ -774,7 +776,7 @@ pub fn teardown(a: &TeardownArgs, argv: &[String]) -> Result<Vec<SizeResult<Tear
     let plans = per_size(&p.sizes, |size| {
         let c = TeardownConfig {
             frame_size: size,
-            connections: a.connections,
+            connections: a.connections[0],
             rate: a.rate,
             timeout_ms: a.common.timeout,
             retries: a.common.retries,

@@ -187,3 +187,78 @@ fn conntrack_capacity_finds_the_nat44_table_size() {
     assert!(out.contains("connections fit"), "{out}");
     assert!(out.contains("bisection C="), "every step labelled with its search: {out}");
 }
+
+/// A scalability sweep (seeds/001's tables): `teardown-rate --connections 10k,40k` measures
+/// once per number of connections and reports every point in one table, JSON, CSV and plot;
+/// `xlatperf sweep --over` does the same for a configuration key.
+#[test]
+fn a_sweep_over_the_number_of_connections_reports_every_point() {
+    if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
+        return;
+    }
+    let _g = lab_lock();
+    let config = lab_up("nat44");
+    let _down = LabDown;
+    let dir = std::env::temp_dir().join(format!("xlat-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, csv, plot) = (dir.join("s.json"), dir.join("s.csv"), dir.join("s.svg"));
+    let out = ok(&[
+        "teardown-rate",
+        "-c",
+        &config,
+        "--connections",
+        "10k,40k",
+        "--rate",
+        "50000",
+        "--timeout",
+        "500",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        (v["procedure"].as_str(), v["parameter"].as_str(), v["complete"].as_bool()),
+        (Some("teardown-rate"), Some("connections"), Some(true))
+    );
+    let points = v["points"].as_array().expect("points");
+    assert_eq!(points.len(), 2, "{v}");
+    for (p, n) in points.iter().zip(["10k", "40k"]) {
+        assert_eq!(p["value"], n);
+        assert!(p["metrics"]["teardown_rate_cps"].as_f64().unwrap_or(0.0) > 0.0, "{p}");
+    }
+    // Each run is the whole procedure: its own document, with the connections asked.
+    assert_eq!(v["runs"][1]["results"][0]["result"]["runs"][0]["connections"], 40000);
+    assert!(out.contains("Sweep of teardown-rate over connections"), "{out}");
+    let c = std::fs::read_to_string(&csv).unwrap();
+    assert!(c.starts_with("connections,frame_size,teardown_rate_cps"), "{c}");
+    assert_eq!(c.lines().count(), 3, "{c}");
+    assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+
+    // Any parameter: a configuration key, through `xlatperf sweep`.
+    let out = ok(&[
+        "sweep",
+        "--over",
+        "stateful.preliminary_timeout_ms=300,600",
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "teardown-rate",
+        "-c",
+        &config,
+        "--connections",
+        "10000",
+        "--rate",
+        "50000",
+    ]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["points"].as_array().map(|p| p.len()), Some(2), "{out}");
+    assert!(out.contains("stateful.preliminary_timeout_ms"), "{out}");
+    // The run's configuration has the value of its point.
+    let cfg = &v["runs"][1]["meta"]["config"];
+    assert_eq!(cfg["stateful"]["preliminary_timeout_ms"], 600, "{cfg}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
