@@ -4,6 +4,11 @@
 //! Each step is an ordinary xlatperf command, printed before it runs, so the demo also shows
 //! how to use the tool.
 //!
+//! `xlatperf demo --stateful` does the same for a stateful DUT (RFC 9693; nftables masquerade
+//! in the lab's nat44, or TAYGA with masquerade in nat64): the maximum connection
+//! establishment rate with validation, a stateful throughput search (every step after phase 1
+//! at half that rate, with the DUT's connection count), and the connection tear-down rate.
+//!
 //! The lab goes down on success, on error and on the first Ctrl-C (which stops after the
 //! current trial; see [`crate::interrupt`]). After a second Ctrl-C or a crash,
 //! `xlatperf lab down` removes whatever is left.
@@ -18,9 +23,14 @@ use crate::{interrupt, procedures, Cli, Cmd};
 
 #[derive(Args, Clone, Debug)]
 pub struct DemoArgs {
-    /// The lab DUT: router4 (the kernel forwarding IPv4) or router6.
-    #[arg(long, default_value = "router4")]
-    pub topology: String,
+    /// The lab DUT: router4 (the kernel forwarding IPv4) or router6; with --stateful nat44
+    /// (the default) or nat64.
+    #[arg(long)]
+    pub topology: Option<String>,
+    /// Measure a stateful DUT (RFC 9693): connection establishment rate, stateful throughput,
+    /// connection tear-down rate.
+    #[arg(long)]
+    pub stateful: bool,
     /// The highest rate the throughput search tries, frames/s per direction.
     #[arg(long = "max-rate", value_name = "FPS", default_value = "200000", value_parser = parse_rate)]
     pub max_rate: u64,
@@ -59,13 +69,14 @@ fn show(argv: &[String]) {
     eprintln!("\n$ {}", argv.join(" "));
 }
 
-pub fn run(a: &DemoArgs) -> Result<()> {
-    let topology: xlat_lab::Topology = a.topology.parse().map_err(|e| anyhow::anyhow!("--topology: {e}"))?;
-    if !matches!(topology, xlat_lab::Topology::Router4 | xlat_lab::Topology::Router6) {
-        bail!("--topology {topology}: the demo runs on router4 or router6");
-    }
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// Bring up the lab of `topology` (described as `what`); the guard takes it down again.
+fn lab(topology: xlat_lab::Topology, what: &str, keep: bool) -> Result<(String, LabGuard)> {
     interrupt::install();
-    eprintln!("== xlatperf demo: building the lab ({topology}: the Linux kernel forwards between two namespaces)");
+    eprintln!("== xlatperf demo: building the lab ({topology}: {what})");
     let info = xlat_lab::up(
         topology,
         &xlat_lab::UpOptions {
@@ -73,14 +84,30 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             ..Default::default()
         },
     )?;
-    let _guard = LabGuard { keep: a.keep };
-    let conf = info.config_path.display().to_string();
+    let guard = LabGuard { keep };
     eprintln!(
         "lab is up: tester ports {} and {} in {}, DUT in {}",
         info.left_port, info.right_port, info.tester_ns, info.dut_ns
     );
+    Ok((info.config_path.display().to_string(), guard))
+}
+
+pub fn run(a: &DemoArgs) -> Result<()> {
+    if a.stateful {
+        return stateful(a);
+    }
+    let topology: xlat_lab::Topology = a
+        .topology
+        .as_deref()
+        .unwrap_or("router4")
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--topology: {e}"))?;
+    if !matches!(topology, xlat_lab::Topology::Router4 | xlat_lab::Topology::Router6) {
+        bail!("--topology {topology}: the demo runs on router4 or router6 (nat44 and nat64 with --stateful)");
+    }
+    let (conf, _guard) = lab(topology, "the Linux kernel forwards between two namespaces", a.keep)?;
     let verbose: Vec<String> = if a.verbose { vec!["--verbose".into()] } else { vec![] };
-    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+    let s = strings;
 
     eprintln!("\n== 1. throughput (RFC 2544 26.1, RFC 8219 7.1): binary search with 2 s trials, then a 10 s confirmation");
     // On a small machine the tester may not keep up with --max-rate: the search then treats the
@@ -176,4 +203,196 @@ pub fn run(a: &DemoArgs) -> Result<()> {
          your own DUT with RFC durations (drop --short/--duration), --repeat 20 --json results.json --plot tp.svg."
     );
     Ok(())
+}
+
+/// The connections each step of the stateful demo opens: 100,000 of the lab's 1,000,000 port
+/// pairs (10000-10999 x 1-1000), each once.
+const DEMO_CONNECTIONS: &str = "100000";
+
+/// `xlatperf demo --stateful`.
+fn stateful(a: &DemoArgs) -> Result<()> {
+    let topology: xlat_lab::Topology = a
+        .topology
+        .as_deref()
+        .unwrap_or("nat44")
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--topology: {e}"))?;
+    let what = match topology {
+        xlat_lab::Topology::Nat44 => "nftables masquerade, stateful NAT44, in a namespace",
+        xlat_lab::Topology::Nat64 => "TAYGA with nftables masquerade, stateful NAT64, in a namespace",
+        _ => bail!("--topology {topology}: the stateful demo runs on nat44 or nat64"),
+    };
+    let (conf, _guard) = lab(topology, what, a.keep)?;
+    let verbose: Vec<String> = if a.verbose { vec!["--verbose".into()] } else { vec![] };
+    let max = a.max_rate.to_string();
+    let error = (a.max_rate / 20).max(1).to_string();
+
+    eprintln!(
+        "\n== 1. maximum connection establishment rate (RFC 9693 4.4): binary search on phase 1's rate, {DEMO_CONNECTIONS} \
+         connections per step, each step validated (the Responder sends to every connection, all must come back)"
+    );
+    let mut argv = strings(&[
+        "xlatperf",
+        "conn-rate",
+        "-c",
+        &conf,
+        "--connections",
+        DEMO_CONNECTIONS,
+        "--max-rate",
+        &max,
+        "--error",
+        &error,
+        "--validate",
+        "--timeout",
+        "500",
+        "--retries",
+        "2",
+    ]);
+    argv.extend(verbose.iter().cloned());
+    show(&argv);
+    let Cmd::ConnRate(c) = parse(&argv)? else {
+        bail!("internal: not a conn-rate command")
+    };
+    let cr = procedures::conn_rate(&c, &argv)?;
+    print!("{}", human_results(&cr));
+    if interrupt::requested() {
+        bail!("interrupted by Ctrl-C");
+    }
+    let run = cr.first().and_then(|r| r.result.runs.first());
+    let Some(conn_rate) = run.and_then(|r| r.rate) else {
+        bail!("no rate established every connection: nothing to load the DUT's table with");
+    };
+    let conn_bound = run.and_then(|r| r.tester_bound);
+    // Phase 1 of the next steps at half that rate: safely below the DUT's limit.
+    let safe = (conn_rate / 2).max(1).to_string();
+
+    eprintln!(
+        "\n== 2. throughput with a stateful DUT (RFC 9693 4.3): every step empties the DUT's table, opens {DEMO_CONNECTIONS} \
+         connections (phase 1 at {safe}/s) and searches with 2 s trials, then a 5 s confirmation"
+    );
+    let mut argv = strings(&[
+        "xlatperf",
+        "throughput",
+        "-c",
+        &conf,
+        "--short",
+        "2",
+        "--duration",
+        "5",
+        "--max-rate",
+        &max,
+        "--error",
+        "2%",
+        "--timeout",
+        "500",
+        "--retries",
+        "2",
+        "--preliminary-frames",
+        DEMO_CONNECTIONS,
+        "--preliminary-rate",
+        &safe,
+    ]);
+    argv.extend(verbose.iter().cloned());
+    show(&argv);
+    let Cmd::Throughput(t) = parse(&argv)? else {
+        bail!("internal: not a throughput command")
+    };
+    let tp = procedures::throughput(&t, &argv)?;
+    print!("{}", human_results(&tp));
+    if interrupt::requested() {
+        bail!("interrupted by Ctrl-C");
+    }
+    let tp_run = tp.first().and_then(|r| r.result.runs.first());
+
+    eprintln!("\n== 3. connection tear-down rate (RFC 9693 4.6): load {DEMO_CONNECTIONS} connections, time the DUT's delete-all on the full and on the empty table");
+    let mut argv = strings(&[
+        "xlatperf",
+        "teardown-rate",
+        "-c",
+        &conf,
+        "--connections",
+        DEMO_CONNECTIONS,
+        "--rate",
+        &safe,
+        "--timeout",
+        "500",
+        "--retries",
+        "2",
+    ]);
+    argv.extend(verbose.iter().cloned());
+    show(&argv);
+    let Cmd::TeardownRate(d) = parse(&argv)? else {
+        bail!("internal: not a teardown-rate command")
+    };
+    let td = procedures::teardown(&d, &argv)?;
+    print!("{}", human_results(&td));
+
+    println!(
+        "\n== xlatperf demo --stateful: results ({topology}, {} connections)",
+        group(100_000)
+    );
+    println!(
+        "maximum connection establishment rate: {} connections/s (validated)",
+        group(conn_rate)
+    );
+    if let Some(b) = conn_bound {
+        println!("(bounded by the tester: it could not send phase 1 at {} connections/s)", group(b));
+    }
+    if let Some(r) = tp_run {
+        println!("throughput: {} frames/s per direction", group(r.throughput));
+        if r.bounded_by_tester {
+            println!("(bounded by the tester: on this machine the tester is the limit, not the DUT)");
+        }
+        let counts: Vec<u64> = r.trials.iter().filter_map(|t| t.preliminary.as_ref()?.dut_connections).collect();
+        if let (Some(lo), Some(hi)) = (counts.iter().min(), counts.iter().max()) {
+            println!(
+                "the DUT's table after each phase 1: {} to {} connections ({} steps)",
+                group(*lo),
+                group(*hi),
+                counts.len()
+            );
+        }
+    }
+    if let Some(r) = td.first().and_then(|r| r.result.runs.first()) {
+        match r.rate_cps {
+            Some(x) => println!(
+                "connection tear-down rate: {} connections/s ({:.3} s full, {:.3} s empty)",
+                group(x as u64),
+                r.full_s,
+                r.empty_s
+            ),
+            None => println!("connection tear-down rate: not measurable (the full table was not slower to delete)"),
+        }
+    }
+    println!(
+        "These are whole-system figures: the tester and the DUT share this machine's CPUs. Next: conntrack-capacity, \
+         --connections 10k,100k,1M sweeps, --repeat 20 --json results.json --plot figure.svg (docs/stateful.md)."
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(topology: &str, stateful: bool) -> DemoArgs {
+        DemoArgs {
+            topology: Some(topology.into()),
+            stateful,
+            max_rate: 1000,
+            keep: false,
+            verbose: false,
+        }
+    }
+
+    /// Each demo runs on its own kind of DUT, refused before any lab is built.
+    #[test]
+    fn each_demo_names_the_topologies_it_runs_on() {
+        let e = run(&args("router4", true)).unwrap_err();
+        assert!(e.to_string().contains("the stateful demo runs on nat44 or nat64"), "{e}");
+        let e = run(&args("nat44", false)).unwrap_err();
+        assert!(e.to_string().contains("nat44 and nat64 with --stateful"), "{e}");
+        let e = run(&args("bogus", true)).unwrap_err();
+        assert!(e.to_string().contains("--topology"), "{e}");
+    }
 }
