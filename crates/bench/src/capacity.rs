@@ -213,6 +213,8 @@ impl Searches<'_, '_, '_> {
             frame_size: cfg.frame_size,
             connections,
             max_rate: max_rate.max(1),
+            first: max_rate.max(1),
+            step_down: None,
             error: cfg.rate_error,
             timeout_ms: cfg.timeout_ms,
             retries: cfg.retries,

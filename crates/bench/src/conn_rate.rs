@@ -41,6 +41,22 @@ pub struct ConnRateConfig {
     /// of the step's rate (cttc.sh's alpha), and all must come back. `None`: no validation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation: Option<f64>,
+    /// The accelerated variant: searches with fewer connections first (see
+    /// [`Accelerated`]); `None`: one binary search with N connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerated: Option<Accelerated>,
+}
+
+/// The accelerated search (in the spirit of MLRsearch, whose phases lengthen the trials: here
+/// a step's length is N / R, so the phases grow N). Phase i of `phases` searches with
+/// `initial_connections` x (N / initial_connections)^(i / (phases - 1)) connections to an
+/// error of `error` x 2^(phases - 1 - i); each phase starts at the rate the previous one found
+/// (and, if that fails, one previous error lower), within the previous phase's upper bound. Only
+/// the last phase, with N connections, gives the result.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Accelerated {
+    pub initial_connections: u64,
+    pub phases: u32,
 }
 
 impl ConnRateConfig {
@@ -60,6 +76,14 @@ impl ConnRateConfig {
         if let Some(a) = self.validation {
             if !(a > 0.0 && a.is_finite()) {
                 return config(format!("the validation rate factor {a} must be above 0"));
+            }
+        }
+        if let Some(a) = self.accelerated {
+            if a.initial_connections == 0 || a.initial_connections > self.connections || !(2..=10).contains(&a.phases) {
+                return config(format!(
+                    "the accelerated search needs 1 <= --initial-connections {} <= --connections {} and 2 to 10 --phases, not {}",
+                    a.initial_connections, self.connections, a.phases
+                ));
             }
         }
         Ok(())
@@ -110,8 +134,13 @@ pub(crate) struct Search<'a> {
     pub label: &'a str,
     pub frame_size: usize,
     pub connections: u64,
-    /// The highest rate, tried first.
+    /// The highest rate: the search's upper bound.
     pub max_rate: u64,
+    /// The rate tried first (`max_rate` for a plain search).
+    pub first: u64,
+    /// After the first rate failed, go down by this much, doubling the step after every
+    /// failure, until a rate passes (then bisect); `None`: bisect from the start.
+    pub step_down: Option<u64>,
     pub error: u64,
     pub timeout_ms: u64,
     pub retries: u32,
@@ -128,6 +157,8 @@ pub(crate) struct Found {
     pub rate: Option<u64>,
     /// The lowest rate the tester could not send at.
     pub tester_bound: Option<u64>,
+    /// The lowest rate that failed or was tester-bound (the search's final upper bound).
+    pub high: u64,
 }
 
 /// Run one search; its steps are appended to `trials`, `elapsed_s` grows by their time.
@@ -140,7 +171,8 @@ pub(crate) fn search(
 ) -> Result<Found, BenchError> {
     let (mut low, mut high) = (0u64, s.max_rate);
     let mut found = Found::default();
-    let mut rate = s.max_rate;
+    let mut rate = s.first.clamp(1, s.max_rate);
+    let mut step_down = s.step_down.filter(|w| *w > 0);
     loop {
         let spec = PreliminarySpec::alone(s.frame_size, s.connections, rate, s.timeout_ms);
         let vrate = s.validation.map(|a| ((rate as f64 * a).round() as u64).max(1));
@@ -184,20 +216,27 @@ pub(crate) fn search(
                 high = rate;
             }
         }
-        if rate == s.max_rate && verdict == Some(true) {
-            break;
-        }
         if verdict == Some(false) && rate < s.stop_below {
             break;
         }
         if high.saturating_sub(low) <= s.error {
             break;
         }
-        rate = low + (high - low) / 2;
+        if verdict == Some(true) {
+            step_down = None;
+        }
+        rate = match step_down {
+            Some(w) if high.saturating_sub(w) > low => {
+                step_down = Some(w.saturating_mul(2));
+                high - w
+            }
+            _ => low + (high - low) / 2,
+        };
         if rate == 0 {
             break;
         }
     }
+    found.high = high;
     Ok(found)
 }
 
@@ -211,13 +250,60 @@ pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &
         frame_size: cfg.frame_size,
         connections: cfg.connections,
         max_rate: cfg.max_rate,
+        first: cfg.max_rate,
+        step_down: None,
         error: cfg.error,
         timeout_ms: cfg.timeout_ms,
         retries: cfg.retries,
         validation: cfg.validation,
         stop_below: 0,
     };
-    let found = search(runner, &s, &mut trials, &mut 0.0, progress)?;
+    let mut elapsed_s = 0.0;
+    let found = match cfg.accelerated {
+        None => search(runner, &s, &mut trials, &mut elapsed_s, progress)?,
+        Some(a) => {
+            let p = a.phases.max(2);
+            let (n0, n) = (a.initial_connections as f64, cfg.connections as f64);
+            let mut found = Found {
+                rate: None,
+                tester_bound: None,
+                high: cfg.max_rate,
+            };
+            let mut prev_width = cfg.max_rate;
+            for i in 0..p {
+                let connections = if i == p - 1 {
+                    cfg.connections
+                } else {
+                    (n0 * (n / n0).powf(f64::from(i) / f64::from(p - 1))).round() as u64
+                };
+                let error = cfg
+                    .error
+                    .saturating_mul(1u64 << (p - 1 - i).min(40))
+                    .min(cfg.max_rate.saturating_sub(1))
+                    .max(1);
+                let label = format!("phase-{i} N={}", group(connections));
+                // Start where the previous phase ended: its highest pass, or if none, its bound.
+                let first = found.rate.unwrap_or(found.high).min(found.high);
+                let phase = Search {
+                    label: &label,
+                    connections,
+                    max_rate: if i == 0 { cfg.max_rate } else { found.high.max(1) },
+                    first: if i == 0 { cfg.max_rate } else { first },
+                    step_down: (i > 0).then_some(prev_width),
+                    error,
+                    ..s
+                };
+                let f = search(runner, &phase, &mut trials, &mut elapsed_s, progress)?;
+                let tester_bound = match (found.tester_bound, f.tester_bound) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                found = Found { tester_bound, ..f };
+                prev_width = error;
+            }
+            found
+        }
+    };
     Ok(ConnRateResult {
         frame_size: cfg.frame_size,
         connections: cfg.connections,
@@ -375,6 +461,7 @@ mod tests {
             timeout_ms: 100,
             retries: 1,
             validation: None,
+            accelerated: None,
         }
     }
 
@@ -458,6 +545,56 @@ mod tests {
     }
 
     #[test]
+    fn the_accelerated_variant_finds_the_limit_with_fewer_step_seconds() {
+        // A DUT whose rate falls with the number of connections: 40,000/s at 10,000, up to 5 %
+        // more with fewer (the small phases overestimate it, the last one corrects).
+        struct Scaling(Vec<(u64, u64)>);
+        impl TrialRunner for Scaling {
+            fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, BenchError> {
+                Err(BenchError::Unsupported("phase 2".into()))
+            }
+            fn run_preliminary(&mut self, spec: &TrialSpec, v: Option<u64>) -> Result<TrialReport, BenchError> {
+                let p = spec.preliminary.expect("phase 1");
+                let limit = 40_000 + 2_000 * (10_000 - p.frames) / 10_000;
+                self.0.push((p.frames, p.rate));
+                Dut { limit, tester: u64::MAX }.run_preliminary(spec, v)
+            }
+        }
+        let accelerated = ConnRateConfig {
+            accelerated: Some(Accelerated {
+                initial_connections: 1_000,
+                phases: 3,
+            }),
+            error: 500,
+            ..cfg()
+        };
+        let mut dut = Scaling(Vec::new());
+        let r = conn_rate(&mut dut, &accelerated, &mut NoProgress).unwrap();
+        let rate = r.rate.unwrap();
+        assert!((39_500..=40_000).contains(&rate), "{rate}");
+        assert!(r.trials.iter().any(|t| t.phase.starts_with("phase-0 N=1,000")), "{:?}", r.trials);
+        assert!(r.trials.last().unwrap().phase.starts_with("phase-2 N=10,000"));
+        // The result is the last phase's: a pass with all N connections.
+        assert!(r
+            .trials
+            .iter()
+            .any(|t| t.frames == 10_000 && t.rate == rate && t.pass == Some(true)));
+        // Fewer connections sent than the plain binary search sends.
+        let sent = |v: &[(u64, u64)]| v.iter().map(|x| x.0).sum::<u64>();
+        let accelerated_sent = sent(&dut.0);
+        let mut plain = Scaling(Vec::new());
+        let p = conn_rate(&mut plain, &ConnRateConfig { error: 500, ..cfg() }, &mut NoProgress).unwrap();
+        assert!(p.rate.unwrap().abs_diff(rate) <= 500);
+        assert!(
+            accelerated_sent < sent(&plain.0),
+            "{accelerated_sent} vs {}: {:?} {:?}",
+            sent(&plain.0),
+            dut.0,
+            plain.0
+        );
+    }
+
+    #[test]
     fn bad_parameters_are_refused() {
         for c in [
             ConnRateConfig { connections: 0, ..cfg() },
@@ -466,6 +603,20 @@ mod tests {
             ConnRateConfig { max_rate: 0, ..cfg() },
             ConnRateConfig {
                 validation: Some(0.0),
+                ..cfg()
+            },
+            ConnRateConfig {
+                accelerated: Some(Accelerated {
+                    initial_connections: 20_000,
+                    phases: 3,
+                }),
+                ..cfg()
+            },
+            ConnRateConfig {
+                accelerated: Some(Accelerated {
+                    initial_connections: 1_000,
+                    phases: 1,
+                }),
                 ..cfg()
             },
         ] {

@@ -197,6 +197,16 @@ pub struct ConnRateArgs {
     /// The validation's rate as a multiple of the step's rate (cttc.sh's alpha).
     #[arg(long, value_name = "F", default_value = "1", requires = "validate", value_parser = parse_factor)]
     pub alpha: f64,
+    /// The accelerated variant: searches with fewer connections first, each phase starting
+    /// where the previous one ended; only the last phase, with --connections, gives the result.
+    #[arg(long)]
+    pub accelerated: bool,
+    /// The first phase's connections (accelerated). Default: --connections / 100.
+    #[arg(long = "initial-connections", value_name = "N", requires = "accelerated", value_parser = parse_rate)]
+    pub initial_connections: Option<u64>,
+    /// Phases of the accelerated search (2 to 10).
+    #[arg(long, value_name = "P", default_value_t = 3, requires = "accelerated")]
+    pub phases: u32,
 }
 
 /// `xlatperf conntrack-capacity`.
@@ -727,6 +737,10 @@ pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<Con
             timeout_ms: a.common.timeout,
             retries: a.common.retries,
             validation: a.validate.then_some(a.alpha),
+            accelerated: a.accelerated.then(|| xlat_bench::conn_rate::Accelerated {
+                initial_connections: a.initial_connections.unwrap_or((a.connections[0] / 100).max(1)),
+                phases: a.phases,
+            }),
         };
         c.validate().map_err(|e| config_error(size, e))?;
         Ok(c)

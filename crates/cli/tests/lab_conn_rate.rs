@@ -84,6 +84,13 @@ fn conn_rate_finds_a_nat44_connection_limit_and_says_when_every_step_passed() {
         }
     }
     assert!(out.contains(&format!("{} connections/s", group(rate))), "{out}");
+
+    // The accelerated variant: phases of 1,000, 3,162 and 10,000 connections; the same limit.
+    let (r, out) = conn_rate(&config, "10000", "80000", &["--accelerated", "--initial-connections", "1000"]);
+    let rate = r["rate"].as_u64().unwrap_or_else(|| panic!("no rate: {out}"));
+    assert!((18_000..=20_500).contains(&rate), "{rate} for a limit of 20,000/s: {out}");
+    let last = r["trials"].as_array().and_then(|t| t.last()).expect("trials");
+    assert!(last["phase"].as_str().is_some_and(|p| p.starts_with("phase-2 N=10,000")), "{last}");
 }
 
 fn group(n: u64) -> String {
