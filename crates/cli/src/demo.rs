@@ -15,8 +15,9 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser};
-use xlat_bench::output::human_results;
+use xlat_bench::output::{human_results, SizeResult};
 use xlat_bench::text::group;
+use xlat_bench::BenchResult;
 
 use crate::args::parse_rate;
 use crate::{interrupt, procedures, Cli, Cmd};
@@ -69,6 +70,28 @@ fn show(argv: &[String]) {
     eprintln!("\n$ {}", argv.join(" "));
 }
 
+/// One step's command line: `words` with `--timeout 500 --retries 2` (and `--verbose` when
+/// asked), shown, then parsed as the user would have typed it.
+fn command(words: &[&str], verbose: bool) -> Result<(Vec<String>, Cmd)> {
+    let mut argv = strings(words);
+    argv.extend(strings(&["--timeout", "500", "--retries", "2"]));
+    if verbose {
+        argv.push("--verbose".into());
+    }
+    show(&argv);
+    let cmd = parse(&argv)?;
+    Ok((argv, cmd))
+}
+
+/// Print a step's results; stop there after a Ctrl-C.
+fn shown<T: BenchResult>(results: Vec<SizeResult<T>>) -> Result<Vec<SizeResult<T>>> {
+    print!("{}", human_results(&results));
+    if interrupt::requested() {
+        bail!("interrupted by Ctrl-C");
+    }
+    Ok(results)
+}
+
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
@@ -106,40 +129,32 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         bail!("--topology {topology}: the demo runs on router4 or router6 (nat44 and nat64 with --stateful)");
     }
     let (conf, _guard) = lab(topology, "the Linux kernel forwards between two namespaces", a.keep)?;
-    let verbose: Vec<String> = if a.verbose { vec!["--verbose".into()] } else { vec![] };
-    let s = strings;
 
     eprintln!("\n== 1. throughput (RFC 2544 26.1, RFC 8219 7.1): binary search with 2 s trials, then a 10 s confirmation");
     // On a small machine the tester may not keep up with --max-rate: the search then treats the
     // rates it cannot send as upper bounds (tester-bound, not failures) and goes on below them.
-    let mut argv = s(&[
-        "xlatperf",
-        "throughput",
-        "-c",
-        &conf,
-        "--short",
-        "2",
-        "--duration",
-        "10",
-        "--max-rate",
-        &a.max_rate.to_string(),
-        "--error",
-        "1%",
-        "--timeout",
-        "500",
-        "--retries",
-        "2",
-    ]);
-    argv.extend(verbose.iter().cloned());
-    show(&argv);
-    let Cmd::Throughput(t) = parse(&argv)? else {
+    let max = a.max_rate.to_string();
+    let (argv, cmd) = command(
+        &[
+            "xlatperf",
+            "throughput",
+            "-c",
+            &conf,
+            "--short",
+            "2",
+            "--duration",
+            "10",
+            "--max-rate",
+            &max,
+            "--error",
+            "1%",
+        ],
+        a.verbose,
+    )?;
+    let Cmd::Throughput(t) = cmd else {
         bail!("internal: not a throughput command")
     };
-    let tp = procedures::throughput(&t, &argv)?;
-    print!("{}", human_results(&tp));
-    if interrupt::requested() {
-        bail!("interrupted by Ctrl-C");
-    }
+    let tp = shown(procedures::throughput(&t, &argv)?)?;
     let run = tp.first().and_then(|r| r.result.runs.first());
     let throughput = run.map_or(0, |r| r.throughput);
     let tester_bound = run.and_then(|r| r.bounded_by_tester.then_some(r.tester_bound).flatten());
@@ -148,31 +163,30 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     }
 
     eprintln!("\n== 2. latency (RFC 8219 7.2) at the throughput: one 20 s trial, 500 tagged frames after 5 s");
-    let mut argv = s(&[
-        "xlatperf",
-        "latency",
-        "-c",
-        &conf,
-        "--rate",
-        &throughput.to_string(),
-        "--duration",
-        "20",
-        "--delay",
-        "5",
-        "--tags",
-        "500",
-        "--repetitions",
-        "1",
-        "--timeout",
-        "500",
-    ]);
-    argv.extend(verbose.iter().cloned());
-    show(&argv);
-    let Cmd::Latency(l) = parse(&argv)? else {
+    let rate = throughput.to_string();
+    let (argv, cmd) = command(
+        &[
+            "xlatperf",
+            "latency",
+            "-c",
+            &conf,
+            "--rate",
+            &rate,
+            "--duration",
+            "20",
+            "--delay",
+            "5",
+            "--tags",
+            "500",
+            "--repetitions",
+            "1",
+        ],
+        a.verbose,
+    )?;
+    let Cmd::Latency(l) = cmd else {
         bail!("internal: not a latency command")
     };
-    let lat = procedures::latency(&l, &argv)?;
-    print!("{}", human_results(&lat));
+    let lat = shown(procedures::latency(&l, &argv)?)?;
 
     println!(
         "\n== xlatperf demo: results ({topology}, frame size {}, bidirectional)",
@@ -223,7 +237,6 @@ fn stateful(a: &DemoArgs) -> Result<()> {
         _ => bail!("--topology {topology}: the stateful demo runs on nat44 or nat64"),
     };
     let (conf, _guard) = lab(topology, what, a.keep)?;
-    let verbose: Vec<String> = if a.verbose { vec!["--verbose".into()] } else { vec![] };
     let max = a.max_rate.to_string();
     let error = (a.max_rate / 20).max(1).to_string();
 
@@ -231,33 +244,26 @@ fn stateful(a: &DemoArgs) -> Result<()> {
         "\n== 1. maximum connection establishment rate (RFC 9693 4.4): binary search on phase 1's rate, {DEMO_CONNECTIONS} \
          connections per step, each step validated (the Responder sends to every connection, all must come back)"
     );
-    let mut argv = strings(&[
-        "xlatperf",
-        "conn-rate",
-        "-c",
-        &conf,
-        "--connections",
-        DEMO_CONNECTIONS,
-        "--max-rate",
-        &max,
-        "--error",
-        &error,
-        "--validate",
-        "--timeout",
-        "500",
-        "--retries",
-        "2",
-    ]);
-    argv.extend(verbose.iter().cloned());
-    show(&argv);
-    let Cmd::ConnRate(c) = parse(&argv)? else {
+    let (argv, cmd) = command(
+        &[
+            "xlatperf",
+            "conn-rate",
+            "-c",
+            &conf,
+            "--connections",
+            DEMO_CONNECTIONS,
+            "--max-rate",
+            &max,
+            "--error",
+            &error,
+            "--validate",
+        ],
+        a.verbose,
+    )?;
+    let Cmd::ConnRate(c) = cmd else {
         bail!("internal: not a conn-rate command")
     };
-    let cr = procedures::conn_rate(&c, &argv)?;
-    print!("{}", human_results(&cr));
-    if interrupt::requested() {
-        bail!("interrupted by Ctrl-C");
-    }
+    let cr = shown(procedures::conn_rate(&c, &argv)?)?;
     let run = cr.first().and_then(|r| r.result.runs.first());
     let Some(conn_rate) = run.and_then(|r| r.rate) else {
         bail!("no rate established every connection: nothing to load the DUT's table with");
@@ -270,62 +276,51 @@ fn stateful(a: &DemoArgs) -> Result<()> {
         "\n== 2. throughput with a stateful DUT (RFC 9693 4.3): every step empties the DUT's table, opens {DEMO_CONNECTIONS} \
          connections (phase 1 at {safe}/s) and searches with 2 s trials, then a 5 s confirmation"
     );
-    let mut argv = strings(&[
-        "xlatperf",
-        "throughput",
-        "-c",
-        &conf,
-        "--short",
-        "2",
-        "--duration",
-        "5",
-        "--max-rate",
-        &max,
-        "--error",
-        "2%",
-        "--timeout",
-        "500",
-        "--retries",
-        "2",
-        "--preliminary-frames",
-        DEMO_CONNECTIONS,
-        "--preliminary-rate",
-        &safe,
-    ]);
-    argv.extend(verbose.iter().cloned());
-    show(&argv);
-    let Cmd::Throughput(t) = parse(&argv)? else {
+    let (argv, cmd) = command(
+        &[
+            "xlatperf",
+            "throughput",
+            "-c",
+            &conf,
+            "--short",
+            "2",
+            "--duration",
+            "5",
+            "--max-rate",
+            &max,
+            "--error",
+            "2%",
+            "--preliminary-frames",
+            DEMO_CONNECTIONS,
+            "--preliminary-rate",
+            &safe,
+        ],
+        a.verbose,
+    )?;
+    let Cmd::Throughput(t) = cmd else {
         bail!("internal: not a throughput command")
     };
-    let tp = procedures::throughput(&t, &argv)?;
-    print!("{}", human_results(&tp));
-    if interrupt::requested() {
-        bail!("interrupted by Ctrl-C");
-    }
+    let tp = shown(procedures::throughput(&t, &argv)?)?;
     let tp_run = tp.first().and_then(|r| r.result.runs.first());
 
     eprintln!("\n== 3. connection tear-down rate (RFC 9693 4.6): load {DEMO_CONNECTIONS} connections, time the DUT's delete-all on the full and on the empty table");
-    let mut argv = strings(&[
-        "xlatperf",
-        "teardown-rate",
-        "-c",
-        &conf,
-        "--connections",
-        DEMO_CONNECTIONS,
-        "--rate",
-        &safe,
-        "--timeout",
-        "500",
-        "--retries",
-        "2",
-    ]);
-    argv.extend(verbose.iter().cloned());
-    show(&argv);
-    let Cmd::TeardownRate(d) = parse(&argv)? else {
+    let (argv, cmd) = command(
+        &[
+            "xlatperf",
+            "teardown-rate",
+            "-c",
+            &conf,
+            "--connections",
+            DEMO_CONNECTIONS,
+            "--rate",
+            &safe,
+        ],
+        a.verbose,
+    )?;
+    let Cmd::TeardownRate(d) = cmd else {
         bail!("internal: not a teardown-rate command")
     };
-    let td = procedures::teardown(&d, &argv)?;
-    print!("{}", human_results(&td));
+    let td = shown(procedures::teardown(&d, &argv)?)?;
 
     println!(
         "\n== xlatperf demo --stateful: results ({topology}, {} connections)",

@@ -72,6 +72,32 @@ impl Lab {
     }
 }
 
+impl Lab {
+    /// A procedure with phase 1 of 20,000 connections (every port pair 10000-10019 x 1-1000
+    /// once) at 50,000 frames/s before each trial, T 500 ms: the first run of its JSON
+    /// document, and its standard output.
+    fn procedure(&self, name: &str, args: &[&str]) -> (Value, String) {
+        let json = std::env::temp_dir().join(format!("xlat-stateful-{name}-{}.json", std::process::id()));
+        let json_s = json.to_str().unwrap().to_string();
+        let phase1 = [
+            "--timeout",
+            "500",
+            "--preliminary-frames",
+            "20000",
+            "--preliminary-rate",
+            "50000",
+            "--set",
+            "traffic.forward_ports.sport.max=10019",
+            "--json",
+            &json_s,
+        ];
+        let out = ok(&[&[name, "-c", &self.config], args, &phase1].concat());
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let _ = std::fs::remove_file(&json);
+        (v["results"][0]["result"]["runs"][0].clone(), out)
+    }
+}
+
 impl Drop for Lab {
     fn drop(&mut self) {
         let _ = xlatperf(&["lab", "down"]);
@@ -304,36 +330,22 @@ fn nat44_siitperf_tp_stateful_command_line() {
 #[test]
 fn nat44_latency_in_a_stateful_test() {
     let Some(lab) = Lab::up("nat44") else { return };
-    let json = std::env::temp_dir().join(format!("xlat-stateful-lat-{}.json", std::process::id()));
-    let json_s = json.to_str().unwrap().to_string();
-    ok(&[
+    let (r, _) = lab.procedure(
         "latency",
-        "-c",
-        &lab.config,
-        "--rate",
-        "2000",
-        "--duration",
-        "4",
-        "--delay",
-        "1",
-        "--tags",
-        "500",
-        "--repetitions",
-        "1",
-        "--timeout",
-        "500",
-        "--preliminary-frames",
-        "20000",
-        "--preliminary-rate",
-        "50000",
-        "--set",
-        "traffic.forward_ports.sport.max=10019",
-        "--json",
-        &json_s,
-    ]);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&json);
-    let r = &v["results"][0]["result"]["runs"][0];
+        &[
+            "--rate",
+            "2000",
+            "--duration",
+            "4",
+            "--delay",
+            "1",
+            "--tags",
+            "500",
+            "--repetitions",
+            "1",
+        ],
+    );
+    let r = &r;
     for d in ["forward", "reverse"] {
         let run = &r["runs"][0][d];
         assert_eq!((u(run, &["tags"]), u(run, &["lost"])), (500, 0), "{d}: {r}");
@@ -363,34 +375,11 @@ fn stateful_throughput_counts_n_connections_after_every_phase_one(topology: &str
         "nft",
         "add rule inet xlat_limit limiter meta nfproto ipv4 limit rate over 70000/second burst 1000 packets drop",
     ]);
-    let json = std::env::temp_dir().join(format!("xlat-stateful-tp-{}.json", std::process::id()));
-    let json_s = json.to_str().unwrap().to_string();
-    let out = ok(&[
+    let (r, out) = lab.procedure(
         "throughput",
-        "-c",
-        &lab.config,
-        "--max-rate",
-        "100000",
-        "--error",
-        "12500",
-        "--duration",
-        "1",
-        "--timeout",
-        "500",
-        "--retries",
-        "4",
-        "--preliminary-frames",
-        "20000",
-        "--preliminary-rate",
-        "50000",
-        "--set",
-        "traffic.forward_ports.sport.max=10019",
-        "--json",
-        &json_s,
-    ]);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&json);
-    let r = &v["results"][0]["result"]["runs"][0];
+        &["--max-rate", "100000", "--error", "12500", "--duration", "1", "--retries", "4"],
+    );
+    let r = &r;
     let tp = u(r, &["throughput"]);
     assert!(
         (20_000..=35_000).contains(&tp),
