@@ -514,6 +514,7 @@ mod tests {
     #[test]
     fn siitperf_lines_and_invalid_word() {
         let mut r = TrialReport {
+            dut_hooks: Vec::new(),
             preliminary: None,
             valid: true,
             forward: Some(DirectionReport {
@@ -587,6 +588,7 @@ mod tests {
             ..Default::default()
         };
         TrialReport {
+            dut_hooks: Vec::new(),
             valid: phase2,
             duration_s: 60.0,
             timeout_ms: 2000,
@@ -695,6 +697,7 @@ mod tests {
         let mut lat = vec![1_000_000u64; 999];
         lat.push(u64::MAX);
         let r = TrialReport {
+            dut_hooks: Vec::new(),
             preliminary: None,
             valid: true,
             duration_s: 10.0,

@@ -277,6 +277,7 @@ mod tests {
             };
             let valid = !(self.invalid_first && self.calls == 1);
             Ok(TrialReport {
+                dut_hooks: Vec::new(),
                 valid,
                 invalid_reasons: if valid { vec![] } else { vec!["late".into()] },
                 forward: Some(d.clone()),
@@ -345,6 +346,7 @@ mod tests {
                 ..Default::default()
             };
             Ok(TrialReport {
+                dut_hooks: Vec::new(),
                 preliminary: None,
                 valid: !bad,
                 invalid_reasons: if bad { vec!["injected".into()] } else { vec![] },
@@ -418,6 +420,7 @@ mod tests {
         impl TrialRunner for NoPdv {
             fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
                 Ok(TrialReport {
+                    dut_hooks: Vec::new(),
                     preliminary: None,
                     valid: true,
                     forward: Some(DirectionReport {

@@ -2,7 +2,7 @@
 //! direction, and the one frame loss formula every command uses ([`loss_percent`]).
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{DirectionReport, PreliminaryReport, TrialReport, TrialSpec};
+use xlat_engine::{DirectionReport, HookRun, PreliminaryReport, TrialReport, TrialSpec};
 
 /// Frame loss in percent, RFC 2544 section 26.3: (input count - output count) x 100 / input
 /// count. `None` when nothing was sent. Every loss percentage xlatperf prints or writes is this.
@@ -103,6 +103,9 @@ pub struct TrialRecord {
     /// it. When it failed, phase 2 did not run: `forward` and `reverse` are `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preliminary: Option<PreliminaryReport>,
+    /// The DUT commands run for this trial: key, command, seconds, exit status, output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dut_hooks: Vec<HookRun>,
 }
 
 impl TrialRecord {
@@ -122,6 +125,7 @@ impl TrialRecord {
             forward: report.forward.as_ref().map(DirectionCounts::from_report),
             reverse: report.reverse.as_ref().map(DirectionCounts::from_report),
             preliminary: report.preliminary.clone(),
+            dut_hooks: report.dut_hooks.clone(),
         }
     }
 

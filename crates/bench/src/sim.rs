@@ -322,6 +322,7 @@ impl TrialRunner for SimDut {
         let reverse = (self.bidirectional || self.reverse_only).then(|| self.direction(spec, capacity));
         let reason = self.invalid_reason(spec.rate);
         Ok(TrialReport {
+            dut_hooks: Vec::new(),
             preliminary: preliminary.map(|(p, _)| p),
             valid: reason.is_none(),
             invalid_reasons: reason.into_iter().collect(),

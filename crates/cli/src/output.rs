@@ -213,6 +213,7 @@ mod tests {
     fn json_of_a_stateful_trial_keeps_the_preliminary_phase() {
         // What `xlatperf trial --json FILE` writes: the report as serde_json makes it.
         let report = xlat_engine::TrialReport {
+            dut_hooks: Vec::new(),
             preliminary: Some(xlat_engine::PreliminaryReport {
                 frames: 1000,
                 rate: 500,

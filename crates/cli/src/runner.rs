@@ -5,10 +5,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use xlat_config::{Backend, ConfigError, TestConfig};
-use xlat_engine::{CpuPlan, PreliminarySpec, Tester, TrialReport, TrialSpec};
+use xlat_engine::{CpuPlan, HookRun, PreliminarySpec, Tester, TrialReport, TrialSpec};
 use xlat_io::Port;
 use xlat_traffic::Stateful;
 
@@ -88,17 +88,18 @@ pub const HOOK_DEADLINE: Duration = Duration::from_secs(60);
 /// otherwise it is killed (by its PID) and the error names the hook, the command, the exit
 /// status or the deadline, and the end of its standard error.
 pub fn run_hook(name: &str, command: &str, deadline: Duration) -> std::result::Result<(), String> {
-    run_command(name, command, deadline, false).map(drop)
+    run_command(name, command, deadline, false).1.map(drop)
 }
 
-/// Run the DUT hook `name` that prints a count (`dut.count`): [`run_hook`], and its standard
-/// output must be one whole number.
-pub fn run_count_hook(name: &str, command: &str, deadline: Duration) -> std::result::Result<u64, String> {
-    let out = run_command(name, command, deadline, true)?;
-    let text = out.trim();
+/// The count a `dut.count` command printed: one whole number.
+fn parse_count(run: &HookRun) -> std::result::Result<u64, String> {
+    let text = run.output.trim();
     text.parse::<u64>().map_err(|_| {
         let shown: String = text.chars().take(200).collect();
-        format!("DUT hook {name} ({command:?}) printed {shown:?}, not a whole number of connections")
+        format!(
+            "DUT hook {} ({:?}) printed {shown:?}, not a whole number of connections",
+            run.key, run.command
+        )
     })
 }
 
@@ -116,12 +117,25 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
     rx
 }
 
-/// [`run_hook`], returning the standard output when `capture` (else it is closed).
-fn run_command(name: &str, command: &str, deadline: Duration, capture: bool) -> std::result::Result<String, String> {
-    let what = format!("DUT hook {name} ({command:?})");
+/// [`run_hook`]: the record of the run (with the end of the standard output when `capture`,
+/// else it is closed) and its verdict.
+fn run_command(name: &str, command: &str, deadline: Duration, capture: bool) -> (HookRun, std::result::Result<(), String>) {
+    let started = Instant::now();
+    let mut run = HookRun {
+        key: name.to_string(),
+        command: command.to_string(),
+        ..HookRun::default()
+    };
+    let r = run_child(&mut run, deadline, capture);
+    run.seconds = started.elapsed().as_secs_f64();
+    (run, r)
+}
+
+fn run_child(run: &mut HookRun, deadline: Duration, capture: bool) -> std::result::Result<(), String> {
+    let what = format!("DUT hook {} ({:?})", run.key, run.command);
     let mut child = Command::new("sh")
         .arg("-c")
-        .arg(command)
+        .arg(&run.command)
         .stdin(Stdio::null())
         .stdout(if capture { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::piped())
@@ -162,41 +176,18 @@ fn run_command(name: &str, command: &str, deadline: Duration, capture: bool) -> 
             }
         }
     };
+    run.exit_status = status.code();
+    if capture {
+        let buf = out.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+        let text = String::from_utf8_lossy(&buf);
+        let text = text.trim_end();
+        let start = text.char_indices().rev().nth(499).map_or(0, |(i, _)| i);
+        run.output = text[start..].to_string();
+    }
     if status.success() {
-        let buf = if capture {
-            out.recv_timeout(Duration::from_secs(1)).unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        Ok(String::from_utf8_lossy(&buf).into_owned())
+        Ok(())
     } else {
         Err(format!("{what} failed ({status}); {}", stderr_tail(&rx)))
-    }
-}
-
-/// A runner that runs the `dut.before_trial` hook before every trial.
-struct BeforeTrial {
-    inner: Box<dyn Runner>,
-    command: String,
-}
-
-impl Runner for BeforeTrial {
-    fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
-        run_hook("dut.before_trial", &self.command, HOOK_DEADLINE).map_err(|e| anyhow!("{e}; the trial was not run"))?;
-        self.inner.run_trial(spec)
-    }
-
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
-        run_hook("dut.before_trial", &self.command, HOOK_DEADLINE).map_err(|e| anyhow!("{e}; the step was not run"))?;
-        self.inner.run_preliminary(spec, validation)
-    }
-
-    fn describe(&self) -> String {
-        format!("{}; before every trial: {}", self.inner.describe(), self.command)
-    }
-
-    fn set_directions(&mut self, forward: bool, reverse: bool) {
-        self.inner.set_directions(forward, reverse)
     }
 }
 
@@ -296,75 +287,114 @@ fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<d
     }
     let mut t = Tester::new(setup, left, right, cpu_plan(cfg))?;
     t.prepare(Duration::from_secs(3)).context("resolving the DUT's MAC addresses")?;
+    let log: Arc<Mutex<Vec<HookRun>>> = Arc::default();
+    let count = Arc::new(AtomicU64::new(NOT_COUNTED));
     let between = cfg.dut.between_phases.clone();
-    let count = cfg.dut.count.clone().map(|c| (c, Arc::new(AtomicU64::new(NOT_COUNTED))));
-    if between.is_some() || count.is_some() {
-        let count = count.clone();
+    let count_command = cfg.dut.count.clone();
+    if between.is_some() || count_command.is_some() {
+        let (log, count, count_command) = (Arc::clone(&log), Arc::clone(&count), count_command.clone());
         t.set_between_phases(Some(Box::new(move || {
             if let Some(command) = &between {
-                run_hook("dut.between_phases", command, HOOK_DEADLINE)?;
+                let (run, r) = run_command("dut.between_phases", command, HOOK_DEADLINE, false);
+                record(&log, run.clone());
+                r?;
             }
-            if let Some((command, slot)) = &count {
-                slot.store(run_count_hook("dut.count", command, HOOK_DEADLINE)?, Ordering::Relaxed);
+            if let Some(command) = &count_command {
+                let (run, r) = run_command("dut.count", command, HOOK_DEADLINE, true);
+                record(&log, run.clone());
+                r?;
+                count.store(parse_count(&run)?, Ordering::Relaxed);
             }
             Ok(())
         })));
     }
-    let mut runner: Box<dyn Runner> = Box::new(t);
-    if let Some((command, slot)) = count {
-        runner = Box::new(Count {
-            inner: runner,
-            command,
-            slot,
-        });
+    let hooks = [&cfg.dut.before_trial, &cfg.dut.between_phases, &cfg.dut.count];
+    if hooks.iter().all(|h| h.is_none()) {
+        return Ok(Box::new(t));
     }
-    if let Some(command) = cfg.dut.before_trial.clone() {
-        runner = Box::new(BeforeTrial { inner: runner, command });
-    }
-    Ok(runner)
+    Ok(Box::new(Hooks {
+        inner: Box::new(t),
+        before_trial: cfg.dut.before_trial.clone(),
+        count_command,
+        count,
+        log,
+    }))
 }
 
 /// No `dut.count` reading yet.
 const NOT_COUNTED: u64 = u64::MAX;
 
-/// A runner that reports the DUT's connection count (`dut.count`, read between the phases, or
-/// after phase 1 alone) in each stateful trial's `preliminary.dut_connections`.
-struct Count {
-    inner: Box<dyn Runner>,
-    command: String,
-    slot: Arc<AtomicU64>,
+fn record(log: &Mutex<Vec<HookRun>>, run: HookRun) {
+    log.lock().unwrap_or_else(|e| e.into_inner()).push(run);
 }
 
-impl Count {
-    /// The count read during the trial (or now, after a valid phase 1 that ran alone).
-    fn report(&mut self, mut r: TrialReport) -> Result<TrialReport> {
-        let mut n = self.slot.swap(NOT_COUNTED, Ordering::Relaxed);
-        let Some(p) = r.preliminary.as_mut() else {
-            return Ok(r);
-        };
-        if n == NOT_COUNTED && r.forward.is_none() && r.reverse.is_none() && r.valid {
-            n = run_count_hook("dut.count", &self.command, HOOK_DEADLINE).map_err(|e| anyhow!(e))?;
+/// A runner with DUT commands: `dut.before_trial` before every trial (a failure stops the
+/// run before the trial); `dut.count` read between the phases (or after phase 1 alone) into
+/// the report's `preliminary.dut_connections`; every command run for a trial (also
+/// `dut.between_phases`, which the tester runs) recorded in the report's `dut_hooks`.
+struct Hooks {
+    inner: Box<dyn Runner>,
+    before_trial: Option<String>,
+    count_command: Option<String>,
+    count: Arc<AtomicU64>,
+    log: Arc<Mutex<Vec<HookRun>>>,
+}
+
+impl Hooks {
+    /// Before a trial: forget the last one's records, run `dut.before_trial`.
+    fn before(&mut self, what: &str) -> Result<()> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.count.store(NOT_COUNTED, Ordering::Relaxed);
+        if let Some(command) = &self.before_trial {
+            let (run, r) = run_command("dut.before_trial", command, HOOK_DEADLINE, false);
+            record(&self.log, run);
+            r.map_err(|e| anyhow!("{e}; the {what} was not run"))?;
         }
-        p.dut_connections = (n != NOT_COUNTED).then_some(n);
+        Ok(())
+    }
+
+    /// After a trial: the count (read now after a valid phase 1 that ran alone) and the
+    /// records into the report.
+    fn after(&mut self, mut r: TrialReport) -> Result<TrialReport> {
+        let mut n = self.count.swap(NOT_COUNTED, Ordering::Relaxed);
+        if let (Some(command), Some(_)) = (&self.count_command, &r.preliminary) {
+            if n == NOT_COUNTED && r.forward.is_none() && r.reverse.is_none() && r.valid {
+                let (run, res) = run_command("dut.count", command, HOOK_DEADLINE, true);
+                record(&self.log, run.clone());
+                res.map_err(|e| anyhow!(e))?;
+                n = parse_count(&run).map_err(|e| anyhow!(e))?;
+            }
+        }
+        if let Some(p) = r.preliminary.as_mut() {
+            p.dut_connections = (n != NOT_COUNTED).then_some(n);
+        }
+        r.dut_hooks = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()));
         Ok(r)
     }
 }
 
-impl Runner for Count {
+impl Runner for Hooks {
     fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
-        self.slot.store(NOT_COUNTED, Ordering::Relaxed);
+        self.before("trial")?;
         let r = self.inner.run_trial(spec)?;
-        self.report(r)
+        self.after(r)
     }
 
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
-        self.slot.store(NOT_COUNTED, Ordering::Relaxed);
+        self.before("step")?;
         let r = self.inner.run_preliminary(spec, validation)?;
-        self.report(r)
+        self.after(r)
     }
 
     fn describe(&self) -> String {
-        format!("{}; connections counted after phase 1: {}", self.inner.describe(), self.command)
+        let mut s = self.inner.describe();
+        if let Some(c) = &self.before_trial {
+            s.push_str(&format!("; before every trial: {c}"));
+        }
+        if let Some(c) = &self.count_command {
+            s.push_str(&format!("; connections counted after phase 1: {c}"));
+        }
+        s
     }
 
     fn set_directions(&mut self, forward: bool, reverse: bool) {
@@ -450,18 +480,29 @@ pub(crate) mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let marker = dir.join("count");
         let trials = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let mut r = BeforeTrial {
+        let mut r = Hooks {
             inner: Box::new(Recorder(trials.clone())),
-            command: format!("echo x >> {}", marker.display()),
+            before_trial: Some(format!("echo x >> {}", marker.display())),
+            count_command: None,
+            count: Arc::new(AtomicU64::new(NOT_COUNTED)),
+            log: Arc::default(),
         };
         let spec = TrialSpec::new(84, 1000, 1.0, 10);
         r.run_trial(&spec).expect("trial 1");
-        r.run_trial(&spec).expect("trial 2");
+        let report = r.run_trial(&spec).expect("trial 2");
+        // Each trial records its own hook runs: the command, its exit status, its time.
+        assert_eq!(report.dut_hooks.len(), 1, "{:?}", report.dut_hooks);
+        let h = &report.dut_hooks[0];
+        assert_eq!((h.key.as_str(), h.exit_status), ("dut.before_trial", Some(0)));
+        assert!(h.seconds > 0.0 && h.command.starts_with("echo x"), "{h:?}");
         assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "x\nx\n");
         assert_eq!(trials.lock().expect("lock").len(), 2);
-        let mut r = BeforeTrial {
+        let mut r = Hooks {
             inner: Box::new(Recorder(trials.clone())),
-            command: "echo conntrack: no such table >&2; exit 1".into(),
+            before_trial: Some("echo conntrack: no such table >&2; exit 1".into()),
+            count_command: None,
+            count: Arc::new(AtomicU64::new(NOT_COUNTED)),
+            log: Arc::default(),
         };
         let e = r.run_trial(&spec).expect_err("hook fails");
         assert!(e.to_string().contains("DUT hook dut.before_trial"), "{e}");
@@ -470,6 +511,54 @@ pub(crate) mod tests {
         assert!(e.to_string().ends_with("the trial was not run"), "{e}");
         assert_eq!(trials.lock().expect("lock").len(), 2, "the trial ran after a failed hook");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Phase 1 alone, valid, as a stateful DUT's conn-rate step.
+    struct PhaseOne;
+
+    impl Runner for PhaseOne {
+        fn run_trial(&mut self, _: &TrialSpec) -> Result<TrialReport> {
+            bail!("phase 1 only")
+        }
+        fn run_preliminary(&mut self, spec: &TrialSpec, _: Option<u64>) -> Result<TrialReport> {
+            let mut r = TrialReport::of(spec);
+            r.preliminary = Some(xlat_engine::PreliminaryReport::default());
+            Ok(r)
+        }
+        fn describe(&self) -> String {
+            "phase one".into()
+        }
+        fn set_directions(&mut self, _: bool, _: bool) {}
+    }
+
+    #[test]
+    fn the_count_after_phase_one_is_reported_and_must_be_a_number() {
+        let spec = TrialSpec::new(84, 1000, 1.0, 10);
+        let mut r = Hooks {
+            inner: Box::new(PhaseOne),
+            before_trial: Some("true".into()),
+            count_command: Some("echo 1234".into()),
+            count: Arc::new(AtomicU64::new(NOT_COUNTED)),
+            log: Arc::default(),
+        };
+        let report = r.run_preliminary(&spec, None).expect("step");
+        assert_eq!(report.preliminary.as_ref().and_then(|p| p.dut_connections), Some(1234));
+        let keys: Vec<&str> = report.dut_hooks.iter().map(|h| h.key.as_str()).collect();
+        assert_eq!(keys, ["dut.before_trial", "dut.count"]);
+        assert_eq!(report.dut_hooks[1].output, "1234");
+        assert!(r.describe().contains("counted after phase 1: echo 1234"), "{}", r.describe());
+        let mut r = Hooks {
+            inner: Box::new(PhaseOne),
+            before_trial: None,
+            count_command: Some("echo table full".into()),
+            count: Arc::new(AtomicU64::new(NOT_COUNTED)),
+            log: Arc::default(),
+        };
+        let e = r.run_preliminary(&spec, None).expect_err("not a number");
+        assert!(
+            e.to_string().contains("printed \"table full\", not a whole number of connections"),
+            "{e}"
+        );
     }
 
     fn stateful_cfg(extra: &str) -> TestConfig {

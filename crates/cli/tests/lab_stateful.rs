@@ -393,6 +393,17 @@ fn stateful_throughput_counts_n_connections_after_every_phase_one(topology: &str
         if p["sending_valid"] == Value::Bool(true) && t["invalid_reasons"].as_array().is_none_or(|x| x.is_empty()) {
             assert_eq!(u(p, &["valid_entries"]), 20_000, "{t}");
             assert_eq!(u(p, &["dut_connections"]), 20_000, "the DUT's table after phase 1: {t}");
+            // Every DUT command of the step is in the record: the flush first, then the count.
+            let hooks = t["dut_hooks"].as_array().expect("dut_hooks");
+            let keys: Vec<&str> = hooks.iter().filter_map(|h| h["key"].as_str()).collect();
+            assert_eq!(keys, ["dut.before_trial", "dut.count"], "{t}");
+            assert!(
+                hooks
+                    .iter()
+                    .all(|h| h["exit_status"] == 0 && h["seconds"].as_f64().is_some_and(|x| x > 0.0)),
+                "{t}"
+            );
+            assert_eq!(hooks[1]["output"], "20000", "{t}");
             counted += 1;
         }
     }

@@ -32,6 +32,6 @@ pub mod trial;
 
 pub use clock::Clock;
 pub use report::PdvReport;
-pub use report::{DirectionReport, PreliminaryReport, TrialReport};
+pub use report::{DirectionReport, HookRun, PreliminaryReport, TrialReport};
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PreliminarySpec, RateChange, SpecError, TrialSpec};
 pub use trial::{EngineError, PhaseHook, Tester, TOLERANCE};

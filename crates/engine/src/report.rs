@@ -97,6 +97,24 @@ pub struct TrialReport {
     /// `reverse` are then `None` and the trial is invalid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preliminary: Option<PreliminaryReport>,
+    /// The DUT commands (configuration `[dut]`) run for this trial, in order: what each
+    /// printed, how long it took, how it ended (filled in by the runner that ran them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dut_hooks: Vec<HookRun>,
+}
+
+/// One run of a DUT command (`dut.before_trial`, `dut.between_phases`, `dut.count`, ...).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HookRun {
+    /// The configuration key: `dut.before_trial`, ...
+    pub key: String,
+    pub command: String,
+    pub seconds: f64,
+    /// The exit status; `None` when it was killed at its deadline or could not start.
+    pub exit_status: Option<i32>,
+    /// The end of its standard output (the count of `dut.count`), empty when not kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub output: String,
 }
 
 /// What the preliminary phase (phase 1) of a stateful test did.
@@ -143,6 +161,7 @@ impl TrialReport {
     /// A valid report of `spec`'s trial with nothing measured yet.
     pub fn of(spec: &crate::spec::TrialSpec) -> TrialReport {
         TrialReport {
+            dut_hooks: Vec::new(),
             preliminary: None,
             valid: true,
             invalid_reasons: Vec::new(),
