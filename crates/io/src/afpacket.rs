@@ -205,7 +205,7 @@ fn ifreq(fd: &OwnedFd, iface: &str, req: libc::c_ulong) -> Result<libc::ifreq> {
 
 /// Run `f` with the calling thread inside network namespace `ns` (an `ip netns` name), on a
 /// short-lived thread so that the caller's own namespace never changes.
-fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+pub(crate) fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     let Some(ns) = ns else { return f() };
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -227,13 +227,13 @@ fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> 
 
 /// An interface opened with AF_PACKET.
 pub struct AfPacketPort {
-    iface: String,
+    pub(crate) iface: String,
     opts: AfPacketOptions,
-    ifindex: i32,
+    pub(crate) ifindex: i32,
     mac: MacAddr,
     ctl: OwnedFd,
     frame_size: u32,
-    mtu: usize,
+    pub(crate) mtu: usize,
     opened: bool,
 }
 
@@ -276,7 +276,8 @@ impl AfPacketPort {
         })
     }
 
-    fn open_tx(&self) -> Result<AfPacketTx> {
+    /// A transmit queue of its own (also the `afxdp` backend's control queue).
+    pub(crate) fn open_tx(&self) -> Result<AfPacketTx> {
         in_netns(self.opts.netns.as_deref(), || {
             let fd = packet_socket(0)?;
             setsockopt(&fd, SOL_PACKET, PACKET_VERSION, &TPACKET_V2, "PACKET_VERSION")?;
