@@ -450,8 +450,17 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
 /// The xlatperf TOML test configuration for a topology: [`config`] written by the config
 /// crate's writer, under a comment that says what the DUT is.
 pub fn config_toml(t: Topology) -> String {
+    config_toml_for(t, None)
+}
+
+/// [`config_toml`] with the tester's ports opened by `backend` (`None`: afpacket).
+pub fn config_toml_for(t: Topology, backend: Option<Backend>) -> String {
     let split = CpuSplit::here(t);
-    to_toml_with_comment(&config_for(t, split), &config_comment(t, split))
+    let mut cfg = config_for(t, split);
+    if let Some(b) = backend {
+        cfg.tester.backend = b;
+    }
+    to_toml_with_comment(&cfg, &config_comment(t, split))
 }
 
 #[cfg(test)]
