@@ -236,7 +236,7 @@ const MOV64_K: u8 = 0x07 | 0xb0; // BPF_ALU64 | BPF_MOV | BPF_K
 const ADD64_K: u8 = 0x07; // BPF_ALU64 | BPF_ADD | BPF_K
 const LDX_W: u8 = 0x01 | 0x60; // BPF_LDX | BPF_MEM | BPF_W
 const LDX_H: u8 = 0x01 | 0x60 | 0x08; // BPF_LDX | BPF_MEM | BPF_H
-const LD_DW_IMM: u8 = 0x00 | 0x18; // BPF_LD | BPF_IMM | BPF_DW
+const LD_DW_IMM: u8 = 0x18; // BPF_LD (0) | BPF_IMM (0) | BPF_DW
 const JGT_X: u8 = 0x05 | 0x20 | 0x08; // BPF_JMP | BPF_JGT | BPF_X
 const JEQ_K: u8 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
 const CALL: u8 = 0x05 | 0x80;
@@ -469,15 +469,14 @@ impl Xsk {
         Ok(st)
     }
 
-    /// A UMEM frame as a slice, `len` bytes from `addr`; `None` outside the UMEM.
+    /// Where `len` bytes from UMEM address `addr` are; `None` outside the UMEM.
     #[inline]
-    fn frame(&self, addr: u64, len: usize) -> Option<&mut [u8]> {
+    fn frame(&self, addr: u64, len: usize) -> Option<*mut u8> {
         let a = usize::try_from(addr).ok()?;
         if a.checked_add(len)? > self.umem.len {
             return None;
         }
-        // SAFETY: in bounds (checked); the ring protocol gives the caller this frame alone.
-        Some(unsafe { std::slice::from_raw_parts_mut(self.umem.base.add(a), len) })
+        Some(self.umem.base.wrapping_add(a))
     }
 }
 
@@ -868,7 +867,9 @@ impl XskTx {
         while sent < room {
             let Some(&addr) = self.free.last() else { break };
             let idx = (addr / FRAME_SIZE as u64) as usize;
-            let Some(buf) = self.xsk.frame(addr, self.cap) else { break };
+            let Some(p) = self.xsk.frame(addr, self.cap) else { break };
+            // SAFETY: in the UMEM (checked), and the frame is ours: it is on the free list.
+            let buf = unsafe { std::slice::from_raw_parts_mut(p, self.cap) };
             let mut cookie = self.cookies.get(idx).copied().unwrap_or(0);
             let len = fill(sent, buf, &mut cookie);
             if len == 0 || len > self.cap {
@@ -1012,8 +1013,10 @@ impl RxQueue for AfXdpRx {
         for i in 0..n {
             // SAFETY: the RX ring holds xdp_descs; the kernel produced index i.
             let d = unsafe { self.rx.slot::<XdpDesc>(self.rx.local.wrapping_add(i)).read() };
-            if let Some(frame) = self.xsk.frame(d.addr, d.len as usize) {
-                f(frame);
+            if let Some(p) = self.xsk.frame(d.addr, d.len as usize) {
+                // SAFETY: in the UMEM (checked); the kernel handed this frame over in the RX
+                // ring and takes it back only through the fill ring, below.
+                f(unsafe { std::slice::from_raw_parts(p, d.len as usize) });
             }
             // SAFETY: the fill ring holds u64 addresses; index i is within the room computed.
             unsafe { self.fill.slot::<u64>(self.fill.local.wrapping_add(i)).write(frame_base(d.addr)) };
