@@ -291,6 +291,20 @@ impl AfPacketPort {
         })
     }
 
+    /// A socket that receives nothing and holds the interface in promiscuous mode while it is
+    /// open (the `afxdp` backend's `promisc`).
+    pub(crate) fn promisc_socket(&self) -> Result<OwnedFd> {
+        in_netns(self.opts.netns.as_deref(), || {
+            let fd = packet_socket(0)?;
+            // SAFETY: packet_mreq is plain data.
+            let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
+            mr.mr_ifindex = self.ifindex;
+            mr.mr_type = PACKET_MR_PROMISC;
+            setsockopt(&fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, "PACKET_ADD_MEMBERSHIP promisc")?;
+            Ok(fd)
+        })
+    }
+
     fn open_rx(&self) -> Result<AfPacketRx> {
         in_netns(self.opts.netns.as_deref(), || {
             let fd = packet_socket(ETH_P_ALL)?;

@@ -301,8 +301,8 @@ pub struct AfXdpOptions {
     pub rx_frames: u32,
     /// Transmit frames (a power of two: also the TX and completion ring sizes).
     pub tx_frames: u32,
-    /// Receive in promiscuous mode (for the control path's AF_PACKET side; AF_XDP sees every
-    /// frame the interface accepts).
+    /// Receive in promiscuous mode (AF_XDP sees every frame the interface accepts: an
+    /// AF_PACKET membership holds the interface promiscuous while the port is open).
     pub promisc: bool,
     /// Attach the program in generic (SKB) mode without trying driver mode first.
     pub generic: bool,
@@ -612,6 +612,7 @@ pub struct AfXdpPort {
     xsk: Arc<Xsk>,
     rings: Option<(Ring, Ring, Ring, Ring)>,
     mode: String,
+    _promisc: Option<OwnedFd>,
 }
 
 impl AfXdpPort {
@@ -630,6 +631,7 @@ impl AfXdpPort {
             rx_frames: 64,
         };
         let pkt = AfPacketPort::open(iface, popts)?;
+        let promisc = if opts.promisc { Some(pkt.promisc_socket()?) } else { None };
         let ifindex = pkt.ifindex;
         let (xsk, rings, mode) = in_netns(opts.netns.as_deref(), || {
             // SAFETY: plain socket(2) call; the result is checked.
@@ -742,6 +744,7 @@ impl AfXdpPort {
             xsk,
             rings: Some(rings),
             mode,
+            _promisc: promisc,
         })
     }
 

@@ -84,7 +84,17 @@ fn frames_cross(generic: bool) {
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let _ns = Netns::create();
     let mut a = AfXdpPort::open("xlat-xda", opts(generic)).unwrap();
-    let mut b = AfXdpPort::open("xlat-xdb", opts(generic)).unwrap();
+    let mut b = AfXdpPort::open(
+        "xlat-xdb",
+        AfXdpOptions {
+            promisc: true,
+            ..opts(generic)
+        },
+    )
+    .unwrap();
+    // (A socket's promiscuous membership shows in the count, not in the PROMISC flag.)
+    assert!(link_show("xlat-xdb").contains("promiscuity 1"), "{}", link_show("xlat-xdb"));
+    assert!(link_show("xlat-xda").contains("promiscuity 0"), "{}", link_show("xlat-xda"));
     eprintln!("a: {}, b: {}", a.mode(), b.mode());
     assert!(
         a.mode().starts_with(if generic { "XDP generic mode" } else { "XDP driver mode" }),
@@ -173,6 +183,8 @@ fn frames_cross(generic: bool) {
     // Closing the port detaches the program.
     drop((qa, qb, a, b));
     assert!(!link_show("xlat-xda").contains("xdp"), "{}", link_show("xlat-xda"));
+    assert!(!link_show("xlat-xdb").contains("xdp"), "{}", link_show("xlat-xdb"));
+    assert!(link_show("xlat-xdb").contains("promiscuity 0"), "{}", link_show("xlat-xdb"));
 }
 
 #[test]
