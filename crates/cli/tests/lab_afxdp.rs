@@ -87,13 +87,13 @@ fn xdp_attached(links: &str) -> bool {
 }
 
 /// At `rate`, afxdp and afpacket both pass every frame through the lab's DUT, in both
-/// directions, with the same counts; forwarding off loses them all, a valid measurement.
-fn same_as_afpacket(topology: &str, rate: u64) {
+/// directions, with the same counts; for the routers, forwarding off then loses them all, a
+/// valid measurement.
+fn same_as_afpacket(topology: &str, rate: u64, secs: u64) {
     if skip_unless_root(LAB_TOOLS) {
         return;
     }
     let lab = Lab::up(topology);
-    let secs = 5;
     let xdp = until_valid(|| lab.trial(rate, secs, &[]));
     let afp = until_valid(|| lab.trial(rate, secs, &["--set", "tester.backend=afpacket"]));
     for dir in ["forward", "reverse"] {
@@ -104,6 +104,10 @@ fn same_as_afpacket(topology: &str, rate: u64) {
         for k in ["tester_tx_dropped", "tester_rx_dropped", "corrupted", "unexpected"] {
             assert_eq!(xdp[dir][k], 0, "afxdp {dir}.{k}: {xdp}");
         }
+    }
+    if topology == "siit" {
+        assert!(!xdp_attached(&tester_links()), "{}", tester_links());
+        return;
     }
     // The tester answered the DUT's ARP/NDP itself from the AF_XDP socket's frames.
     let neigh = dut_exec(&["ip", "neigh", "show"]);
@@ -128,12 +132,18 @@ fn same_as_afpacket(topology: &str, rate: u64) {
 
 #[test]
 fn afxdp_router4_lossless_with_the_counts_of_afpacket() {
-    same_as_afpacket("router4", 20_000);
+    same_as_afpacket("router4", 20_000, 5);
 }
 
 #[test]
 fn afxdp_router6_lossless_with_the_counts_of_afpacket() {
-    same_as_afpacket("router6", 20_000);
+    same_as_afpacket("router6", 20_000, 5);
+}
+
+/// TAYGA (stateless NAT64) as the DUT: IPv6 on the left, IPv4 on the right.
+#[test]
+fn afxdp_siit_lossless_with_the_counts_of_afpacket() {
+    same_as_afpacket("siit", 10_000, 3);
 }
 
 /// kill -9 of xlatperf in the middle of an afxdp trial: the kernel detaches the program with

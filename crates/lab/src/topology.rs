@@ -467,6 +467,20 @@ pub fn config_toml_for(t: Topology, backend: Option<Backend>) -> String {
 mod tests {
     use super::*;
 
+    /// `lab up --backend afxdp`: the same configuration with the afxdp backend.
+    #[test]
+    fn the_afxdp_backend_is_written_when_asked() {
+        for t in Topology::ALL {
+            let text = config_toml_for(t, Some(Backend::AfXdp));
+            assert!(text.contains("backend = \"afxdp\""), "{t}: {text}");
+            let back = xlat_config::parse_toml(&text, "lab.toml").unwrap_or_else(|e| panic!("{t}: {e}"));
+            let mut want = config(t);
+            want.tester.backend = Backend::AfXdp;
+            assert_eq!((back.tester, back.setup), (want.tester, want.setup), "{t}");
+            assert_eq!(config_toml_for(t, None), config_toml(t));
+        }
+    }
+
     /// The same configuration, where it was read from aside.
     fn assert_same(a: &TestConfig, b: &TestConfig, what: &str) {
         assert_eq!(a.setup, b.setup, "{what}");
