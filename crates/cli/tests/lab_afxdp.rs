@@ -199,3 +199,106 @@ fn afxdp_kill_9_mid_trial_leaves_no_xdp_program() {
     assert!(!all.lines().any(|l| l.contains("xlat-") && l.contains("xdp")), "{all}");
     drop(lab);
 }
+
+/// Attach an XDP_PASS program in generic mode to `dev` in namespace `ns` the old way (netlink,
+/// no BPF link): it stays attached after this process closes its descriptor, as a program
+/// some other tool left behind would. Raw system calls, so that the test needs no libbpf.
+fn attach_leftover_xdp(ns: &str, dev: &str) -> Result<(), String> {
+    let (ns, dev) = (ns.to_string(), dev.to_string());
+    std::thread::spawn(move || {
+        use std::os::fd::AsRawFd;
+        let nsf = std::fs::File::open(format!("/run/netns/{ns}")).map_err(|e| e.to_string())?;
+        // SAFETY: setns on this short-lived thread only.
+        if unsafe { libc::setns(nsf.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(format!("setns: {}", std::io::Error::last_os_error()));
+        }
+        let name = std::ffi::CString::new(dev).map_err(|e| e.to_string())?;
+        // SAFETY: a valid C string.
+        let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) } as i32;
+        if ifindex == 0 {
+            return Err("no such interface".into());
+        }
+        // r0 = XDP_PASS; exit
+        let insns: [u64; 2] = [
+            u64::from_le_bytes([0xb7, 0, 0, 0, 2, 0, 0, 0]),
+            u64::from_le_bytes([0x95, 0, 0, 0, 0, 0, 0, 0]),
+        ];
+        let license = b"GPL\0";
+        // bpf_attr for BPF_PROG_LOAD: prog_type (XDP), insn_cnt, insns, license.
+        let mut attr = [0u64; 16];
+        attr[0] = 6 | (2u64 << 32);
+        attr[1] = insns.as_ptr() as u64;
+        attr[2] = license.as_ptr() as u64;
+        // SAFETY: attr is a zero-padded bpf_attr; insns and license outlive the call.
+        let prog = unsafe { libc::syscall(libc::SYS_bpf, 5, attr.as_mut_ptr(), std::mem::size_of_val(&attr) as u32) };
+        if prog < 0 {
+            return Err(format!("BPF_PROG_LOAD: {}", std::io::Error::last_os_error()));
+        }
+        // RTM_SETLINK: ifinfomsg, then IFLA_XDP (nested) { IFLA_XDP_FD, IFLA_XDP_FLAGS = SKB_MODE }.
+        let mut m: Vec<u8> = Vec::new();
+        m.extend_from_slice(&52u32.to_ne_bytes());
+        m.extend_from_slice(&19u16.to_ne_bytes()); // RTM_SETLINK
+        m.extend_from_slice(&(1u16 | 4).to_ne_bytes()); // NLM_F_REQUEST | NLM_F_ACK
+        m.extend_from_slice(&[0; 8]); // seq, pid
+        m.extend_from_slice(&[0, 0, 0, 0]); // family, pad, type
+        m.extend_from_slice(&ifindex.to_ne_bytes());
+        m.extend_from_slice(&[0; 8]); // flags, change
+        m.extend_from_slice(&20u16.to_ne_bytes());
+        m.extend_from_slice(&(43u16 | 0x8000).to_ne_bytes()); // IFLA_XDP | NLA_F_NESTED
+        m.extend_from_slice(&8u16.to_ne_bytes());
+        m.extend_from_slice(&1u16.to_ne_bytes()); // IFLA_XDP_FD
+        m.extend_from_slice(&(prog as i32).to_ne_bytes());
+        m.extend_from_slice(&8u16.to_ne_bytes());
+        m.extend_from_slice(&3u16.to_ne_bytes()); // IFLA_XDP_FLAGS
+        m.extend_from_slice(&2u32.to_ne_bytes()); // XDP_FLAGS_SKB_MODE
+        assert_eq!(m.len(), 52);
+        // SAFETY: plain socket/send/recv calls on buffers we own; every descriptor is closed.
+        unsafe {
+            let s = libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE);
+            if s < 0 {
+                libc::close(prog as i32);
+                return Err("netlink socket".into());
+            }
+            let tv = libc::timeval { tv_sec: 5, tv_usec: 0 };
+            libc::setsockopt(
+                s,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                &tv as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::timeval>() as u32,
+            );
+            let sent = libc::send(s, m.as_ptr() as *const libc::c_void, m.len(), 0);
+            let mut ack = [0u8; 512];
+            let got = libc::recv(s, ack.as_mut_ptr() as *mut libc::c_void, ack.len(), 0);
+            libc::close(s);
+            libc::close(prog as i32);
+            if sent != 52 || got < 20 {
+                return Err(format!("netlink send {sent} recv {got}"));
+            }
+            let err = i32::from_ne_bytes([ack[16], ack[17], ack[18], ack[19]]);
+            if err != 0 {
+                return Err(format!("RTM_SETLINK IFLA_XDP: {}", std::io::Error::from_raw_os_error(-err)));
+            }
+        }
+        Ok(())
+    })
+    .join()
+    .unwrap_or_else(|_| Err("thread panicked".into()))
+}
+
+/// A program on a tester port that no process holds (attached by some other tool): `lab down`
+/// detaches it and says so.
+#[test]
+fn lab_down_detaches_an_xdp_program_left_on_a_tester_port() {
+    if skip_unless_root(LAB_TOOLS) {
+        return;
+    }
+    let lab = Lab::up("router4");
+    attach_leftover_xdp("xlat-tester", "xlat-tl").expect("attach");
+    assert!(xdp_attached(&tester_links()), "{}", tester_links());
+    let down = ok(&["lab", "down"]);
+    eprintln!("{down}");
+    assert!(down.contains("XDP programs: xlat-tl"), "{down}");
+    assert!(!xdp_attached(&tester_links()), "{}", tester_links());
+    drop(lab);
+}
