@@ -186,6 +186,9 @@ enum LabCmd {
         /// With --conntrack-max: the hash size (nf_conntrack_buckets); default: the table size.
         #[arg(long, value_name = "N", requires = "conntrack_max", value_parser = clap::value_parser!(u64).range(1..=xlat_lab::CONNTRACK_LIMIT))]
         conntrack_buckets: Option<u64>,
+        /// The tester backend the written configuration names: afpacket (default) or afxdp.
+        #[arg(long, value_name = "BACKEND", value_parser = ["afpacket", "afxdp"])]
+        backend: Option<String>,
     },
     /// Remove everything the lab made (works after a crash too).
     Down,
@@ -368,11 +371,16 @@ fn lab(cmd: &LabCmd) -> Result<()> {
             siitperf_dir,
             conntrack_max,
             conntrack_buckets,
+            backend,
         } => {
             let t: xlat_lab::Topology = topology.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
             let opts = xlat_lab::UpOptions {
                 replace: *replace,
                 conntrack: conntrack_max.map(|m| (m, conntrack_buckets.unwrap_or(m))),
+                backend: match backend.as_deref() {
+                    Some("afxdp") => Some(xlat_config::Backend::AfXdp),
+                    _ => None,
+                },
             };
             let info = xlat_lab::up(t, &opts)?;
             eprintln!(

@@ -422,8 +422,25 @@ pub fn open(cfg: &TestConfig) -> Result<Box<dyn Runner>> {
                 .with_context(|| format!("opening right port {}", t.right_port))?;
             ready(cfg, l, r)
         }
+        Backend::AfXdp => {
+            let opts = xlat_io::afxdp::AfXdpOptions {
+                netns: t.netns.clone(),
+                promisc: t.promisc,
+                ..Default::default()
+            };
+            let l = open_afxdp(&t.left_port, "left", &opts)?;
+            let r = open_afxdp(&t.right_port, "right", &opts)?;
+            ready(cfg, l, r)
+        }
         Backend::Dpdk => open_dpdk(cfg),
     }
+}
+
+/// Open an afxdp port, saying on standard error how its XDP program and socket work.
+pub(crate) fn open_afxdp(iface: &str, side: &str, opts: &xlat_io::afxdp::AfXdpOptions) -> Result<xlat_io::afxdp::AfXdpPort> {
+    let p = xlat_io::afxdp::AfXdpPort::open(iface, opts.clone()).with_context(|| format!("opening {side} port {iface}"))?;
+    eprintln!("afxdp: {side} port {}: {}", xlat_io::Port::name(&p), p.mode());
+    Ok(p)
 }
 
 #[cfg(feature = "dpdk")]

@@ -55,6 +55,14 @@ pub fn run(cfg: &TestConfig, b: &SenderBench) -> Result<f64> {
             let l = xlat_io::afpacket::AfPacketPort::open(&t.left_port, opts).with_context(|| format!("opening {}", t.left_port))?;
             run_on(cfg, l, b)
         }
+        Backend::AfXdp => {
+            let opts = xlat_io::afxdp::AfXdpOptions {
+                netns: t.netns.clone(),
+                ..Default::default()
+            };
+            let l = crate::runner::open_afxdp(&t.left_port, "left", &opts)?;
+            run_on(cfg, l, b)
+        }
         Backend::Dpdk => dpdk(cfg, b),
     }
 }

@@ -170,7 +170,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         "tester.backend",
         &t.backend,
         &keys::BACKEND_NAMES,
-        &[Backend::Mem, Backend::AfPacket, Backend::Dpdk],
+        &[Backend::Mem, Backend::AfPacket, Backend::AfXdp, Backend::Dpdk],
         default_backend,
     )?;
     let tester = TesterConfig {
@@ -355,10 +355,10 @@ impl Conv<'_> {
             None => match backend {
                 Backend::Dpdk => Ok(dpdk.to_string()),
                 Backend::Mem => Ok(mem.to_string()),
-                Backend::AfPacket => Err(ConfigError::Required {
+                Backend::AfPacket | Backend::AfXdp => Err(ConfigError::Required {
                     at: self.doc.loc(path),
                     key: self.doc.name(path),
-                    why: "the afpacket backend needs the name of the interface to open".to_string(),
+                    why: format!("the {} backend needs the name of the interface to open", backend.name()),
                 }),
             },
         }

@@ -99,6 +99,7 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     let backend = match t.backend {
         Backend::Mem => "mem",
         Backend::AfPacket => "afpacket",
+        Backend::AfXdp => "afxdp",
         Backend::Dpdk => "dpdk",
     };
     o.key("tester.backend", s(backend));

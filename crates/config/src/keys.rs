@@ -111,7 +111,7 @@ pub const ENUMERATE_NAMES: [&str; 4] = ["off", "increasing", "decreasing", "pseu
 /// Names for [`xlat_traffic::Stateful`] in TOML.
 pub const STATEFUL_NAMES: [&str; 3] = ["off", "initiator-left", "initiator-right"];
 /// Names for the backends in TOML.
-pub const BACKEND_NAMES: [&str; 3] = ["mem", "afpacket", "dpdk"];
+pub const BACKEND_NAMES: [&str; 4] = ["mem", "afpacket", "afxdp", "dpdk"];
 
 /// Every key, in the order `to_toml` prints them.
 pub fn keys() -> &'static [KeyDef] {
@@ -215,13 +215,13 @@ pub static KEYS: &[KeyDef] = {
     &[
     // [tester]
     toml("tester.backend",                                   T::Str,     None,                  "\"afpacket\" (siitperf.conf: \"dpdk\")",
-         "how the tester opens its ports: mem, afpacket or dpdk"),
-    toml("tester.left_port",                                 T::Port,    None, "dpdk: \"0\"; mem: \"mem0\"; afpacket: required",
-         "left port: interface name (afpacket), DPDK port id or vdev name (dpdk)"),
-    toml("tester.right_port",                                T::Port,    None, "dpdk: \"1\"; mem: \"mem1\"; afpacket: required",
-         "right port: interface name (afpacket), DPDK port id or vdev name (dpdk)"),
+         "how the tester opens its ports: mem, afpacket, afxdp or dpdk"),
+    toml("tester.left_port",                                 T::Port,    None, "dpdk: \"0\"; mem: \"mem0\"; afpacket, afxdp: required",
+         "left port: interface name (afpacket, afxdp), DPDK port id or vdev name (dpdk)"),
+    toml("tester.right_port",                                T::Port,    None, "dpdk: \"1\"; mem: \"mem1\"; afpacket, afxdp: required",
+         "right port: interface name (afpacket, afxdp), DPDK port id or vdev name (dpdk)"),
     toml("tester.netns",                                     T::Str,     None,                  "none (the current namespace)",
-         "network namespace the tester ports live in (afpacket)"),
+         "network namespace the tester ports live in (afpacket, afxdp)"),
     toml("tester.eal_args",                                  T::StrList, None,                  "[]",
          "DPDK EAL arguments (dpdk only)"),
     toml("tester.loopback",                                  T::Bool,    None,                  "false",

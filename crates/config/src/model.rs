@@ -43,6 +43,9 @@ pub enum Backend {
     Mem,
     /// Linux AF_PACKET sockets on any interface.
     AfPacket,
+    /// Linux AF_XDP sockets (an XDP program of xlatperf's own on the interface).
+    #[serde(rename = "afxdp")]
+    AfXdp,
     /// DPDK ports or vdevs.
     Dpdk,
 }
@@ -53,6 +56,7 @@ impl Backend {
         match self {
             Backend::Mem => "mem",
             Backend::AfPacket => "afpacket",
+            Backend::AfXdp => "afxdp",
             Backend::Dpdk => "dpdk",
         }
     }
@@ -71,10 +75,10 @@ pub struct Cpus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TesterConfig {
     pub backend: Backend,
-    /// Interface name (afpacket), DPDK port id or vdev name (dpdk).
+    /// Interface name (afpacket, afxdp), DPDK port id or vdev name (dpdk).
     pub left_port: String,
     pub right_port: String,
-    /// Network namespace the tester ports live in (afpacket).
+    /// Network namespace the tester ports live in (afpacket, afxdp).
     pub netns: Option<String>,
     /// DPDK EAL arguments (dpdk).
     pub eal_args: Vec<String>,

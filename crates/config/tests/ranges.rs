@@ -188,7 +188,7 @@ fn toml_errors_have_lines() {
         ),
         (
             MIN_TOML.replace("backend = \"mem\"", "backend = \"pcap\""),
-            "t.toml:2: key 'tester.backend': 'pcap' is not allowed (mem, afpacket, dpdk)",
+            "t.toml:2: key 'tester.backend': 'pcap' is not allowed (mem, afpacket, afxdp, dpdk)",
         ),
         (
             MIN_TOML.replace("ip_version = 4\nipv4_real = \"198.18", "ip_version = \"4\"\nipv4_real = \"198.18"),
@@ -408,4 +408,44 @@ fn load_detects_the_format() {
     let p = temp_file("o.conf", BASE4.as_bytes());
     let e = load(&p, &[set("IP-L-var", "9")]).expect_err("override");
     assert!(e.to_string().starts_with("--set IP-L-var: "), "{e}");
+}
+
+/// The afxdp backend: interface names required as with afpacket, a namespace allowed, and the
+/// file the writer makes reads back the same.
+#[test]
+fn afxdp_needs_port_names_and_round_trips() {
+    let t = MIN_TOML.replace("backend = \"mem\"", "backend = \"afxdp\"");
+    let e = parse_toml(&t, "t.toml").expect_err("afxdp without ports");
+    assert!(matches!(e, ConfigError::Required { .. }), "{e}");
+    assert!(
+        e.to_string().contains("'tester.left_port'") && e.to_string().contains("afxdp"),
+        "{e}"
+    );
+    let t = MIN_TOML.replace(
+        "backend = \"mem\"",
+        "backend = \"afxdp\"\nleft_port = \"xlat-tl\"\nright_port = \"xlat-tr\"\nnetns = \"xlat-tester\"",
+    ) + "dut_mac = \"02:00:00:00:00:01\"\n[left.ip_variation]\n";
+    let t = t.replace("[right]", "dut_mac = \"02:00:00:00:00:02\"\n[right]");
+    let c = parse_toml(&t, "t.toml").expect("afxdp with ports");
+    assert_eq!(c.tester.backend, Backend::AfXdp);
+    assert_eq!(c.tester.backend.name(), "afxdp");
+    assert_eq!(
+        (c.tester.left_port.as_str(), c.tester.right_port.as_str(), c.tester.netns.as_deref()),
+        ("xlat-tl", "xlat-tr", Some("xlat-tester"))
+    );
+    let text = xlat_config::to_toml(&c);
+    assert!(text.contains("backend = \"afxdp\""), "{text}");
+    let back = parse_toml(&text, "back.toml").expect("reads back");
+    assert_eq!((back.tester, back.setup), (c.tester, c.setup));
+    let o = parse_with_overrides(
+        &t.replace("backend = \"afxdp\"", "backend = \"mem\""),
+        "t.toml",
+        SourceKind::Toml,
+        &[
+            ("tester.backend".to_string(), "afxdp".to_string()),
+            ("tester.left_port".to_string(), "a".to_string()),
+            ("tester.right_port".to_string(), "b".to_string()),
+        ],
+    );
+    assert_eq!(o.map(|c| c.tester.backend).map_err(|e| e.to_string()), Ok(Backend::AfXdp));
 }

@@ -205,7 +205,7 @@ fn ifreq(fd: &OwnedFd, iface: &str, req: libc::c_ulong) -> Result<libc::ifreq> {
 
 /// Run `f` with the calling thread inside network namespace `ns` (an `ip netns` name), on a
 /// short-lived thread so that the caller's own namespace never changes.
-fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+pub(crate) fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     let Some(ns) = ns else { return f() };
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -227,13 +227,13 @@ fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> 
 
 /// An interface opened with AF_PACKET.
 pub struct AfPacketPort {
-    iface: String,
+    pub(crate) iface: String,
     opts: AfPacketOptions,
-    ifindex: i32,
+    pub(crate) ifindex: i32,
     mac: MacAddr,
     ctl: OwnedFd,
     frame_size: u32,
-    mtu: usize,
+    pub(crate) mtu: usize,
     opened: bool,
 }
 
@@ -276,7 +276,8 @@ impl AfPacketPort {
         })
     }
 
-    fn open_tx(&self) -> Result<AfPacketTx> {
+    /// A transmit queue of its own (also the `afxdp` backend's control queue).
+    pub(crate) fn open_tx(&self) -> Result<AfPacketTx> {
         in_netns(self.opts.netns.as_deref(), || {
             let fd = packet_socket(0)?;
             setsockopt(&fd, SOL_PACKET, PACKET_VERSION, &TPACKET_V2, "PACKET_VERSION")?;
@@ -287,6 +288,20 @@ impl AfPacketPort {
             let ring = ring(&fd, PACKET_TX_RING, self.opts.tx_frames, self.frame_size, "PACKET_TX_RING")?;
             bind(&fd, self.ifindex, 0, &self.iface)?;
             Ok(AfPacketTx { fd, ring, dropped: 0 })
+        })
+    }
+
+    /// A socket that receives nothing and holds the interface in promiscuous mode while it is
+    /// open (the `afxdp` backend's `promisc`).
+    pub(crate) fn promisc_socket(&self) -> Result<OwnedFd> {
+        in_netns(self.opts.netns.as_deref(), || {
+            let fd = packet_socket(0)?;
+            // SAFETY: packet_mreq is plain data.
+            let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
+            mr.mr_ifindex = self.ifindex;
+            mr.mr_type = PACKET_MR_PROMISC;
+            setsockopt(&fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, "PACKET_ADD_MEMBERSHIP promisc")?;
+            Ok(fd)
         })
     }
 

@@ -68,9 +68,9 @@ pub use error::LabError;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, Status};
 pub use topology::{
-    config, config_toml, CpuSplit, StatefulLab, Topology, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DUT_LEFT,
-    DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL,
-    NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL,
+    config, config_toml, config_toml_for, CpuSplit, StatefulLab, Topology, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S,
+    DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES,
+    NAT64_POOL, NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL,
     STATEFUL_CONNECTIONS, STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE,
     STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6,
     TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
@@ -85,6 +85,9 @@ pub struct UpOptions {
     /// exactly these (host-wide, restored by [`down`]) instead of raised to at least
     /// [`CONNTRACK_MAX`] (e.g. a known capacity for RFC 9693's table capacity measurement).
     pub conntrack: Option<(u64, u64)>,
+    /// The tester backend the written configuration names (`afpacket` or `afxdp`; `None`:
+    /// afpacket).
+    pub backend: Option<xlat_config::Backend>,
 }
 
 /// The largest connection tracking table or hash `lab up` sets (2^26 entries).
@@ -116,6 +119,9 @@ pub struct DownReport {
     /// Host-wide sysctls set back, as "key=value".
     pub sysctls_restored: Vec<String>,
     pub files_removed: Vec<PathBuf>,
+    /// Tester ports an XDP program was removed from (one the `afxdp` backend left behind:
+    /// normally none, as its program goes with the process that attached it).
+    pub xdp_removed: Vec<String>,
     /// Things worth telling the user that are not failures.
     pub notes: Vec<String>,
 }
@@ -129,6 +135,7 @@ impl DownReport {
             && self.links_removed.is_empty()
             && self.files_removed.is_empty()
             && self.sysctls_restored.is_empty()
+            && self.xdp_removed.is_empty()
     }
 }
 
@@ -145,6 +152,9 @@ impl fmt::Display for DownReport {
             if !self.killed.is_empty() {
                 let pids: Vec<String> = self.killed.iter().map(|p| p.to_string()).collect();
                 writeln!(f, "  stopped tayga: pid {}", list(&pids))?;
+            }
+            if !self.xdp_removed.is_empty() {
+                writeln!(f, "  XDP programs: {}", list(&self.xdp_removed))?;
             }
             if !self.namespaces_removed.is_empty() {
                 writeln!(f, "  namespaces: {}", list(&self.namespaces_removed))?;

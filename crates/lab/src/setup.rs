@@ -202,7 +202,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::UpOptions) -> 
     let path = state::config_path(t);
     st.files.push(path.clone());
     state::write(st)?;
-    std::fs::write(&path, config_toml(t)).map_err(|e| LabError::io(&path, e))?;
+    std::fs::write(&path, config_toml_for(t, opts.backend)).map_err(|e| LabError::io(&path, e))?;
     st.config_path = Some(path.clone());
     st.complete = true;
     state::write(st)?;
@@ -417,6 +417,12 @@ fn remove_file_if_exists(path: &Path) -> Result<bool, LabError> {
 }
 
 /// `down`: remove everything the lab may have made, with or without a state file.
+/// An XDP program is attached to tester port `port` (`ip -d link show` says `prog/xdp`).
+pub(crate) fn xdp_attached(port: &str) -> Result<bool, LabError> {
+    let out = ip_in(TESTER_NS, &["-d", "link", "show", "dev", port])?;
+    Ok(out.contains("prog/xdp") || out.lines().next().is_some_and(|l| l.contains(" xdp")))
+}
+
 pub(crate) fn teardown() -> Result<DownReport, LabError> {
     let mut report = DownReport::default();
     let mut failures: Vec<String> = Vec::new();
@@ -466,7 +472,31 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
         }
     }
 
-    // 2. Namespaces (their links, nftables tables and routes go with them).
+    // 2. XDP programs on the tester's ports. The afxdp backend attaches its program through a
+    //    BPF link that the kernel removes when the process ends, even by kill -9; this removes
+    //    one attached some other way, before the namespace (and the veth with it) goes anyway.
+    if namespaces.iter().any(|n| n == TESTER_NS) {
+        for port in [LEFT_PORT, RIGHT_PORT] {
+            match xdp_attached(port) {
+                Ok(false) => {}
+                Ok(true) => {
+                    for mode in ["xdpgeneric", "xdpdrv"] {
+                        let _ = ip_in(TESTER_NS, &["link", "set", "dev", port, mode, "off"]);
+                    }
+                    match xdp_attached(port) {
+                        Ok(false) => report.xdp_removed.push(port.to_string()),
+                        Ok(true) => report.notes.push(format!(
+                            "an XDP program on {port} could not be detached (a BPF link held by a running process?); it goes with namespace {TESTER_NS}"
+                        )),
+                        Err(e) => failures.push(e.to_string()),
+                    }
+                }
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+    }
+
+    // 3. Namespaces (their links, nftables tables and routes go with them).
     for ns in [DUT_NS, TESTER_NS] {
         if namespaces.iter().any(|n| n == ns) {
             match run("ip", &["netns", "delete", ns]) {
@@ -476,7 +506,7 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
         }
     }
 
-    // 3. Links with the lab's names left in this namespace (never created here, but be sure).
+    // 4. Links with the lab's names left in this namespace (never created here, but be sure).
     match root_links() {
         Ok(links) => {
             for name in LINK_NAMES {
@@ -496,7 +526,7 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
         Err(e) => failures.push(e.to_string()),
     }
 
-    // 4. Host-wide sysctls, if nobody changed them since.
+    // 5. Host-wide sysctls, if nobody changed them since.
     if let Some(st) = &st {
         for s in &st.saved_sysctls {
             match sysctl_get(None, &s.key) {

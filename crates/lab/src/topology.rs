@@ -450,13 +450,36 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
 /// The xlatperf TOML test configuration for a topology: [`config`] written by the config
 /// crate's writer, under a comment that says what the DUT is.
 pub fn config_toml(t: Topology) -> String {
+    config_toml_for(t, None)
+}
+
+/// [`config_toml`] with the tester's ports opened by `backend` (`None`: afpacket).
+pub fn config_toml_for(t: Topology, backend: Option<Backend>) -> String {
     let split = CpuSplit::here(t);
-    to_toml_with_comment(&config_for(t, split), &config_comment(t, split))
+    let mut cfg = config_for(t, split);
+    if let Some(b) = backend {
+        cfg.tester.backend = b;
+    }
+    to_toml_with_comment(&cfg, &config_comment(t, split))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `lab up --backend afxdp`: the same configuration with the afxdp backend.
+    #[test]
+    fn the_afxdp_backend_is_written_when_asked() {
+        for t in Topology::ALL {
+            let text = config_toml_for(t, Some(Backend::AfXdp));
+            assert!(text.contains("backend = \"afxdp\""), "{t}: {text}");
+            let back = xlat_config::parse_toml(&text, "lab.toml").unwrap_or_else(|e| panic!("{t}: {e}"));
+            let mut want = config(t);
+            want.tester.backend = Backend::AfXdp;
+            assert_eq!((back.tester, back.setup), (want.tester, want.setup), "{t}");
+            assert_eq!(config_toml_for(t, None), config_toml(t));
+        }
+    }
 
     /// The same configuration, where it was read from aside.
     fn assert_same(a: &TestConfig, b: &TestConfig, what: &str) {
