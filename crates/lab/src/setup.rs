@@ -94,9 +94,18 @@ pub(crate) fn list_netns() -> Result<Vec<String>, LabError> {
 
 /// Interface names in the namespace of this process.
 pub(crate) fn root_links() -> Result<Vec<String>, LabError> {
-    let out = run("ip", &["-j", "link", "show"])?;
+    links_from(&["-j", "link", "show"])
+}
+
+/// Interface names in network namespace `ns`.
+pub(crate) fn links_in(ns: &str) -> Result<Vec<String>, LabError> {
+    links_from(&["-n", ns, "-j", "link", "show"])
+}
+
+fn links_from(args: &[&str]) -> Result<Vec<String>, LabError> {
+    let out = run("ip", args)?;
     let v: serde_json::Value = serde_json::from_str(out.trim()).map_err(|e| LabError::Output {
-        command: "ip -j link show".into(),
+        command: format!("ip {}", args.join(" ")),
         detail: e.to_string(),
     })?;
     Ok(v.as_array()
@@ -475,24 +484,34 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
     // 2. XDP programs on the tester's ports. The afxdp backend attaches its program through a
     //    BPF link that the kernel removes when the process ends, even by kill -9; this removes
     //    one attached some other way, before the namespace (and the veth with it) goes anyway.
-    if namespaces.iter().any(|n| n == TESTER_NS) {
-        for port in [LEFT_PORT, RIGHT_PORT] {
-            match xdp_attached(port) {
-                Ok(false) => {}
-                Ok(true) => {
-                    for mode in ["xdpgeneric", "xdpdrv"] {
-                        let _ = ip_in(TESTER_NS, &["link", "set", "dev", port, mode, "off"]);
-                    }
-                    match xdp_attached(port) {
-                        Ok(false) => report.xdp_removed.push(port.to_string()),
-                        Ok(true) => report.notes.push(format!(
-                            "an XDP program on {port} could not be detached (a BPF link held by a running process?); it goes with namespace {TESTER_NS}"
-                        )),
-                        Err(e) => failures.push(e.to_string()),
-                    }
-                }
-                Err(e) => failures.push(e.to_string()),
+    //    A port that is gone (its veth peer went with a deleted DUT namespace) holds nothing.
+    let tester_ports = if namespaces.iter().any(|n| n == TESTER_NS) {
+        match links_in(TESTER_NS) {
+            Ok(links) => links,
+            Err(e) => {
+                failures.push(e.to_string());
+                Vec::new()
             }
+        }
+    } else {
+        Vec::new()
+    };
+    for port in [LEFT_PORT, RIGHT_PORT].into_iter().filter(|p| tester_ports.iter().any(|l| l == p)) {
+        match xdp_attached(port) {
+            Ok(false) => {}
+            Ok(true) => {
+                for mode in ["xdpgeneric", "xdpdrv"] {
+                    let _ = ip_in(TESTER_NS, &["link", "set", "dev", port, mode, "off"]);
+                }
+                match xdp_attached(port) {
+                    Ok(false) => report.xdp_removed.push(port.to_string()),
+                    Ok(true) => report.notes.push(format!(
+                        "an XDP program on {port} could not be detached (a BPF link held by a running process?); it goes with namespace {TESTER_NS}"
+                    )),
+                    Err(e) => failures.push(e.to_string()),
+                }
+            }
+            Err(e) => failures.push(e.to_string()),
         }
     }
 
