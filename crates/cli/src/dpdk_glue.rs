@@ -11,6 +11,7 @@ fn options(cfg: &TestConfig) -> DpdkOptions {
     let max = cfg.trial.frame_size.saturating_sub(xlat_wire::FCS_LEN).max(1514);
     DpdkOptions {
         max_frame_len: max,
+        queues: u16::try_from(cfg.tester.queues).unwrap_or(u16::MAX),
         ..Default::default()
     }
 }
@@ -31,7 +32,7 @@ pub fn open<T>(cfg: &TestConfig, ready: impl FnOnce(DpdkPort, DpdkPort) -> Resul
     init(cfg)?;
     let (l, r) = (&cfg.tester.left_port, &cfg.tester.right_port);
     let (l, r) = match (l.strip_prefix("ring:"), r.strip_prefix("ring:")) {
-        (Some(a), Some(b)) => dpdk::ring_pair(a, b, 1024).context("creating the net_ring pair")?,
+        (Some(a), Some(b)) => dpdk::ring_pair_queues(a, b, 1024, options(cfg).queues).context("creating the net_ring pair")?,
         _ => (l.clone(), r.clone()),
     };
     let lp = DpdkPort::open(&l, &options(cfg)).with_context(|| format!("opening left DPDK port {l}"))?;

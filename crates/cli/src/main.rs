@@ -189,6 +189,10 @@ enum LabCmd {
         /// The tester backend the written configuration names: afpacket (default) or afxdp.
         #[arg(long, value_name = "BACKEND", value_parser = ["afpacket", "afxdp"])]
         backend: Option<String>,
+        /// Give each veth end N queues and write tester.queues = N (a sender and a receiver per
+        /// queue on cores of their own; afpacket spreads the receive side with a fanout group).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(xlat_lab::MAX_QUEUES)))]
+        queues: Option<u32>,
     },
     /// Remove everything the lab made (works after a crash too).
     Down,
@@ -372,6 +376,7 @@ fn lab(cmd: &LabCmd) -> Result<()> {
             conntrack_max,
             conntrack_buckets,
             backend,
+            queues,
         } => {
             let t: xlat_lab::Topology = topology.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
             let opts = xlat_lab::UpOptions {
@@ -381,6 +386,7 @@ fn lab(cmd: &LabCmd) -> Result<()> {
                     Some("afxdp") => Some(xlat_config::Backend::AfXdp),
                     _ => None,
                 },
+                queues: *queues,
             };
             let info = xlat_lab::up(t, &opts)?;
             eprintln!(

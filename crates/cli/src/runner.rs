@@ -57,6 +57,7 @@ fn cpu_plan(cfg: &TestConfig) -> CpuPlan {
         right_recv: c.right_recv,
         right_send: c.right_send,
         left_recv: c.left_recv,
+        queues: cfg.tester.queues as usize,
     }
 }
 
@@ -426,6 +427,7 @@ pub fn open(cfg: &TestConfig) -> Result<Box<dyn Runner>> {
             let opts = xlat_io::afxdp::AfXdpOptions {
                 netns: t.netns.clone(),
                 promisc: t.promisc,
+                queues: t.queues.max(1),
                 ..Default::default()
             };
             let l = open_afxdp(&t.left_port, "left", &opts)?;

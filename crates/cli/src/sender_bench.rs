@@ -1,6 +1,9 @@
 //! `xlatperf bench-sender`: the sender's hot path flat out on one port and one core, printing
 //! frames/s. For benchmarks only (bench/sender.sh); a trial never runs unpaced. With a stateful
-//! configuration it runs the Initiator's phase 1 sender (enumerating connections).
+//! configuration it runs the Initiator's phase 1 sender (enumerating connections). With
+//! `tester.queues = N` it runs N senders, one per queue set of the port, each on a core of its
+//! own (the given core, then the next ones this process may use), each sending the stream from
+//! its start, and prints their sum (bench/queues.sh).
 
 use anyhow::{Context, Result};
 use xlat_config::{Backend, TestConfig};
@@ -24,19 +27,45 @@ fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64
     let dst = side.dut_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 0x02]));
     // A stateful configuration benchmarks the Initiator's phase 1 sender: every foreground
     // frame carries the next combination of the enumeration (bench/modes.sh `enum`).
-    let mut stream = if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+    let stream = if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
         DirectionStream::new(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?
     } else {
         DirectionStream::preliminary(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?
     };
-    let mut q = port.queues()?;
-    if let Some(c) = b.core {
-        xlat_engine::pin::pin_current_thread(c).map_err(anyhow::Error::msg)?;
-    }
+    let n = cfg.tester.queues.max(1) as usize;
+    let sets = port.open_queues(n)?;
+    let cores = xlat_engine::pin::allowed_cores();
+    let first = b.core.and_then(|c| cores.iter().position(|x| *x == c)).unwrap_or(0);
+    let core_of = |k: usize| -> Option<usize> {
+        match (b.core, k) {
+            (c, 0) => c,
+            _ if cores.is_empty() => None,
+            _ => Some(cores[(first + k) % cores.len()]),
+        }
+    };
     let clock = Clock::calibrate();
-    // saturate() flushes the queue at its end.
-    let r = saturate(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?;
-    Ok(r.rate())
+    let results: Vec<Result<f64>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = sets
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut q)| {
+                let mut stream = stream.clone();
+                let core = core_of(k);
+                sc.spawn(move || -> Result<f64> {
+                    if let Some(c) = core {
+                        xlat_engine::pin::pin_current_thread(c).map_err(anyhow::Error::msg)?;
+                    }
+                    // saturate() flushes the queue at its end.
+                    Ok(saturate(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?.rate())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a sender thread panicked"))))
+            .collect()
+    });
+    results.into_iter().sum()
 }
 
 /// Run the benchmark on the left port of `cfg`; returns frames/s.
@@ -58,6 +87,7 @@ pub fn run(cfg: &TestConfig, b: &SenderBench) -> Result<f64> {
         Backend::AfXdp => {
             let opts = xlat_io::afxdp::AfXdpOptions {
                 netns: t.netns.clone(),
+                queues: t.queues.max(1),
                 ..Default::default()
             };
             let l = crate::runner::open_afxdp(&t.left_port, "left", &opts)?;

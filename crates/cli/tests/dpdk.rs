@@ -101,6 +101,105 @@ fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     }
 }
 
+/// A trial on the net_ring loopback pair of examples/dpdk-ring-selftest.toml with `queues`
+/// queue sets per port and pseudorandom ports, as JSON (a valid one, of three tries).
+fn ring_trial(queues: u32, rate: u64, secs: u64) -> Value {
+    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
+    let (q, r, d) = (format!("tester.queues={queues}"), rate.to_string(), secs.to_string());
+    until_valid(|| {
+        json_line(&run(xlatperf().args([
+            "trial",
+            "-c",
+            conf,
+            "--rate",
+            &r,
+            "--duration",
+            &d,
+            "--timeout",
+            "200",
+            "--json",
+            "-",
+            "--set",
+            &q,
+            "--set",
+            "traffic.forward_ports.sport.variation=pseudorandom",
+            "--set",
+            "traffic.reverse_ports.dport.variation=pseudorandom",
+        ])))
+    })
+}
+
+#[test]
+fn net_ring_with_two_queues_counts_exactly_what_one_queue_counts() {
+    let _serial = lab_lock();
+    let (rate, secs) = (100_000u64, 2u64);
+    let two = ring_trial(2, rate, secs);
+    let one = ring_trial(1, rate, secs);
+    for d in ["forward", "reverse"] {
+        for k in ["sent", "received"] {
+            assert_eq!(two[d][k], rate * secs, "{d}.{k}: {two}");
+        }
+        for k in [
+            "lost",
+            "duplicates",
+            "reordered",
+            "unexpected",
+            "tester_tx_dropped",
+            "tester_rx_dropped",
+        ] {
+            assert_eq!(two[d][k], 0, "{d}.{k}: {two}");
+        }
+        for k in ["sent", "received", "lost", "duplicates", "reordered"] {
+            assert_eq!(two[d][k], one[d][k], "{d}.{k}: two queues {two}\none queue {one}");
+        }
+    }
+}
+
+#[test]
+fn dpdk_with_two_queue_sets_through_router4_on_af_packet_vdevs() {
+    let _serial = lab_lock();
+    if skip_unless_root(LAB_TOOLS) {
+        return;
+    }
+    let conf = common::lab_up_with("router4", &["--queues", "2"]);
+    let _down = LabDown;
+    // Two queue sets: four transmit queues (traffic and control of each), so qpairs=4; the
+    // vdev's four receive sockets are read two by each set.
+    let eal = r#"["--no-huge","-m","1024","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs=4","--vdev","net_af_packet1,iface=xlat-tr,qpairs=4"]"#;
+    let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json", "-"];
+    let v = until_valid(|| {
+        json_line(&run(Command::new("ip")
+            .args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")])
+            .args(trial)
+            .args([
+                "-c",
+                &conf,
+                "--set",
+                "tester.backend=dpdk",
+                "--set",
+                "tester.left_port=net_af_packet0",
+            ])
+            .args([
+                "--set",
+                "tester.right_port=net_af_packet1",
+                "--set",
+                &format!("tester.eal_args={eal}"),
+                "--set",
+                "traffic.forward_ports.sport.variation=pseudorandom",
+            ])))
+    });
+    for d in ["forward", "reverse"] {
+        assert_eq!(
+            (v[d]["sent"].as_u64(), v[d]["received"].as_u64()),
+            (Some(30_000), Some(30_000)),
+            "{d}: {v}"
+        );
+        for k in ["lost", "duplicates", "reordered"] {
+            assert_eq!(v[d][k], 0, "{d}.{k}: {v}");
+        }
+    }
+}
+
 /// Hugepages reserved for one test and released after, also when it fails.
 struct Hugepages {
     before: String,

@@ -46,6 +46,7 @@ pub(crate) struct RawTester {
     pub promisc: Option<bool>,
     pub loopback: Option<bool>,
     pub mem_channels: Option<i64>,
+    pub queues: Option<i64>,
     pub cpus: RawCpus,
 }
 
@@ -189,6 +190,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
             left_recv: c.opt_int("tester.cpus.left_recv", t.cpus.left_recv)?,
         },
         mem_channels: c.opt_int("tester.mem_channels", t.mem_channels)?,
+        queues: c.opt_int("tester.queues", t.queues)?.unwrap_or(1),
     };
 
     let tr = &raw.traffic;

@@ -113,6 +113,7 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.key("tester.promisc", t.promisc.to_string());
     o.key("tester.loopback", t.loopback.to_string());
     o.opt("tester.mem_channels", t.mem_channels.map(|m| m.to_string()));
+    o.key("tester.queues", t.queues.to_string());
     o.header("tester.cpus");
     o.opt("tester.cpus.left_send", t.cpus.left_send.map(|c| c.to_string()));
     o.opt("tester.cpus.right_recv", t.cpus.right_recv.map(|c| c.to_string()));

@@ -230,6 +230,8 @@ pub static KEYS: &[KeyDef] = {
          "receive in promiscuous mode"),
     conf("tester.mem_channels",   &["MEM-Channels"],         T::Int,     C::Number,  Some((1, U32_MAX)),    "none",
          "DPDK memory channels: accepted, not passed on (give EAL's -n in eal_args)"),
+    toml("tester.queues",                                    T::Int,     Some((1, 64)),         "1",
+         "queues per port: each runs a sender and a receiver on a core of its own (afpacket: a fanout group; mem); the direction's frames are dealt out among them in chunks of 64"),
     // [tester.cpus]
     conf("tester.cpus.left_send",  &["CPU-L-Send"],          T::Int,     C::Number,  Some((0, 1023)),       "chosen by xlatperf",
          "CPU core of the left sender (forward)"),
@@ -398,7 +400,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 77);
+        assert_eq!(keys().len(), 78);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

@@ -90,6 +90,8 @@ pub struct TesterConfig {
     pub cpus: Cpus,
     /// DPDK memory channels (siitperf's MEM-Channels).
     pub mem_channels: Option<u32>,
+    /// Queue sets per port, each with a sender and a receiver on a core of its own.
+    pub queues: u32,
 }
 
 /// Defaults of a trial's parameters.

@@ -50,6 +50,8 @@ pub struct PreliminarySpec {
 /// Why a [`TrialSpec`] cannot run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
+    #[error("{0}")]
+    Unsupported(String),
     #[error("a trial needs a rate above 0 frames/s")]
     ZeroRate,
     #[error("a trial needs a duration above 0 s, not {0}")]
@@ -208,11 +210,16 @@ pub struct RateChange {
     pub rate: u64,
 }
 
-/// Which CPU core runs which role. `None`: let the engine choose.
+/// Which CPU core runs which role, and how many queues each port runs. `None`: let the engine
+/// choose. The four cores are those of each port's first queue; further queues take cores
+/// of their own, in turn from those this process may use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuPlan {
     pub left_send: Option<usize>,
     pub right_recv: Option<usize>,
     pub right_send: Option<usize>,
     pub left_recv: Option<usize>,
+    /// Queue sets per port (a sender and a receiver each); 0 means 1.
+    #[serde(default)]
+    pub queues: usize,
 }

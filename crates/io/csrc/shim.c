@@ -167,10 +167,12 @@ int xlat_port_info(uint16_t port, struct xlat_port_info *out)
 
 /*
  * rte_eth_dev_configure with a zeroed configuration (no RSS, no offloads), except: the MTU when
- * `mtu` is not 0, and fast mbuf free on transmit where the device offers it (all our mbufs come
- * from one pool and are never shared; testpmd enables it the same way).
+ * `mtu` is not 0, fast mbuf free on transmit where the device offers it (all our mbufs come
+ * from one pool and are never shared; testpmd enables it the same way), and with `rss` and
+ * several receive queues, RSS on IP addresses and UDP ports where the device hashes them (a
+ * device without RSS, such as net_ring, spreads frames its own way).
  */
-int xlat_port_configure(uint16_t port, uint16_t nb_rx, uint16_t nb_tx, uint32_t mtu)
+int xlat_port_configure(uint16_t port, uint16_t nb_rx, uint16_t nb_tx, uint32_t mtu, int rss)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
@@ -184,6 +186,11 @@ int xlat_port_configure(uint16_t port, uint16_t nb_rx, uint16_t nb_tx, uint32_t 
 		conf.rxmode.mtu = mtu;
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	if (rss && nb_rx > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP)) != 0) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_key = NULL;
+		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+	}
 	return rte_eth_dev_configure(port, nb_rx, nb_tx, &conf);
 }
 
@@ -219,27 +226,33 @@ int xlat_link_up(uint16_t port)
  * transmit queues of a port feed the same ring. Device names are "net_ring_<a>", "net_ring_<b>".
  * Returns 0, or -1 with rte_errno set.
  */
-int xlat_ring_pair(const char *a, const char *b, unsigned int ring_size)
+/*
+ * Two net_ring ports joined back to back with `queues` lanes per direction (at most 8): ring k
+ * from a to b is a's transmit queues k (traffic) and queues + k (control), and b's receive
+ * queue k; the same from b to a.
+ */
+int xlat_ring_pair(const char *a, const char *b, unsigned int ring_size, unsigned int queues)
 {
 	char name[RTE_RING_NAMESIZE];
-	struct rte_ring *a2b, *b2a;
-	struct rte_ring *a_tx[2], *b_tx[2];
+	struct rte_ring *a2b[8], *b2a[8];
+	struct rte_ring *a_tx[16], *b_tx[16];
+	unsigned int k;
 
-	snprintf(name, sizeof(name), "xlat_%s_%s", a, b);
-	a2b = rte_ring_create(name, ring_size, (int)rte_socket_id(), RING_F_SC_DEQ);
-	if (a2b == NULL)
+	if (queues < 1 || queues > 8)
 		return -1;
-	snprintf(name, sizeof(name), "xlat_%s_%s", b, a);
-	b2a = rte_ring_create(name, ring_size, (int)rte_socket_id(), RING_F_SC_DEQ);
-	if (b2a == NULL) {
-		rte_ring_free(a2b);
-		return -1;
+	for (k = 0; k < queues; k++) {
+		snprintf(name, sizeof(name), "xlat_%s_%s_%u", a, b, k);
+		a2b[k] = rte_ring_create(name, ring_size, (int)rte_socket_id(), RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "xlat_%s_%s_%u", b, a, k);
+		b2a[k] = rte_ring_create(name, ring_size, (int)rte_socket_id(), RING_F_SC_DEQ);
+		if (a2b[k] == NULL || b2a[k] == NULL)
+			return -1;
+		a_tx[k] = a_tx[queues + k] = a2b[k];
+		b_tx[k] = b_tx[queues + k] = b2a[k];
 	}
-	a_tx[0] = a_tx[1] = a2b;
-	b_tx[0] = b_tx[1] = b2a;
-	if (rte_eth_from_rings(a, &b2a, 1, a_tx, 2, rte_socket_id()) < 0)
+	if (rte_eth_from_rings(a, b2a, queues, a_tx, 2 * queues, rte_socket_id()) < 0)
 		return -1;
-	if (rte_eth_from_rings(b, &a2b, 1, b_tx, 2, rte_socket_id()) < 0)
+	if (rte_eth_from_rings(b, a2b, queues, b_tx, 2 * queues, rte_socket_id()) < 0)
 		return -1;
 	return 0;
 }

@@ -20,6 +20,8 @@ const PACKET_VERSION: libc::c_int = 10;
 const PACKET_TX_RING: libc::c_int = 13;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const PACKET_FANOUT: libc::c_int = 18;
+const PACKET_FANOUT_HASH: u32 = 0;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
 const TPACKET_V2: libc::c_int = 1;
 const ETH_P_ALL: u16 = 0x0003;
@@ -46,6 +48,9 @@ struct TpacketStats {
     tp_packets: u32,
     tp_drops: u32,
 }
+
+/// The most queue sets (socket triples) an AF_PACKET port opens.
+pub const MAX_QUEUES: usize = 64;
 
 /// Ring geometry and socket options.
 #[derive(Debug, Clone)]
@@ -237,7 +242,48 @@ pub struct AfPacketPort {
     opened: bool,
 }
 
+/// struct ethtool_channels (ETHTOOL_GCHANNELS).
+#[repr(C)]
+#[derive(Default)]
+struct EthtoolChannels {
+    cmd: u32,
+    max_rx: u32,
+    max_tx: u32,
+    max_other: u32,
+    max_combined: u32,
+    rx_count: u32,
+    tx_count: u32,
+    other_count: u32,
+    combined_count: u32,
+}
+const SIOCETHTOOL: libc::c_ulong = 0x8946;
+const ETHTOOL_GCHANNELS: u32 = 0x3c;
+
 impl AfPacketPort {
+    /// The interface's receive queues (ethtool's channels: rx + combined); `None` when the
+    /// driver does not tell.
+    pub fn rx_queue_count(&self) -> Option<u32> {
+        let mut ch = EthtoolChannels {
+            cmd: ETHTOOL_GCHANNELS,
+            ..Default::default()
+        };
+        // SAFETY: ifreq is plain data.
+        let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+        let name = self.iface.as_bytes();
+        if name.len() >= ifr.ifr_name.len() {
+            return None;
+        }
+        for (d, s) in ifr.ifr_name.iter_mut().zip(name) {
+            *d = *s as libc::c_char;
+        }
+        ifr.ifr_ifru.ifru_data = &mut ch as *mut EthtoolChannels as *mut libc::c_char;
+        // SAFETY: SIOCETHTOOL with ifr_data pointing at a live ethtool_channels, which the
+        // kernel fills for ETHTOOL_GCHANNELS.
+        let r = unsafe { libc::ioctl(self.ctl.as_raw_fd(), SIOCETHTOOL as _, &mut ifr) };
+        let n = ch.rx_count + ch.combined_count;
+        (r == 0 && n > 0).then_some(n)
+    }
+
     /// Open interface `iface` (checks that it exists and reads its MAC and MTU).
     pub fn open(iface: &str, opts: AfPacketOptions) -> Result<AfPacketPort> {
         let name = CString::new(iface).map_err(|_| IoError::Backend(format!("bad interface name '{iface}'")))?;
@@ -305,13 +351,19 @@ impl AfPacketPort {
         })
     }
 
-    fn open_rx(&self) -> Result<AfPacketRx> {
+    /// A receive socket; with `fanout`, a member of that fanout group (PACKET_FANOUT_HASH: the
+    /// kernel hands each flow's frames to one member, by the flow hash of addresses and ports).
+    fn open_rx(&self, fanout: Option<u16>) -> Result<AfPacketRx> {
         in_netns(self.opts.netns.as_deref(), || {
             let fd = packet_socket(ETH_P_ALL)?;
             setsockopt(&fd, SOL_PACKET, PACKET_VERSION, &TPACKET_V2, "PACKET_VERSION")?;
             setsockopt(&fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &1i32, "PACKET_IGNORE_OUTGOING")?;
             let ring = ring(&fd, PACKET_RX_RING, self.opts.rx_frames, self.frame_size, "PACKET_RX_RING")?;
             bind(&fd, self.ifindex, ETH_P_ALL, &self.iface)?;
+            if let Some(id) = fanout {
+                let arg: u32 = u32::from(id) | (PACKET_FANOUT_HASH << 16);
+                setsockopt(&fd, SOL_PACKET, PACKET_FANOUT, &arg, "PACKET_FANOUT (hash)")?;
+            }
             if self.opts.promisc {
                 // SAFETY: packet_mreq is plain data.
                 let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
@@ -357,17 +409,34 @@ impl Port for AfPacketPort {
         (self.mtu + 14).min(self.frame_size as usize - TX_DATA_OFFSET).min(MAX_FRAME_LEN)
     }
 
-    fn queues(&mut self) -> Result<Queues<AfPacketTx, AfPacketRx>> {
+    fn max_queues(&self) -> usize {
+        MAX_QUEUES
+    }
+
+    /// `n` sets of sockets; with more than one, the receive sockets form a fanout group that
+    /// spreads the port's frames among them by flow.
+    fn open_queues(&mut self, n: usize) -> Result<Vec<Queues<AfPacketTx, AfPacketRx>>> {
         if self.opened {
             return Err(IoError::Backend(format!("{}: queues already opened", self.name())));
         }
-        let q = Queues {
-            tx: self.open_tx()?,
-            rx: self.open_rx()?,
-            ctl: self.open_tx()?,
-        };
+        if n == 0 || n > MAX_QUEUES {
+            return Err(IoError::Backend(format!(
+                "{}: {n} queues asked, 1 to {MAX_QUEUES} possible",
+                self.name()
+            )));
+        }
+        // A fanout group id of this process and interface (groups are per namespace).
+        let fanout = (n > 1).then(|| (std::process::id() as u16) ^ (self.ifindex as u16).rotate_left(8));
+        let mut sets = Vec::with_capacity(n);
+        for _ in 0..n {
+            sets.push(Queues {
+                tx: self.open_tx()?,
+                rx: self.open_rx(fanout)?,
+                ctl: self.open_tx()?,
+            });
+        }
         self.opened = true;
-        Ok(q)
+        Ok(sets)
     }
 }
 

@@ -1,5 +1,6 @@
-//! The `afxdp` backend: one AF_XDP socket per port on the interface's queue 0, with a UMEM of
-//! its own, and an XDP program that redirects the tester's frames to it. No libbpf, libxdp or
+//! The `afxdp` backend: one AF_XDP socket per receive queue of the interface (queue 0 alone
+//! by default; [`AfXdpOptions::queues`]), each with a UMEM of its own, and an XDP program that
+//! redirects the tester's frames to the socket of the queue they arrived on. No libbpf, libxdp or
 //! clang: the socket, the rings, the XSKMAP, the program (a few eBPF instructions written
 //! here) and its attachment are plain system calls.
 //!
@@ -35,9 +36,10 @@
 //!   (XDP_SHARED_UMEM), and with it the fill and completion rings, which the receiving and the
 //!   sending thread would then both use; the few ARP/NDP answers need none of that speed.
 //!
-//! Limits: only queue 0 is read, so a multi-queue NIC must steer the test traffic to queue 0
-//! (e.g. `ethtool -L <if> combined 1`); frames longer than a UMEM frame less XDP's 256-byte
-//! headroom (3840 bytes) are not sent.
+//! Limits: queues 0 to `queues - 1` are read, and opening refuses an interface with more
+//! receive queues (ethtool's channel count), whose frames on the others would reach the kernel
+//! instead (give it fewer: `ethtool -L <if> combined N`); frames longer than a UMEM frame less
+//! XDP's 256-byte headroom (3840 bytes) are not sent.
 
 use crate::afpacket::{in_netns, AfPacketOptions, AfPacketPort, AfPacketTx};
 use crate::{IoError, Port, Queues, Result, RxQueue, TxQueue, MAX_FRAME_LEN};
@@ -242,6 +244,9 @@ const JEQ_K: u8 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
 const CALL: u8 = 0x05 | 0x80;
 const EXIT: u8 = 0x05 | 0x90;
 
+/// The most sockets (receive queues) an AF_XDP port opens.
+pub const MAX_QUEUES: u32 = 64;
+
 /// The ethertypes redirected to the socket: what the tester's receive path parses.
 pub const REDIRECTED_ETHERTYPES: [u16; 3] = [0x0800, 0x86dd, 0x0806];
 
@@ -306,6 +311,10 @@ pub struct AfXdpOptions {
     pub promisc: bool,
     /// Attach the program in generic (SKB) mode without trying driver mode first.
     pub generic: bool,
+    /// Sockets, one per receive queue of the interface from queue 0 on, each with its own UMEM
+    /// (see [`Port::open_queues`]); the interface must have no more receive queues than this,
+    /// or frames on the others would reach the kernel instead of the tester.
+    pub queues: u32,
 }
 
 impl Default for AfXdpOptions {
@@ -316,6 +325,7 @@ impl Default for AfXdpOptions {
             tx_frames: 4096,
             promisc: false,
             generic: false,
+            queues: 1,
         }
     }
 }
@@ -437,12 +447,19 @@ impl Ring {
     }
 }
 
-/// What the two halves of the port's socket share: the socket, its UMEM and the XDP program
-/// with its attachment. Fields drop in order: the link (detaching the program) first.
-struct Xsk {
+/// The XDP program, its XSKMAP and its attachment (a BPF link: the kernel detaches the program
+/// when the last descriptor of the link closes, also when the process is killed). Fields drop
+/// in order: the link first.
+struct Attached {
     _link: OwnedFd,
     _prog: OwnedFd,
     _map: OwnedFd,
+}
+
+/// What the two halves of one socket share: the socket, its UMEM, and the port's program
+/// (detached when the last socket goes: it drops first).
+struct Xsk {
+    _attached: Arc<Attached>,
     sock: OwnedFd,
     umem: Mmap,
     /// The last statistics each side reported from (RX drops, TX invalid descriptors).
@@ -515,19 +532,25 @@ fn name16(s: &str) -> [u8; 16] {
     n
 }
 
-/// Create the XSKMAP (one entry: queue 0) holding `sock`.
-fn xskmap(sock: &OwnedFd) -> Result<OwnedFd> {
+/// Create the XSKMAP holding `socks[k]` at entry k (receive queue k).
+fn xskmap(socks: &[&OwnedFd]) -> Result<OwnedFd> {
     let mut c = MapCreateAttr {
         map_type: BPF_MAP_TYPE_XSKMAP,
         key_size: 4,
         value_size: 4,
-        max_entries: 1,
+        max_entries: socks.len().max(1) as u32,
         map_name: name16("xlat_xsks"),
         ..Default::default()
     };
     let map = bpf(BPF_MAP_CREATE, &mut c, "bpf(BPF_MAP_CREATE, XSKMAP) (needs root or CAP_BPF)")?;
-    let key: u32 = 0;
-    let value: u32 = sock.as_raw_fd() as u32;
+    for (k, sock) in socks.iter().enumerate() {
+        map_put(&map, k as u32, sock.as_raw_fd() as u32)?;
+    }
+    Ok(map)
+}
+
+/// `map[key] = value`.
+fn map_put(map: &OwnedFd, key: u32, value: u32) -> Result<()> {
     let mut u = MapUpdateAttr {
         map_fd: map.as_raw_fd() as u32,
         key: &key as *const u32 as u64,
@@ -544,9 +567,9 @@ fn xskmap(sock: &OwnedFd) -> Result<OwnedFd> {
         )
     };
     if r != 0 {
-        return Err(IoError::last_os("bpf(BPF_MAP_UPDATE_ELEM) of the XSKMAP"));
+        return Err(IoError::last_os(format!("bpf(BPF_MAP_UPDATE_ELEM) of XSKMAP entry {key}")));
     }
-    Ok(map)
+    Ok(())
 }
 
 /// Load [`xdp_program`] for `map`; on failure, the verifier's log is in the error.
@@ -605,14 +628,125 @@ fn attach(prog: &OwnedFd, ifindex: i32, generic_only: bool, iface: &str) -> Resu
     Err(last.unwrap_or_else(|| IoError::Backend("no XDP mode to try".into())))
 }
 
+/// An AF_XDP socket with its own UMEM (`opts.rx_frames` receive frames in the fill ring,
+/// `opts.tx_frames` transmit frames) bound to receive queue `queue` of `ifindex`, zero-copy
+/// where the driver has it (called in the interface's namespace).
+fn bind_socket(ifindex: i32, iface: &str, queue: u32, opts: &AfXdpOptions) -> Result<Bound> {
+    // SAFETY: plain socket(2) call; the result is checked.
+    let fd = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(IoError::last_os("socket(AF_XDP) (needs root, CONFIG_XDP_SOCKETS)"));
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    let frames = (opts.rx_frames + opts.tx_frames) as usize;
+    let umem = mmap(frames * FRAME_SIZE, -1, 0, "the UMEM")?;
+    let reg = XdpUmemReg {
+        addr: umem.base as u64,
+        len: umem.len as u64,
+        chunk_size: FRAME_SIZE as u32,
+        ..Default::default()
+    };
+    sockopt(&sock, XDP_UMEM_REG, &reg, "setsockopt(XDP_UMEM_REG)")?;
+    sockopt(&sock, XDP_UMEM_FILL_RING, &opts.rx_frames, "setsockopt(XDP_UMEM_FILL_RING)")?;
+    sockopt(
+        &sock,
+        XDP_UMEM_COMPLETION_RING,
+        &opts.tx_frames,
+        "setsockopt(XDP_UMEM_COMPLETION_RING)",
+    )?;
+    sockopt(&sock, XDP_RX_RING, &opts.rx_frames, "setsockopt(XDP_RX_RING)")?;
+    sockopt(&sock, XDP_TX_RING, &opts.tx_frames, "setsockopt(XDP_TX_RING)")?;
+    let mut off = XdpMmapOffsets::default();
+    let mut len = std::mem::size_of::<XdpMmapOffsets>() as libc::socklen_t;
+    // SAFETY: off and len are valid for getsockopt(XDP_MMAP_OFFSETS).
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            SOL_XDP,
+            XDP_MMAP_OFFSETS,
+            &mut off as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r != 0 || len as usize != std::mem::size_of::<XdpMmapOffsets>() {
+        return Err(IoError::last_os("getsockopt(XDP_MMAP_OFFSETS) (a kernel older than 5.4?)"));
+    }
+    let d = std::mem::size_of::<XdpDesc>();
+    let rx = Ring::map(&sock, &off.rx, opts.rx_frames, d, XDP_PGOFF_RX_RING, "the RX ring")?;
+    let tx = Ring::map(&sock, &off.tx, opts.tx_frames, d, XDP_PGOFF_TX_RING, "the TX ring")?;
+    let mut fill = Ring::map(&sock, &off.fr, opts.rx_frames, 8, XDP_UMEM_PGOFF_FILL_RING, "the fill ring")?;
+    let comp = Ring::map(
+        &sock,
+        &off.cr,
+        opts.tx_frames,
+        8,
+        XDP_UMEM_PGOFF_COMPLETION_RING,
+        "the completion ring",
+    )?;
+    // Every receive frame starts in the fill ring.
+    for i in 0..opts.rx_frames {
+        // SAFETY: the fill ring holds rx_frames u64 addresses.
+        unsafe { fill.slot::<u64>(i).write(u64::from(i) * FRAME_SIZE as u64) };
+    }
+    fill.submit(opts.rx_frames);
+
+    let bind = |flags: u16| {
+        let sa = SockaddrXdp {
+            family: AF_XDP as u16,
+            flags: flags | XDP_USE_NEED_WAKEUP,
+            ifindex: ifindex as u32,
+            queue_id: queue,
+            shared_umem_fd: 0,
+        };
+        // SAFETY: sa is a valid sockaddr_xdp of the size given.
+        let r = unsafe {
+            libc::bind(
+                sock.as_raw_fd(),
+                &sa as *const SockaddrXdp as *const libc::sockaddr,
+                std::mem::size_of::<SockaddrXdp>() as u32,
+            )
+        };
+        if r != 0 {
+            Err(IoError::last_os(format!("bind AF_XDP socket to {iface} queue {queue}")))
+        } else {
+            Ok(())
+        }
+    };
+    let copy = match bind(XDP_ZEROCOPY) {
+        Ok(()) => "zero-copy",
+        Err(_) => {
+            bind(XDP_COPY)?;
+            "copy"
+        }
+    };
+    Ok(Bound {
+        sock,
+        umem,
+        rings: (rx, fill, tx, comp),
+        copy,
+    })
+}
+
 /// An interface opened with AF_XDP: the socket is bound and the program attached on opening.
 pub struct AfXdpPort {
     pkt: AfPacketPort,
     opts: AfXdpOptions,
-    xsk: Arc<Xsk>,
-    rings: Option<(Ring, Ring, Ring, Ring)>,
+    /// Per receive queue: its socket and rings (RX, fill, TX, completion), until handed out.
+    sockets: Option<Vec<(Arc<Xsk>, Rings)>>,
     mode: String,
     _promisc: Option<OwnedFd>,
+}
+
+/// A socket's rings: RX, fill, TX, completion.
+type Rings = (Ring, Ring, Ring, Ring);
+
+/// A socket bound to one receive queue, before the program is attached.
+struct Bound {
+    sock: OwnedFd,
+    umem: Mmap,
+    rings: Rings,
+    copy: &'static str,
 }
 
 impl AfXdpPort {
@@ -633,116 +767,54 @@ impl AfXdpPort {
         let pkt = AfPacketPort::open(iface, popts)?;
         let promisc = if opts.promisc { Some(pkt.promisc_socket()?) } else { None };
         let ifindex = pkt.ifindex;
-        let (xsk, rings, mode) = in_netns(opts.netns.as_deref(), || {
-            // SAFETY: plain socket(2) call; the result is checked.
-            let fd = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-            if fd < 0 {
-                return Err(IoError::last_os("socket(AF_XDP) (needs root, CONFIG_XDP_SOCKETS)"));
+        if !(1..=MAX_QUEUES).contains(&opts.queues) {
+            return Err(IoError::Backend(format!("afxdp queues {}: 1 to {MAX_QUEUES}", opts.queues)));
+        }
+        if let Some(rxq) = pkt.rx_queue_count() {
+            if rxq > opts.queues {
+                return Err(IoError::Backend(format!(
+                    "{}: the interface has {rxq} receive queues and afxdp would read {} (frames on the others reach the kernel, not the tester): set tester.queues = {rxq}, or give the interface fewer (ethtool -L {iface} combined {})",
+                    pkt.name(),
+                    opts.queues,
+                    opts.queues
+                )));
             }
-            // SAFETY: fd is a fresh descriptor we own.
-            let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-            let frames = (opts.rx_frames + opts.tx_frames) as usize;
-            let umem = mmap(frames * FRAME_SIZE, -1, 0, "the UMEM")?;
-            let reg = XdpUmemReg {
-                addr: umem.base as u64,
-                len: umem.len as u64,
-                chunk_size: FRAME_SIZE as u32,
-                ..Default::default()
-            };
-            sockopt(&sock, XDP_UMEM_REG, &reg, "setsockopt(XDP_UMEM_REG)")?;
-            sockopt(&sock, XDP_UMEM_FILL_RING, &opts.rx_frames, "setsockopt(XDP_UMEM_FILL_RING)")?;
-            sockopt(
-                &sock,
-                XDP_UMEM_COMPLETION_RING,
-                &opts.tx_frames,
-                "setsockopt(XDP_UMEM_COMPLETION_RING)",
-            )?;
-            sockopt(&sock, XDP_RX_RING, &opts.rx_frames, "setsockopt(XDP_RX_RING)")?;
-            sockopt(&sock, XDP_TX_RING, &opts.tx_frames, "setsockopt(XDP_TX_RING)")?;
-            let mut off = XdpMmapOffsets::default();
-            let mut len = std::mem::size_of::<XdpMmapOffsets>() as libc::socklen_t;
-            // SAFETY: off and len are valid for getsockopt(XDP_MMAP_OFFSETS).
-            let r = unsafe {
-                libc::getsockopt(
-                    sock.as_raw_fd(),
-                    SOL_XDP,
-                    XDP_MMAP_OFFSETS,
-                    &mut off as *mut _ as *mut libc::c_void,
-                    &mut len,
-                )
-            };
-            if r != 0 || len as usize != std::mem::size_of::<XdpMmapOffsets>() {
-                return Err(IoError::last_os("getsockopt(XDP_MMAP_OFFSETS) (a kernel older than 5.4?)"));
-            }
-            let d = std::mem::size_of::<XdpDesc>();
-            let rx = Ring::map(&sock, &off.rx, opts.rx_frames, d, XDP_PGOFF_RX_RING, "the RX ring")?;
-            let tx = Ring::map(&sock, &off.tx, opts.tx_frames, d, XDP_PGOFF_TX_RING, "the TX ring")?;
-            let mut fill = Ring::map(&sock, &off.fr, opts.rx_frames, 8, XDP_UMEM_PGOFF_FILL_RING, "the fill ring")?;
-            let comp = Ring::map(
-                &sock,
-                &off.cr,
-                opts.tx_frames,
-                8,
-                XDP_UMEM_PGOFF_COMPLETION_RING,
-                "the completion ring",
-            )?;
-            // Every receive frame starts in the fill ring.
-            for i in 0..opts.rx_frames {
-                // SAFETY: the fill ring holds rx_frames u64 addresses.
-                unsafe { fill.slot::<u64>(i).write(u64::from(i) * FRAME_SIZE as u64) };
-            }
-            fill.submit(opts.rx_frames);
-
-            let bind = |flags: u16| {
-                let sa = SockaddrXdp {
-                    family: AF_XDP as u16,
-                    flags: flags | XDP_USE_NEED_WAKEUP,
-                    ifindex: ifindex as u32,
-                    queue_id: 0,
-                    shared_umem_fd: 0,
-                };
-                // SAFETY: sa is a valid sockaddr_xdp of the size given.
-                let r = unsafe {
-                    libc::bind(
-                        sock.as_raw_fd(),
-                        &sa as *const SockaddrXdp as *const libc::sockaddr,
-                        std::mem::size_of::<SockaddrXdp>() as u32,
-                    )
-                };
-                if r != 0 {
-                    Err(IoError::last_os(format!("bind AF_XDP socket to {iface} queue 0")))
-                } else {
-                    Ok(())
-                }
-            };
-            let copy = match bind(XDP_ZEROCOPY) {
-                Ok(()) => "zero-copy",
-                Err(_) => {
-                    bind(XDP_COPY)?;
-                    "copy"
-                }
-            };
-            let map = xskmap(&sock)?;
+        }
+        let (sockets, mode) = in_netns(opts.netns.as_deref(), || {
+            let bound = (0..opts.queues)
+                .map(|q| bind_socket(ifindex, iface, q, &opts))
+                .collect::<Result<Vec<Bound>>>()?;
+            let map = xskmap(&bound.iter().map(|b| &b.sock).collect::<Vec<_>>())?;
             let prog = load_program(&map)?;
             let (link, xdp_mode) = attach(&prog, ifindex, opts.generic, iface)?;
-            let xsk = Xsk {
+            let attached = Arc::new(Attached {
                 _link: link,
                 _prog: prog,
                 _map: map,
-                sock,
-                umem,
-                stats: Mutex::new(XdpStatistics::default()),
-            };
-            Ok((xsk, (rx, fill, tx, comp), format!("XDP {xdp_mode} mode, {copy}")))
+            });
+            let copy = bound.first().map_or("copy", |b| b.copy);
+            let sockets = bound
+                .into_iter()
+                .map(|b| {
+                    let xsk = Arc::new(Xsk {
+                        _attached: attached.clone(),
+                        sock: b.sock,
+                        umem: b.umem,
+                        stats: Mutex::new(XdpStatistics::default()),
+                    });
+                    (xsk, b.rings)
+                })
+                .collect::<Vec<_>>();
+            Ok((sockets, format!("XDP {xdp_mode} mode, {copy}")))
         })?;
-        let xsk = Arc::new(xsk);
-        let start = xsk.statistics()?;
-        *xsk.stats.lock().unwrap_or_else(|e| e.into_inner()) = start;
+        for (xsk, _) in &sockets {
+            let start = xsk.statistics()?;
+            *xsk.stats.lock().unwrap_or_else(|e| e.into_inner()) = start;
+        }
         Ok(AfXdpPort {
             pkt,
             opts,
-            xsk,
-            rings: Some(rings),
+            sockets: Some(sockets),
             mode,
             _promisc: promisc,
         })
@@ -775,33 +847,45 @@ impl Port for AfXdpPort {
         (self.pkt.mtu + 14).min(FRAME_SIZE - XDP_HEADROOM).min(MAX_FRAME_LEN)
     }
 
-    fn queues(&mut self) -> Result<Queues<AfXdpTx, AfXdpRx>> {
-        let Some((rx, fill, tx, comp)) = self.rings.take() else {
+    fn max_queues(&self) -> usize {
+        self.opts.queues as usize
+    }
+
+    /// One queue set per socket (receive queue k's), each with an AF_PACKET control queue.
+    fn open_queues(&mut self, n: usize) -> Result<Vec<Queues<AfXdpTx, AfXdpRx>>> {
+        let Some(sockets) = self.sockets.take() else {
             return Err(IoError::Backend(format!("{}: queues already opened", self.name())));
         };
+        if n != sockets.len() {
+            let have = sockets.len();
+            self.sockets = Some(sockets);
+            return Err(IoError::Backend(format!(
+                "{}: {n} queue sets asked, but the port was opened with {have} sockets (every receive queue must be read)",
+                self.name()
+            )));
+        }
         let rx_frames = u64::from(self.opts.rx_frames);
         let tx_frames = u64::from(self.opts.tx_frames);
-        let free = (0..tx_frames).rev().map(|i| (rx_frames + i) * FRAME_SIZE as u64).collect();
-        let xtx = XskTx {
-            xsk: self.xsk.clone(),
-            tx,
-            comp,
-            free,
-            cookies: vec![0; (rx_frames + tx_frames) as usize],
-            cap: FRAME_SIZE - XDP_HEADROOM,
-        };
-        let mut xrx = AfXdpRx {
-            xsk: self.xsk.clone(),
-            rx,
-            fill,
-        };
-        xrx.drain();
-        let ctl = self.pkt.open_tx()?;
-        Ok(Queues {
-            tx: AfXdpTx::Xsk(xtx),
-            rx: xrx,
-            ctl: AfXdpTx::Packet(ctl),
-        })
+        let mut sets = Vec::with_capacity(n);
+        for (xsk, (rx, fill, tx, comp)) in sockets {
+            let free = (0..tx_frames).rev().map(|i| (rx_frames + i) * FRAME_SIZE as u64).collect();
+            let xtx = XskTx {
+                xsk: xsk.clone(),
+                tx,
+                comp,
+                free,
+                cookies: vec![0; (rx_frames + tx_frames) as usize],
+                cap: FRAME_SIZE - XDP_HEADROOM,
+            };
+            let mut xrx = AfXdpRx { xsk, rx, fill };
+            xrx.drain();
+            sets.push(Queues {
+                tx: AfXdpTx::Xsk(xtx),
+                rx: xrx,
+                ctl: AfXdpTx::Packet(self.pkt.open_tx()?),
+            });
+        }
+        Ok(sets)
     }
 }
 

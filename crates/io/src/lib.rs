@@ -1,8 +1,9 @@
 //! Ports: burst transmit and burst receive of Ethernet frames (without FCS).
 //!
-//! A [`Port`] is opened once and split into [`Queues`]: a traffic transmit queue (the
-//! sender's), a receive queue (the receiver's) and a control transmit queue (for ARP and NDP
-//! answers sent from the receiving thread). Each queue is used by one thread at a time.
+//! A [`Port`] is opened once and split into one or more sets of [`Queues`] (a multi-queue port
+//! has several): a traffic transmit queue (a sender's), a receive queue (a receiver's) and a
+//! control transmit queue (for ARP and NDP answers sent from the receiving thread). Each queue
+//! is used by one thread at a time.
 //!
 //! The transmit call hands the caller the backend's own buffers (an AF_PACKET ring slot, a DPDK
 //! mbuf, an AF_XDP UMEM frame) through a fill callback, so zero-copy backends need no extra copy
@@ -115,8 +116,22 @@ pub trait Port {
     fn mac(&self) -> MacAddr;
     /// True when the link is up.
     fn link_up(&self) -> bool;
-    /// Open the queues. May be called once per port.
-    fn queues(&mut self) -> Result<Queues<Self::Tx, Self::Rx>>;
+    /// Open one set of queues. May be called once per port (or [`Port::open_queues`] instead).
+    fn queues(&mut self) -> Result<Queues<Self::Tx, Self::Rx>> {
+        let mut sets = self.open_queues(1)?;
+        sets.pop()
+            .ok_or_else(|| IoError::Backend(format!("{}: no queues opened", self.name())))
+    }
+    /// Open `n` sets of queues (a multi-queue port): each set's transmit queue sends on its
+    /// own (a hardware queue, a socket), and the frames the port receives are spread among the
+    /// `n` receive queues by flow (addresses and ports: RSS, a fanout hash, the queue the
+    /// frame came in on), so that one flow's frames keep their order on one queue. May be
+    /// called once per port; `n` is at most [`Port::max_queues`].
+    fn open_queues(&mut self, n: usize) -> Result<Vec<Queues<Self::Tx, Self::Rx>>>;
+    /// The most queue sets [`Port::open_queues`] can open on this port.
+    fn max_queues(&self) -> usize {
+        1
+    }
     /// The longest frame (without FCS) the port can send: its MTU plus the Ethernet header, or
     /// its buffers, whichever is smaller.
     fn max_frame_len(&self) -> usize {

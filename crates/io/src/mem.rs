@@ -2,6 +2,10 @@
 //! receive and vice versa), for tests and for the engine's self-test. Each direction of the wire
 //! can drop, duplicate or reorder chosen test frames, and counts what it did, so that tests can
 //! compare the engine's counts with what really happened.
+//!
+//! A port may open several queue sets ([`Port::open_queues`]): every transmit queue feeds the
+//! same wire, and the wire spreads what it carries among the receiving port's queues by flow
+//! (a hash of the addresses and UDP ports, as RSS does), so that one flow stays in order.
 
 use crate::{IoError, Port, Queues, Result, RxQueue, TxQueue, MAX_FRAME_LEN};
 use std::collections::{HashSet, VecDeque};
@@ -39,7 +43,10 @@ pub struct WireCounters {
 }
 
 struct WireState {
-    queue: VecDeque<Vec<u8>>,
+    /// One queue per receive queue of the port at the far end (one until it opens more).
+    lanes: Vec<VecDeque<Vec<u8>>>,
+    /// Per lane: frames lost because it was full.
+    lane_overflow: Vec<u64>,
     free: Vec<Vec<u8>>,
     held: Option<Vec<u8>>,
     imp: Impairment,
@@ -56,7 +63,8 @@ pub struct Wire {
 impl Wire {
     fn new(capacity: usize) -> Wire {
         let st = WireState {
-            queue: VecDeque::with_capacity(capacity),
+            lanes: vec![VecDeque::with_capacity(capacity)],
+            lane_overflow: vec![0],
             free: Vec::new(),
             held: None,
             imp: Impairment::default(),
@@ -85,13 +93,16 @@ impl Wire {
 
 impl WireState {
     fn push(&mut self, frame: Vec<u8>, capacity: usize) {
-        if self.queue.len() >= capacity {
+        let lane = flow_lane(&frame, self.lanes.len());
+        let q = &mut self.lanes[lane];
+        if q.len() >= capacity {
             self.counters.overflow += 1;
+            self.lane_overflow[lane] += 1;
             self.free.push(frame);
             return;
         }
         self.counters.carried += 1;
-        self.queue.push_back(frame);
+        q.push_back(frame);
     }
 
     fn deliver(&mut self, frame: Vec<u8>, capacity: usize) {
@@ -125,6 +136,33 @@ impl WireState {
     }
 }
 
+/// The receive queue (of `lanes`) a frame goes to: by a hash of its addresses and UDP ports
+/// (FNV-1a), so that the frames of one flow stay on one queue; frames without them (ARP, NDP)
+/// go to the first.
+fn flow_lane(frame: &[u8], lanes: usize) -> usize {
+    if lanes <= 1 {
+        return 0;
+    }
+    let Some((src, dst, sport, dport)) = xlat_wire::udp_tuple(frame) else {
+        return 0;
+    };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for a in [src, dst] {
+        match a {
+            std::net::IpAddr::V4(a) => eat(&a.octets()),
+            std::net::IpAddr::V6(a) => eat(&a.octets()),
+        }
+    }
+    eat(&sport.to_be_bytes());
+    eat(&dport.to_be_bytes());
+    (h % lanes as u64) as usize
+}
+
 /// The transmit side of a mem port.
 pub struct MemTx {
     wire: Wire,
@@ -133,6 +171,8 @@ pub struct MemTx {
 /// The receive side of a mem port.
 pub struct MemRx {
     wire: Wire,
+    /// Which of the wire's lanes this queue receives.
+    lane: usize,
     batch: Vec<Vec<u8>>,
     /// `overflow` when `dropped` was last called.
     overflow_seen: u64,
@@ -183,8 +223,9 @@ impl RxQueue for MemRx {
             if st.imp.broken {
                 return Err(gone());
             }
-            let k = max.min(st.queue.len());
-            self.batch.extend(st.queue.drain(..k));
+            let q = &mut st.lanes[self.lane];
+            let k = max.min(q.len());
+            self.batch.extend(q.drain(..k));
         }
         let n = self.batch.len();
         for b in &self.batch {
@@ -197,12 +238,15 @@ impl RxQueue for MemRx {
 
     /// Frames lost because this port's receive queue was full: the tester's own loss.
     fn dropped(&mut self) -> Result<u64> {
-        let now = self.wire.lock().counters.overflow;
+        let now = self.wire.lock().lane_overflow[self.lane];
         let d = now - self.overflow_seen;
         self.overflow_seen = now;
         Ok(d)
     }
 }
+
+/// The most queue sets a mem port opens.
+pub const MAX_QUEUES: usize = 64;
 
 /// One end of a mem pair.
 pub struct MemPort {
@@ -269,20 +313,43 @@ impl Port for MemPort {
         self.max_frame_len
     }
 
-    fn queues(&mut self) -> Result<Queues<MemTx, MemRx>> {
+    fn max_queues(&self) -> usize {
+        MAX_QUEUES
+    }
+
+    fn open_queues(&mut self, n: usize) -> Result<Vec<Queues<MemTx, MemRx>>> {
         if self.opened {
             return Err(IoError::Backend(format!("{}: queues already opened", self.name)));
         }
+        if n == 0 || n > MAX_QUEUES {
+            return Err(IoError::Backend(format!(
+                "{}: {n} queues asked, 1 to {MAX_QUEUES} possible",
+                self.name
+            )));
+        }
         self.opened = true;
-        Ok(Queues {
-            tx: MemTx { wire: self.tx.clone() },
-            rx: MemRx {
-                wire: self.rx.clone(),
-                batch: Vec::with_capacity(crate::DEFAULT_BURST),
-                overflow_seen: 0,
-            },
-            ctl: MemTx { wire: self.tx.clone() },
-        })
+        {
+            let mut st = self.rx.lock();
+            let stranded: Vec<Vec<u8>> = st.lanes.drain(..).flatten().collect();
+            st.lanes = (0..n).map(|_| VecDeque::with_capacity(self.rx.capacity)).collect();
+            st.lane_overflow = vec![0; n];
+            for f in stranded {
+                let lane = flow_lane(&f, n);
+                st.lanes[lane].push_back(f);
+            }
+        }
+        Ok((0..n)
+            .map(|lane| Queues {
+                tx: MemTx { wire: self.tx.clone() },
+                rx: MemRx {
+                    wire: self.rx.clone(),
+                    lane,
+                    batch: Vec::with_capacity(crate::DEFAULT_BURST),
+                    overflow_seen: 0,
+                },
+                ctl: MemTx { wire: self.tx.clone() },
+            })
+            .collect())
     }
 }
 
@@ -346,6 +413,66 @@ mod tests {
         // The other direction is untouched.
         rq.tx.tx_burst(3, |i, b| frame(i as u64, b)).unwrap();
         assert_eq!(recv_all(&mut lq.rx), vec![0, 1, 2]);
+    }
+
+    /// A UDP test frame of flow `port` with field `seq`.
+    fn flow_frame(port: u16, seq: u64, buf: &mut [u8]) -> usize {
+        TestFrame {
+            eth_dst: MacAddr::BROADCAST,
+            eth_src: MacAddr::ZERO,
+            ip: IpPair::V4 {
+                src: "198.18.0.2".parse().unwrap(),
+                dst: "198.19.0.2".parse().unwrap(),
+            },
+            sport: port,
+            dport: 7,
+            frame_size: 64,
+            field: seq,
+        }
+        .write(buf)
+        .unwrap()
+        .len
+    }
+
+    #[test]
+    fn several_queues_spread_flows_and_keep_each_in_order() {
+        let (mut l, mut r) = pair(4096);
+        let mut lq = l.open_queues(2).unwrap();
+        let mut rq = r.open_queues(3).unwrap();
+        assert!(r.open_queues(1).is_err());
+        // Two senders, 16 flows, each flow's frames numbered in the order they are sent.
+        for round in 0..8u64 {
+            for (k, q) in lq.iter_mut().enumerate() {
+                let sent = q.tx.tx_burst(8, |i, b| flow_frame((k * 8 + i) as u16, round, b)).unwrap();
+                assert_eq!(sent, 8);
+            }
+        }
+        let mut per_queue = Vec::new();
+        let mut all = Vec::new();
+        for q in &mut rq {
+            let mut got = Vec::new();
+            while q
+                .rx
+                .rx_burst(32, |f| {
+                    if let (Rx::Test { field, .. }, Some((_, _, sport, _))) = (classify(f), xlat_wire::udp_tuple(f)) {
+                        got.push((sport, field))
+                    }
+                })
+                .unwrap()
+                > 0
+            {}
+            per_queue.push(got.len());
+            all.extend(got);
+        }
+        assert_eq!(all.len(), 128, "every frame arrives once");
+        assert!(per_queue.iter().all(|n| *n > 0), "flows spread over every queue: {per_queue:?}");
+        for flow in 0..16u16 {
+            let seqs: Vec<u64> = all.iter().filter(|(p, _)| *p == flow).map(|(_, s)| *s).collect();
+            assert_eq!(seqs, (0..8).collect::<Vec<_>>(), "flow {flow} in order on one queue");
+        }
+        assert!(l.open_queues(0).is_err() || l.open_queues(1).is_err());
+        let (mut a, _) = pair(4);
+        assert!(a.open_queues(0).is_err() && a.open_queues(MAX_QUEUES + 1).is_err());
     }
 
     #[test]

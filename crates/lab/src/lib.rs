@@ -88,7 +88,13 @@ pub struct UpOptions {
     /// The tester backend the written configuration names (`afpacket` or `afxdp`; `None`:
     /// afpacket).
     pub backend: Option<xlat_config::Backend>,
+    /// Queues of each veth end (`numtxqueues`, `numrxqueues`) and the `tester.queues` the
+    /// configuration names (`None`: 1).
+    pub queues: Option<u32>,
 }
+
+/// The most queues `lab up --queues` gives a veth end.
+pub const MAX_QUEUES: u32 = 16;
 
 /// The largest connection tracking table or hash `lab up` sets (2^26 entries).
 pub const CONNTRACK_LIMIT: u64 = 1 << 26;
@@ -232,6 +238,11 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
                     "connection tracking {what} {v}: allowed 1-{CONNTRACK_LIMIT}"
                 )));
             }
+        }
+    }
+    if let Some(q) = opts.queues {
+        if !(1..=MAX_QUEUES).contains(&q) {
+            return Err(LabError::InvalidInput(format!("{q} queues per port: allowed 1-{MAX_QUEUES}")));
         }
     }
     if let Some(detail) = setup::existing()? {

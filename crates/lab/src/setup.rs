@@ -163,13 +163,20 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::UpOptions) -> 
         sysctl_set(Some(DUT_NS), key, "0")?;
     }
 
+    // With several queues, each veth end gets as many (the tester's senders and receivers
+    // then use one each; the DUT's kernel spreads its work over them too).
+    let queues = opts.queues.unwrap_or(1).to_string();
     for (tester, dut) in [(LEFT_PORT, DUT_LEFT), (RIGHT_PORT, DUT_RIGHT)] {
-        run(
-            "ip",
-            &[
-                "link", "add", tester, "netns", TESTER_NS, "type", "veth", "peer", "name", dut, "netns", DUT_NS,
-            ],
-        )?;
+        let mut args = vec!["link", "add", tester, "netns", TESTER_NS];
+        let per_end = ["numtxqueues", queues.as_str(), "numrxqueues", queues.as_str()];
+        if opts.queues.is_some() {
+            args.extend(per_end);
+        }
+        args.extend(["type", "veth", "peer", "name", dut, "netns", DUT_NS]);
+        if opts.queues.is_some() {
+            args.extend(per_end);
+        }
+        run("ip", &args)?;
     }
 
     for port in [LEFT_PORT, RIGHT_PORT] {
@@ -211,7 +218,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::UpOptions) -> 
     let path = state::config_path(t);
     st.files.push(path.clone());
     state::write(st)?;
-    std::fs::write(&path, config_toml_for(t, opts.backend)).map_err(|e| LabError::io(&path, e))?;
+    std::fs::write(&path, config_toml_for(t, opts.backend, opts.queues.unwrap_or(1))).map_err(|e| LabError::io(&path, e))?;
     st.config_path = Some(path.clone());
     st.complete = true;
     state::write(st)?;

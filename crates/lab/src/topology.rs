@@ -368,6 +368,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             loopback: false,
             cpus,
             mem_channels: None,
+            queues: 1,
         },
         trial: TrialDefaults {
             frame_size: 84,
@@ -450,16 +451,18 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
 /// The xlatperf TOML test configuration for a topology: [`config`] written by the config
 /// crate's writer, under a comment that says what the DUT is.
 pub fn config_toml(t: Topology) -> String {
-    config_toml_for(t, None)
+    config_toml_for(t, None, 1)
 }
 
-/// [`config_toml`] with the tester's ports opened by `backend` (`None`: afpacket).
-pub fn config_toml_for(t: Topology, backend: Option<Backend>) -> String {
+/// [`config_toml`] with the tester's ports opened by `backend` (`None`: afpacket), `queues`
+/// queues each.
+pub fn config_toml_for(t: Topology, backend: Option<Backend>, queues: u32) -> String {
     let split = CpuSplit::here(t);
     let mut cfg = config_for(t, split);
     if let Some(b) = backend {
         cfg.tester.backend = b;
     }
+    cfg.tester.queues = queues.max(1);
     to_toml_with_comment(&cfg, &config_comment(t, split))
 }
 
@@ -469,15 +472,20 @@ mod tests {
 
     /// `lab up --backend afxdp`: the same configuration with the afxdp backend.
     #[test]
-    fn the_afxdp_backend_is_written_when_asked() {
+    fn the_afxdp_backend_and_queues_are_written_when_asked() {
         for t in Topology::ALL {
-            let text = config_toml_for(t, Some(Backend::AfXdp));
+            let text = config_toml_for(t, Some(Backend::AfXdp), 1);
             assert!(text.contains("backend = \"afxdp\""), "{t}: {text}");
             let back = xlat_config::parse_toml(&text, "lab.toml").unwrap_or_else(|e| panic!("{t}: {e}"));
             let mut want = config(t);
             want.tester.backend = Backend::AfXdp;
             assert_eq!((back.tester, back.setup), (want.tester, want.setup), "{t}");
-            assert_eq!(config_toml_for(t, None), config_toml(t));
+            assert_eq!(config_toml_for(t, None, 1), config_toml(t));
+            let two = config_toml_for(t, None, 2);
+            assert!(two.contains("queues = 2"), "{t}: {two}");
+            let mut want = config(t);
+            want.tester.queues = 2;
+            assert_eq!(xlat_config::parse_toml(&two, "lab.toml").unwrap().tester, want.tester);
         }
     }
 

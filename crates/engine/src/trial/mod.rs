@@ -21,8 +21,8 @@ use crate::report::{DirectionReport, PdvReport, PreliminaryReport, TrialReport};
 use crate::spec::{CpuPlan, PreliminarySpec, SpecError, TrialSpec};
 use receiver::{Count, PdvState, Receiver};
 use schedule::{Schedule, TagPlan};
-use sender::{Sender, StampSkew, TS_RING};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use sender::{Sender, Split, StampSkew, TS_RING};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::{dir_index, run_worker, Shared, Worker};
@@ -93,8 +93,24 @@ struct SidePort<P: Port> {
     name: String,
     mac: MacAddr,
     dut_mac: Option<MacAddr>,
-    q: Queues<P::Tx, P::Rx>,
+    /// Its queue sets (one per queue of a multi-queue port).
+    q: Vec<Queues<P::Tx, P::Rx>>,
 }
+
+impl<P: Port> SidePort<P> {
+    /// Take what every receive queue holds, handing ARP/NDP to `nb` (answers go out on the
+    /// control queue of the set the request came in on).
+    fn poll_control(&mut self, nb: &mut Neighbour<'_>) -> Res<()> {
+        for set in &mut self.q {
+            set.rx.rx_burst(RX_BURST, |f| nb.handle(&classify(f), &mut set.ctl))?;
+        }
+        Ok(())
+    }
+}
+
+/// How many frames of a direction go out in one go on one queue before the next queue's turn
+/// (several queues per port): a burst's worth, so that each sender still sends whole bursts.
+const QUEUE_CHUNK: u64 = 64;
 
 /// The tester: two ports joined through the DUT.
 pub struct Tester<P: Port> {
@@ -127,14 +143,21 @@ impl<P: Port> Tester<P> {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
+        let queues = cpus.queues.max(1);
         let mk = |p: &mut P, id: SideId, s: &Setup| -> Res<SidePort<P>> {
             let side = s.side(id);
+            if queues > p.max_queues() {
+                return Err(EngineError::Port {
+                    side: id.name(),
+                    msg: format!("{} opens at most {} queues, {queues} asked", p.name(), p.max_queues()),
+                });
+            }
             Ok(SidePort {
                 id,
                 name: p.name(),
                 mac: side.tester_mac.unwrap_or(p.mac()),
                 dut_mac: side.dut_mac,
-                q: p.queues()?,
+                q: p.open_queues(queues)?,
             })
         };
         let l = mk(&mut left, SideId::Left, &setup)?;
@@ -191,6 +214,11 @@ impl<P: Port> Tester<P> {
         (self.left.dut_mac, self.right.dut_mac)
     }
 
+    /// Queue sets per port (each with its sender and receiver).
+    pub fn queues(&self) -> usize {
+        self.left.q.len()
+    }
+
     pub fn port_names(&self) -> (String, String) {
         (self.left.name.clone(), self.right.name.clone())
     }
@@ -222,10 +250,10 @@ impl<P: Port> Tester<P> {
                     });
                 }
                 if now >= next_ask {
-                    nb.solicit_dut(&mut sp.q.ctl);
+                    nb.solicit_dut(&mut sp.q[0].ctl);
                     next_ask = now + Duration::from_millis(200);
                 }
-                sp.q.rx.rx_burst(RX_BURST, |f| nb.handle(&classify(f), &mut sp.q.ctl))?;
+                sp.poll_control(&mut nb)?;
                 if let Some(m) = nb.learnt_dut_mac {
                     sp.dut_mac = Some(m);
                 }
@@ -245,8 +273,8 @@ impl<P: Port> Tester<P> {
             let v6 = setup.tester_addresses_v6(sp.id);
             let mut cursor = 0;
             let start = Instant::now();
-            while !nb.announce(&mut sp.q.ctl, &mut cursor, 32, &v4, &v6) {
-                sp.q.rx.rx_burst(RX_BURST, |f| nb.handle(&classify(f), &mut sp.q.ctl))?;
+            while !nb.announce(&mut sp.q[0].ctl, &mut cursor, 32, &v4, &v6) {
+                sp.poll_control(&mut nb)?;
                 if start.elapsed() > Duration::from_secs(30) {
                     return Err(EngineError::Port {
                         side: sp.id.name(),
@@ -259,7 +287,7 @@ impl<P: Port> Tester<P> {
         while Instant::now() < until {
             for sp in [&mut self.left, &mut self.right] {
                 let mut nb = Neighbour::new(setup, sp.id, sp.mac);
-                sp.q.rx.rx_burst(RX_BURST, |f| nb.handle(&classify(f), &mut sp.q.ctl))?;
+                sp.poll_control(&mut nb)?;
             }
         }
         Ok(())
@@ -523,6 +551,8 @@ impl<P: Port> Tester<P> {
             timeout,
             hard_end: give_up_at + timeout + clock.ticks(HARD_MARGIN_S),
             done: [AtomicU64::new(0), AtomicU64::new(0)],
+            senders_left: active.map(|a| AtomicUsize::new(if a { self.queues() } else { 0 })),
+            last_end: [AtomicU64::new(0), AtomicU64::new(0)],
             n_active: active.iter().filter(|a| **a).count(),
             failed: AtomicBool::new(false),
             abort: self.abort,
@@ -540,7 +570,7 @@ impl<P: Port> Tester<P> {
             tx_ts: &tx_ts,
             frame_ts: &frame_ts,
         };
-        let cores = plan_cores(&self.cpus);
+        let cores = plan_cores(&self.cpus, self.queues());
         let workers = plan_workers(&self.setup, [&mut self.left, &mut self.right], &trial, cores)?;
         let workers = run_workers(workers, &shared)?;
         if self.abort.load(Ordering::Relaxed) {
@@ -553,6 +583,22 @@ impl<P: Port> Tester<P> {
     /// ports cannot carry ([`Tester::ready`] then resolves or re-announces the addresses).
     fn check(&mut self, spec: &TrialSpec, active: [bool; 2], phase: Phase<'_>) -> Res<()> {
         spec.validate()?;
+        if self.queues() > 1 {
+            let what = if spec.pdv.is_some() {
+                Some("PDV and IPDV (each queue's frames would need their delays merged in order)")
+            } else if !matches!(phase, Phase::Stateless) {
+                Some("a stateful test (the Responder's table learns from one receiver)")
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(SpecError::Unsupported(format!(
+                    "{what} with {} queues per port is not built yet; use one queue (tester.queues = 1)",
+                    self.queues()
+                ))
+                .into());
+            }
+        }
         if self.abort.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }
@@ -674,19 +720,33 @@ impl<'a> Phase<'a> {
     }
 }
 
-/// The cores of (sender, receiver) of the left and the right port. By default each port gets
-/// its own core (the first two this process may use); roles given the same core share one
-/// worker thread.
-fn plan_cores(cpus: &CpuPlan) -> [(usize, usize); 2] {
+/// The cores of (sender, receiver) of the left and the right port, per queue. By default each
+/// port's queue gets its own core (queue `q` of the left port the `q`-th this process may use,
+/// the right port's after the left's, wrapping around: on two cores with two queues each
+/// direction's senders run on both); roles given the same core share one worker thread. A
+/// plan's cores are those of the first queue.
+fn plan_cores(cpus: &CpuPlan, queues: usize) -> Vec<[(usize, usize); 2]> {
     let c = allowed_cores();
-    let a = c.first().copied().unwrap_or(0);
-    let b = c.get(1).copied().unwrap_or(a);
-    let left_send = cpus.left_send.unwrap_or(a);
-    let right_send = cpus.right_send.unwrap_or(b);
-    [
-        (left_send, cpus.left_recv.unwrap_or(left_send)),
-        (right_send, cpus.right_recv.unwrap_or(right_send)),
-    ]
+    let auto = |side: usize, q: usize| -> usize {
+        if c.is_empty() {
+            0
+        } else {
+            c[(side * queues + q) % c.len()]
+        }
+    };
+    (0..queues)
+        .map(|q| {
+            if q > 0 {
+                return [(auto(0, q), auto(0, q)), (auto(1, q), auto(1, q))];
+            }
+            let left_send = cpus.left_send.unwrap_or(auto(0, 0));
+            let right_send = cpus.right_send.unwrap_or(auto(1, 0));
+            [
+                (left_send, cpus.left_recv.unwrap_or(left_send)),
+                (right_send, cpus.right_recv.unwrap_or(right_send)),
+            ]
+        })
+        .collect()
 }
 
 /// Build the senders of the active directions and a receiver per port, and group them into one
@@ -695,7 +755,7 @@ fn plan_workers<'s, P: Port>(
     setup: &'s Setup,
     sides: [&'s mut SidePort<P>; 2],
     trial: &TrialPlan<'s>,
-    cores: [(usize, usize); 2],
+    cores: Vec<[(usize, usize); 2]>,
 ) -> Res<Vec<Worker<'s, 's, P::Tx, P::Rx>>> {
     let mut workers: Vec<Worker<'s, 's, P::Tx, P::Rx>> = Vec::new();
     fn at<'w, 's, T: TxQueue, R: RxQueue>(workers: &'w mut Vec<Worker<'s, 's, T, R>>, core: usize) -> &'w mut Worker<'s, 's, T, R> {
@@ -713,89 +773,105 @@ fn plan_workers<'s, P: Port>(
         };
         &mut workers[i]
     }
-    for (sp, (send_core, recv_core)) in sides.into_iter().zip(cores) {
+    for (s, sp) in sides.into_iter().enumerate() {
         let (send_dir, recv_dir) = match sp.id {
             SideId::Left => (Direction::Forward, Direction::Reverse),
             SideId::Right => (Direction::Reverse, Direction::Forward),
         };
-        let Queues { tx, rx, ctl } = &mut sp.q;
-        if trial.active[dir_index(send_dir)] {
-            let dut = sp.dut_mac.ok_or(EngineError::Port {
-                side: sp.id.name(),
-                msg: "the DUT's MAC is unknown".into(),
-            })?;
-            let stream = trial.phase.stream(setup, send_dir, trial.spec.frame_size, sp.mac, dut)?;
-            at(&mut workers, send_core).senders.push(Sender {
-                dir: send_dir,
-                tx,
-                stream,
-                scratch: BurstScratch::new(trial.spec.burst),
-                total: trial.total,
-                tag: trial.tag,
-                burst: trial.spec.burst,
-                schedule: trial.schedule,
-                give_up_at: trial.give_up_at,
-                tags: trial.tags,
-                tx_ts: &trial.tx_ts[dir_index(send_dir)],
-                frame_ts: &trial.frame_ts[dir_index(send_dir)],
-                sent: 0,
-                max_lag: 0,
-                end: 0,
-                gave_up: false,
-                skew: StampSkew::default(),
-                dropped: 0,
+        let queues = sp.q.len() as u64;
+        let (id, mac, dut_mac) = (sp.id, sp.mac, sp.dut_mac);
+        for (q, Queues { tx, rx, ctl }) in sp.q.iter_mut().enumerate() {
+            let (send_core, recv_core) = cores[q][s];
+            let split = if queues > 1 {
+                Split {
+                    queue: q as u64,
+                    queues,
+                    chunk: QUEUE_CHUNK,
+                }
+            } else {
+                Split::ONE
+            };
+            if trial.active[dir_index(send_dir)] {
+                let dut = dut_mac.ok_or(EngineError::Port {
+                    side: id.name(),
+                    msg: "the DUT's MAC is unknown".into(),
+                })?;
+                let stream = trial.phase.stream(setup, send_dir, trial.spec.frame_size, mac, dut)?;
+                at(&mut workers, send_core).senders.push(Sender {
+                    dir: send_dir,
+                    split,
+                    next: split.first(),
+                    tx,
+                    stream,
+                    scratch: BurstScratch::new(trial.spec.burst),
+                    total: trial.total,
+                    tag: trial.tag,
+                    burst: trial.spec.burst,
+                    schedule: trial.schedule,
+                    give_up_at: trial.give_up_at,
+                    tags: trial.tags,
+                    tx_ts: &trial.tx_ts[dir_index(send_dir)],
+                    frame_ts: &trial.frame_ts[dir_index(send_dir)],
+                    sent: 0,
+                    max_lag: 0,
+                    end: 0,
+                    gave_up: false,
+                    skew: StampSkew::default(),
+                    dropped: 0,
+                });
+            }
+            let counting = trial.active[dir_index(recv_dir)];
+            let mut nb = Neighbour::new(setup, id, mac);
+            nb.learnt_dut_mac = dut_mac;
+            at(&mut workers, recv_core).receivers.push(Receiver {
+                rx,
+                ctl,
+                nb,
+                dir: counting.then_some(recv_dir),
+                count: Count {
+                    tag: trial.tag,
+                    total: trial.total,
+                    seen: if counting {
+                        vec![0u64; trial.total.div_ceil(64) as usize]
+                    } else {
+                        Vec::new()
+                    },
+                    report: DirectionReport::default(),
+                    split,
+                    max_seen: vec![None; queues as usize],
+                    tags: if counting { trial.tags } else { None },
+                    rx_ts: if counting {
+                        vec![0; trial.tags.map_or(0, |p| p.count as usize)]
+                    } else {
+                        Vec::new()
+                    },
+                    pdv: match trial.spec.pdv {
+                        Some(p) if counting => Some(PdvState {
+                            frame_timeout_ns: p.frame_timeout_ms.saturating_mul(1_000_000),
+                            delays: if p.exact {
+                                DelayRecorder::exact()
+                            } else {
+                                DelayRecorder::histogram()
+                            },
+                            ipdv: if p.exact {
+                                IpdvRecorder::exact()
+                            } else {
+                                IpdvRecorder::histogram()
+                            },
+                            prev_seq: None,
+                            timed: 0,
+                            late: 0,
+                            mul: trial.ns_mul,
+                        }),
+                        _ => None,
+                    },
+                    learnt: 0,
+                },
+                frame_ts: &trial.frame_ts[dir_index(recv_dir)],
+                learn: if counting { trial.phase.learns(recv_dir) } else { None },
+                fg: (u64::from(setup.fg_n.max(1)), u64::from(setup.fg_m)),
             });
         }
-        let counting = trial.active[dir_index(recv_dir)];
-        let mut nb = Neighbour::new(setup, sp.id, sp.mac);
-        nb.learnt_dut_mac = sp.dut_mac;
-        at(&mut workers, recv_core).receivers.push(Receiver {
-            rx,
-            ctl,
-            nb,
-            dir: counting.then_some(recv_dir),
-            count: Count {
-                tag: trial.tag,
-                total: trial.total,
-                seen: if counting {
-                    vec![0u64; trial.total.div_ceil(64) as usize]
-                } else {
-                    Vec::new()
-                },
-                report: DirectionReport::default(),
-                max_seen: None,
-                tags: if counting { trial.tags } else { None },
-                rx_ts: if counting {
-                    vec![0; trial.tags.map_or(0, |p| p.count as usize)]
-                } else {
-                    Vec::new()
-                },
-                pdv: match trial.spec.pdv {
-                    Some(p) if counting => Some(PdvState {
-                        frame_timeout_ns: p.frame_timeout_ms.saturating_mul(1_000_000),
-                        delays: if p.exact {
-                            DelayRecorder::exact()
-                        } else {
-                            DelayRecorder::histogram()
-                        },
-                        ipdv: if p.exact {
-                            IpdvRecorder::exact()
-                        } else {
-                            IpdvRecorder::histogram()
-                        },
-                        prev_seq: None,
-                        timed: 0,
-                        late: 0,
-                        mul: trial.ns_mul,
-                    }),
-                    _ => None,
-                },
-                learnt: 0,
-            },
-            frame_ts: &trial.frame_ts[dir_index(recv_dir)],
-            learn: if counting { trial.phase.learns(recv_dir) } else { None },
-            fg: (u64::from(setup.fg_n.max(1)), u64::from(setup.fg_m)),
-        });
     }
     Ok(workers)
 }
@@ -843,11 +919,22 @@ fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, work
             clock.secs(sh.hard_end - sh.t0)
         ));
     }
-    let mut senders = Vec::new();
-    let mut receivers = Vec::new();
+    // One sender and one receiver per direction: the queues' own merged into the first's.
+    let mut senders: Vec<Sender<'_, T>> = Vec::new();
+    let mut receivers: Vec<Receiver<'_, '_, R, T>> = Vec::new();
     for w in workers {
-        senders.extend(w.senders);
-        receivers.extend(w.receivers.into_iter().filter(|r| r.dir.is_some()));
+        for s in w.senders {
+            match senders.iter_mut().find(|m| m.dir == s.dir) {
+                Some(m) => m.absorb(&s),
+                None => senders.push(s),
+            }
+        }
+        for r in w.receivers.into_iter().filter(|r| r.dir.is_some()) {
+            match receivers.iter_mut().find(|m| m.dir == r.dir) {
+                Some(m) => m.count.absorb(r.count),
+                None => receivers.push(r),
+            }
+        }
     }
     let limit = spec.duration_s * TOLERANCE;
     let mut dirs = Vec::new();
@@ -978,7 +1065,7 @@ mod tests {
     #[test]
     fn default_cores_give_each_port_its_own_core_and_a_plan_can_share_one() {
         let c = allowed_cores();
-        let [l, r] = plan_cores(&CpuPlan::default());
+        let [l, r] = plan_cores(&CpuPlan::default(), 1)[0];
         assert_eq!(l, (c[0], c[0]));
         assert_eq!(r.0, r.1);
         let one = CpuPlan {
@@ -986,7 +1073,28 @@ mod tests {
             left_recv: Some(0),
             right_send: Some(0),
             right_recv: Some(0),
+            queues: 1,
         };
-        assert_eq!(plan_cores(&one), [(0, 0), (0, 0)]);
+        assert_eq!(plan_cores(&one, 1), vec![[(0, 0), (0, 0)]]);
+    }
+
+    #[test]
+    fn queues_take_cores_in_turn_so_each_direction_spreads() {
+        let c = allowed_cores();
+        let plan = plan_cores(&CpuPlan::default(), 2);
+        assert_eq!(plan.len(), 2);
+        // The left port's queues: the first two cores (or the one there is, twice).
+        assert_eq!(plan[0][0].0, c[0]);
+        assert_eq!(plan[1][0].0, c[1 % c.len()]);
+        // The right port's queues after them, wrapping around.
+        assert_eq!(plan[0][1].0, c[2 % c.len()]);
+        assert_eq!(plan[1][1].0, c[3 % c.len()]);
+        // A plan's cores are the first queue's; the second queue keeps its own.
+        let one = CpuPlan {
+            left_send: Some(7),
+            ..CpuPlan::default()
+        };
+        let plan = plan_cores(&one, 2);
+        assert_eq!((plan[0][0], plan[1][0].0), ((7, 7), c[1 % c.len()]));
     }
 }

@@ -1,9 +1,14 @@
-//! The receiver of one port: counts the test frames of the direction it receives (each sequence
-//! number once: loss, duplicates and reordering apart), records their delays when asked, and
-//! answers ARP and NDP for the tester's addresses.
+//! The receiver of one port, or of one of its queues: counts the test frames of the direction it
+//! receives (each sequence number once: loss, duplicates and reordering apart), records their
+//! delays when asked, and answers ARP and NDP for the tester's addresses.
+//!
+//! Reordering is judged per sending queue: frames that different queues of the tester sent
+//! have no order between them, so only a frame that arrives after a later one of the same
+//! sending queue counts as reordered. With several receive queues the trial merges their counts
+//! (`assemble`): a frame seen on two of them is a duplicate.
 
 use super::schedule::TagPlan;
-use super::sender::{ts_epoch, TS_RING};
+use super::sender::{ts_epoch, Split, TS_RING};
 use super::{Res, SEQ_MASK};
 use crate::clock::Clock;
 use crate::delay::{DelayRecorder, IpdvRecorder};
@@ -36,7 +41,10 @@ pub(super) struct Count {
     /// One bit per sequence number: seen.
     pub(super) seen: Vec<u64>,
     pub(super) report: DirectionReport,
-    pub(super) max_seen: Option<u64>,
+    /// How the direction's frames are split among the sending queues.
+    pub(super) split: Split,
+    /// Per sending queue: the highest sequence number seen from it.
+    pub(super) max_seen: Vec<Option<u64>>,
     pub(super) tags: Option<TagPlan>,
     /// Receive stamps of the latency tags.
     pub(super) rx_ts: Vec<u64>,
@@ -46,6 +54,34 @@ pub(super) struct Count {
 }
 
 impl Count {
+    /// Take in what another receive queue counted of the same direction: a frame both saw
+    /// counts once as received and once as a duplicate. (Per-frame delays are measured with
+    /// one queue only, so there is no second delay record to merge.)
+    pub(super) fn absorb(&mut self, o: Count) {
+        let mut both = 0u64;
+        for (a, b) in self.seen.iter_mut().zip(&o.seen) {
+            both += u64::from((*a & *b).count_ones());
+            *a |= *b;
+        }
+        let (r, x) = (&mut self.report, &o.report);
+        r.received += x.received.saturating_sub(both);
+        r.duplicates += x.duplicates + both;
+        r.reordered += x.reordered;
+        r.unexpected += x.unexpected;
+        r.corrupted += x.corrupted;
+        r.other += x.other;
+        r.tester_rx_dropped += x.tester_rx_dropped;
+        for (a, b) in self.rx_ts.iter_mut().zip(&o.rx_ts) {
+            if *a == 0 || (*b != 0 && *b < *a) {
+                *a = *b;
+            }
+        }
+        if self.pdv.is_none() {
+            self.pdv = o.pdv;
+        }
+        self.learnt += o.learnt;
+    }
+
     /// Count one test frame with 64-bit field `field`, received at `now` (ticks; read only when
     /// delays are measured). Its sequence number when it was this trial's and not seen before.
     #[inline]
@@ -82,9 +118,12 @@ impl Count {
             }
         }
         self.report.received += 1;
-        match self.max_seen {
-            Some(m) if seq < m => self.report.reordered += 1,
-            _ => self.max_seen = Some(seq),
+        let from = self.split.queue_of(seq) as usize;
+        if let Some(max) = self.max_seen.get_mut(from) {
+            match *max {
+                Some(m) if seq < m => self.report.reordered += 1,
+                _ => *max = Some(seq),
+            }
         }
         if let Some(i) = self.tags.and_then(|p| p.index(seq)) {
             self.rx_ts[i] = now;

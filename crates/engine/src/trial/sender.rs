@@ -1,5 +1,10 @@
-//! The sender of one direction: frame `i` is due at t0 + i / rate (RFC 2544 section 23); a late
-//! sender catches up at once (no smoothing), one burst per call.
+//! The sender of one direction, or of one queue of it: frame `i` is due at t0 + i / rate
+//! (RFC 2544 section 23); a late sender catches up at once (no smoothing), one burst per call.
+//!
+//! With several queues per port, a direction's frames are split into chunks of consecutive
+//! sequence numbers dealt out in turn ([`Split`]): queue `q` of `n` sends chunks `q`, `q + n`,
+//! ..., each frame at its own time in the direction's schedule, so the queues together keep
+//! the direction's rate and every frame keeps its one sequence number.
 
 use super::schedule::{Schedule, TagPlan};
 use super::Res;
@@ -44,13 +49,86 @@ impl StampSkew {
     }
 }
 
-/// One direction's sender.
+/// Which frames of a direction one sender sends: chunks of `chunk` consecutive sequence
+/// numbers, chunk `k` by queue `k % queues`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Split {
+    pub(super) queue: u64,
+    pub(super) queues: u64,
+    pub(super) chunk: u64,
+}
+
+impl Split {
+    /// A direction sent by one queue.
+    pub(super) const ONE: Split = Split {
+        queue: 0,
+        queues: 1,
+        chunk: u64::MAX,
+    };
+
+    /// The queue that sends frame `seq`.
+    #[inline]
+    pub(super) fn queue_of(&self, seq: u64) -> u64 {
+        if self.queues <= 1 {
+            0
+        } else {
+            (seq / self.chunk) % self.queues
+        }
+    }
+
+    /// This queue's first frame.
+    pub(super) fn first(&self) -> u64 {
+        if self.queues <= 1 {
+            0
+        } else {
+            self.queue * self.chunk
+        }
+    }
+
+    /// After this queue sent frame `seq - 1`: its next frame (`seq` itself within a chunk,
+    /// else the start of its next chunk).
+    #[inline]
+    fn next_from(&self, seq: u64) -> u64 {
+        if self.queues <= 1 || !seq.is_multiple_of(self.chunk) {
+            seq
+        } else {
+            seq.saturating_add((self.queues - 1).saturating_mul(self.chunk))
+        }
+    }
+
+    /// The end of the chunk that frame `seq` is in.
+    #[inline]
+    fn chunk_end(&self, seq: u64) -> u64 {
+        if self.queues <= 1 {
+            u64::MAX
+        } else {
+            (seq / self.chunk + 1).saturating_mul(self.chunk)
+        }
+    }
+
+    /// How many of a direction's `total` frames this queue sends.
+    #[cfg(test)]
+    pub(super) fn share(&self, total: u64) -> u64 {
+        if self.queues <= 1 {
+            return total;
+        }
+        let span = self.chunk * self.queues;
+        let (rounds, rest) = (total / span, total % span);
+        rounds * self.chunk + rest.saturating_sub(self.queue * self.chunk).min(self.chunk)
+    }
+}
+
+/// One direction's sender (or one queue's share of it, see [`Split`]).
 pub(super) struct Sender<'s, T: TxQueue> {
     pub(super) dir: Direction,
+    pub(super) split: Split,
+    /// The next frame this sender sends (a sequence number of the direction).
+    pub(super) next: u64,
     pub(super) tx: &'s mut T,
     pub(super) stream: DirectionStream,
     /// The precomputed fields of the burst being sent.
     pub(super) scratch: BurstScratch,
+    /// The direction's frames (all queues').
     pub(super) total: u64,
     /// The trial tag in the top byte of the 64-bit field.
     pub(super) tag: u64,
@@ -65,7 +143,7 @@ pub(super) struct Sender<'s, T: TxQueue> {
     /// Per-frame transmit stamps (PDV), empty when not measured.
     pub(super) frame_ts: &'s [AtomicU64],
     // What it did:
-    /// Frames the backend accepted.
+    /// Frames the backend accepted (of this sender's share).
     pub(super) sent: u64,
     pub(super) max_lag: u64,
     /// When the last frame was handed over, or when the sender gave up (ticks); 0 while sending.
@@ -77,11 +155,30 @@ pub(super) struct Sender<'s, T: TxQueue> {
 }
 
 impl<T: TxQueue> Sender<'_, T> {
+    /// Take in what another queue's sender of the same direction did: the direction sent what
+    /// both sent, ended when the later ended, gave up when either did.
+    pub(super) fn absorb(&mut self, o: &Sender<'_, T>) {
+        self.sent += o.sent;
+        self.dropped += o.dropped;
+        self.max_lag = self.max_lag.max(o.max_lag);
+        self.end = self.end.max(o.end);
+        self.gave_up |= o.gave_up;
+        self.skew.frames += o.skew.frames;
+        self.skew.sum_ticks = self.skew.sum_ticks.saturating_add(o.skew.sum_ticks);
+        self.skew.max_ticks = self.skew.max_ticks.max(o.skew.max_ticks);
+    }
+
     /// Send the frames that are due at `now` (at most one burst). Prompt catch-up: when late,
     /// the next call sends the next burst at once.
     #[inline]
     pub(super) fn step(&mut self, clock: &Clock, t0: u64, now: u64) -> Res<()> {
         if now < t0 {
+            return Ok(());
+        }
+        if self.next >= self.total {
+            // A share with no frames (a trial shorter than the queues' chunks).
+            self.tx.flush()?;
+            self.end = clock.now();
             return Ok(());
         }
         if now >= self.give_up_at {
@@ -90,14 +187,14 @@ impl<T: TxQueue> Sender<'_, T> {
             self.tx.flush()?;
             return Ok(());
         }
-        let due = self.schedule.due(now - t0).min(self.total);
-        if due <= self.sent {
+        let due = self.schedule.due(now - t0).min(self.total).min(self.split.chunk_end(self.next));
+        if due <= self.next {
             return Ok(());
         }
-        let sched = t0 + self.schedule.time_of(self.sent);
+        let sched = t0 + self.schedule.time_of(self.next);
         self.max_lag = self.max_lag.max(now.saturating_sub(sched));
-        let k = ((due - self.sent) as usize).min(self.burst);
-        let (seq0, tag) = (self.sent, self.tag);
+        let k = ((due - self.next) as usize).min(self.burst);
+        let (seq0, tag) = (self.next, self.tag);
         let frames = self.stream.burst(seq0, k, &mut self.scratch);
         let n = if self.tags.is_none() && self.frame_ts.is_empty() {
             self.tx
@@ -122,10 +219,52 @@ impl<T: TxQueue> Sender<'_, T> {
             })?
         } as u64;
         self.sent += n;
-        if self.sent == self.total {
+        if n > 0 {
+            self.next = self.split.next_from(seq0 + n);
+        }
+        if self.next >= self.total {
             self.tx.flush()?;
             self.end = clock.now();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Split;
+
+    /// The frames queue `q` of `queues` sends, by walking it as the sender does.
+    fn walk(split: Split, total: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut seq = split.first();
+        while seq < total {
+            out.push(seq);
+            seq = split.next_from(seq + 1);
+        }
+        out
+    }
+
+    #[test]
+    fn queues_share_every_frame_once_in_chunks() {
+        for (queues, chunk, total) in [(2, 32, 1000), (3, 7, 100), (2, 32, 10), (4, 1, 9), (1, u64::MAX, 77)] {
+            let mut all = Vec::new();
+            for queue in 0..queues {
+                let s = Split { queue, queues, chunk };
+                let mine = walk(s, total);
+                assert_eq!(mine.len() as u64, s.share(total), "share of {s:?}");
+                assert!(mine.iter().all(|q| s.queue_of(*q) == queue));
+                all.extend(mine);
+            }
+            all.sort_unstable();
+            assert_eq!(all, (0..total).collect::<Vec<_>>(), "{queues} queues, chunks of {chunk}");
+        }
+        let s = Split {
+            queue: 1,
+            queues: 2,
+            chunk: 32,
+        };
+        assert_eq!((s.first(), s.chunk_end(40), s.next_from(64)), (32, 64, 96));
+        assert_eq!(Split::ONE.share(5), 5);
     }
 }

@@ -7,7 +7,7 @@ use super::receiver::Receiver;
 use super::sender::Sender;
 use super::Res;
 use crate::clock::Clock;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use xlat_io::{RxQueue, TxQueue};
 use xlat_traffic::Direction;
 
@@ -30,8 +30,12 @@ pub(super) struct Shared<'a> {
     /// No worker runs past this (ticks): the senders' give-up time plus the timeout plus a
     /// margin.
     pub(super) hard_end: u64,
-    /// Per direction (forward, reverse): when its sender ended (ticks); 0 while sending.
+    /// Per direction (forward, reverse): when its last sender ended (ticks); 0 while sending.
     pub(super) done: [AtomicU64; 2],
+    /// Per direction: its senders (one per queue) still sending.
+    pub(super) senders_left: [AtomicUsize; 2],
+    /// Per direction: the latest end of its senders so far (ticks).
+    pub(super) last_end: [AtomicU64; 2],
     /// The active directions.
     pub(super) n_active: usize,
     /// Set by a worker that failed: the others stop at once.
@@ -46,6 +50,14 @@ pub(super) fn dir_index(d: Direction) -> usize {
 }
 
 impl Shared<'_> {
+    /// A sender of direction `d` ended at `end`: the direction is done when it was the last.
+    fn sender_ended(&self, d: usize, end: u64) {
+        self.last_end[d].fetch_max(end, Ordering::AcqRel);
+        if self.senders_left[d].fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.done[d].store(self.last_end[d].load(Ordering::Acquire), Ordering::Release);
+        }
+    }
+
     /// True when the trial must stop now, finished or not.
     #[inline]
     fn stop(&self) -> bool {
@@ -76,7 +88,7 @@ fn worker_loop<T: TxQueue, R: RxQueue>(w: &mut Worker<'_, '_, T, R>, sh: &Shared
             if s.end == 0 {
                 s.step(&sh.clock, sh.t0, now)?;
                 if s.end != 0 {
-                    sh.done[dir_index(s.dir)].store(s.end, Ordering::Release);
+                    sh.sender_ended(dir_index(s.dir), s.end);
                 }
             }
         }

@@ -32,7 +32,7 @@ mod port;
 mod queues;
 
 pub use eal::{eal_init, rdtsc, tsc_hz};
-pub use port::{mempool_size, ring_pair, DpdkOptions, DpdkPort, PortStats, MAX_RX_BURST, MAX_TX_BURST};
+pub use port::{mempool_size, ring_pair, ring_pair_queues, DpdkOptions, DpdkPort, PortStats, MAX_RX_BURST, MAX_TX_BURST};
 pub use queues::{DpdkRx, DpdkTx};
 
 use crate::{Port, Queues, Result};
@@ -59,13 +59,33 @@ impl Port for DpdkPort {
         self.room.min(crate::MAX_FRAME_LEN)
     }
 
-    fn queues(&mut self) -> Result<Queues<DpdkTx, DpdkRx>> {
+    /// The queue sets the port was opened with ([`DpdkOptions::queues`]).
+    fn max_queues(&self) -> usize {
+        usize::from(self.queues)
+    }
+
+    /// All the queue sets the port was opened with: set k transmits on queues k (traffic) and
+    /// `queues + k` (control) and reads receive queues k, k + queues, ...
+    fn open_queues(&mut self, n: usize) -> Result<Vec<Queues<DpdkTx, DpdkRx>>> {
         if self.opened {
             return Err(eal::backend(format!("{}: queues already opened", self.name())));
         }
+        let q = self.queues;
+        if n != usize::from(q) {
+            return Err(eal::backend(format!(
+                "{}: {n} queue sets asked, but the port was opened with {q} (every receive queue must be read)",
+                self.name()
+            )));
+        }
         self.opened = true;
-        let tx = |queue| DpdkTx::new(&self.dev, queue, self.room, self.data_off);
-        let rx = DpdkRx::new(&self.dev, self.rx_queues);
-        Ok(Queues { tx: tx(0), ctl: tx(1), rx })
+        // The port's counters are reported once, by set 0.
+        let tx = |queue, counts| DpdkTx::new(&self.dev, queue, self.room, self.data_off, counts);
+        Ok((0..q)
+            .map(|k| Queues {
+                tx: tx(k, k == 0),
+                ctl: tx(q + k, false),
+                rx: DpdkRx::new(&self.dev, (k..self.rx_queues).step_by(usize::from(q)).collect(), k == 0),
+            })
+            .collect())
     }
 }

@@ -35,6 +35,10 @@ pub struct DpdkOptions {
     /// How long `open` waits for the link to come up. It does not fail on a link still down:
     /// [`Port::link_up`](crate::Port::link_up) tells.
     pub link_timeout: Duration,
+    /// Queue sets (see [`Port::open_queues`](crate::Port::open_queues)): `queues` receive
+    /// queues with RSS on addresses and ports where the device has it, and `2 × queues`
+    /// transmit queues (set k: traffic k, control `queues + k`).
+    pub queues: u16,
 }
 
 impl Default for DpdkOptions {
@@ -46,6 +50,7 @@ impl Default for DpdkOptions {
             max_frame_len: 1514,
             promiscuous: true,
             link_timeout: Duration::from_secs(5),
+            queues: 1,
         }
     }
 }
@@ -125,6 +130,15 @@ fn pci_name(s: &str) -> Option<String> {
 /// to `ring_size - 1` frames (a power of two; 1024 fits the default mempool, see
 /// [`DpdkPort::open`]). Returns the two device names for [`DpdkPort::open`].
 pub fn ring_pair(a: &str, b: &str, ring_size: u32) -> Result<(String, String)> {
+    ring_pair_queues(a, b, ring_size, 1)
+}
+
+/// [`ring_pair`] with `queues` lanes per direction (1 to 8), for ports opened with as many
+/// queues: what queue set k of one port transmits, queue set k of the other receives.
+pub fn ring_pair_queues(a: &str, b: &str, ring_size: u32, queues: u16) -> Result<(String, String)> {
+    if !(1..=8).contains(&queues) {
+        return Err(backend(format!("a net_ring pair has 1 to 8 queues, not {queues}")));
+    }
     if !eal_up() {
         return Err(backend("dpdk::ring_pair before dpdk::eal_init"));
     }
@@ -134,7 +148,7 @@ pub fn ring_pair(a: &str, b: &str, ring_size: u32) -> Result<(String, String)> {
     let ca = CString::new(a).map_err(|_| backend("ring name with a NUL byte"))?;
     let cb = CString::new(b).map_err(|_| backend("ring name with a NUL byte"))?;
     // SAFETY: both names are valid NUL-terminated strings; EAL is initialised.
-    if unsafe { ffi::xlat_ring_pair(ca.as_ptr(), cb.as_ptr(), ring_size) } != 0 {
+    if unsafe { ffi::xlat_ring_pair(ca.as_ptr(), cb.as_ptr(), ring_size, c_uint::from(queues)) } != 0 {
         return Err(errno_err(format!("creating the net_ring pair {a}, {b}")));
     }
     Ok((format!("net_ring_{a}"), format!("net_ring_{b}")))
@@ -188,6 +202,8 @@ pub struct DpdkPort {
     pub(super) dev: Arc<Device>,
     pub(super) mac: MacAddr,
     pub(super) rx_queues: u16,
+    /// Queue sets (the transmit queues are twice as many).
+    pub(super) queues: u16,
     rx_desc: u16,
     tx_desc: u16,
     mbufs: u32,
@@ -199,14 +215,14 @@ pub struct DpdkPort {
     pub(super) opened: bool,
 }
 
-/// The mempool size for a port (see [`DpdkPort::open`]).
-pub fn mempool_size(rx_queues: u16, rx_desc: u16, tx_desc: u16, cache: u32, lcores: u32) -> u32 {
+/// The mempool size for a port with `queues` queue sets (see [`DpdkPort::open`]).
+pub fn mempool_size(rx_queues: u16, queues: u16, rx_desc: u16, tx_desc: u16, cache: u32, lcores: u32) -> u32 {
     let cache_max = cache + cache.div_ceil(2);
+    let q = u32::from(queues.max(1));
     let n = u32::from(rx_queues) * u32::from(rx_desc)
-        + 2 * u32::from(tx_desc)
-        + 2 * MAX_TX_BURST as u32
-        + MAX_RX_BURST as u32
-        + (lcores + 4) * cache_max;
+        + 2 * q * u32::from(tx_desc)
+        + q * (2 * MAX_TX_BURST as u32 + MAX_RX_BURST as u32)
+        + (lcores + 4 + 2 * q) * cache_max;
     // 2^k - 1: the mempool's ring has 2^k slots, one always free.
     (n + 1).next_power_of_two() - 1
 }
@@ -215,16 +231,17 @@ impl DpdkPort {
     /// Open and start a port given by port id (`"0"`) or device name (`"net_null0"`,
     /// `"net_ring0"`, `"net_af_packet0"`, a PCI address), after [`eal_init`](super::eal::eal_init).
     ///
-    /// The port gets 1 receive queue (all of a `net_af_packet` device's, which the receive queue
-    /// reads in turn) and 2 transmit queues (0: traffic, 1: control; a `net_af_packet` device
-    /// needs `qpairs=2` for that), descriptor counts as the driver
-    /// adjusts them, and its own mempool of
+    /// The port gets `q = opts.queues` receive queues (all of a `net_af_packet` device's,
+    /// which queue set k reads in turn: k, k + q, ...), with RSS on addresses and UDP ports
+    /// when q > 1 and the device hashes them, and 2q transmit queues (k: traffic of set k,
+    /// q + k: its control; a `net_af_packet` device needs `qpairs=2q` for that), descriptor
+    /// counts as the driver adjusts them, and its own mempool of
     ///
     /// ```text
-    /// rx_queues × rx_desc + 2 × tx_desc   mbufs the receive rings and both transmit rings hold
-    /// + 2 × 64 + 32                   one burst in the hands of each queue's user
-    /// + (lcores + 4) × 1.5 × cache    each lcore's cache may hold 1.5 × its size before it
-    ///                                 flushes: EAL's lcores and up to 4 registered threads
+    /// rx_queues × rx_desc + 2q × tx_desc  mbufs the receive rings and the transmit rings hold
+    /// + q × (2 × 64 + 32)             one burst in the hands of each queue's user
+    /// + (lcores + 4 + 2q) × 1.5 × cache each lcore's cache may hold 1.5 × its size before it
+    ///                                 flushes: EAL's lcores and the registered threads
     /// ```
     ///
     /// rounded up to 2^k − 1 mbufs ([`mempool_size`]; with the defaults and 2 lcores: 8191).
@@ -262,14 +279,16 @@ impl DpdkPort {
         }
         // SAFETY: the shim NUL-terminates the driver name.
         let driver = unsafe { CStr::from_ptr(info.driver.as_ptr()) }.to_string_lossy().into_owned();
-        if info.max_rx_queues < 1 || info.max_tx_queues < 2 {
+        let queues = opts.queues.max(1);
+        let tx_queues = 2 * queues;
+        if info.max_rx_queues < queues || info.max_tx_queues < tx_queues {
             let hint = if driver.contains("af_packet") {
-                "; give the net_af_packet vdev qpairs=2"
+                format!("; give the net_af_packet vdev qpairs={tx_queues}")
             } else {
-                ""
+                String::new()
             };
             return Err(backend(what(&format!(
-                "driver {driver} offers {} receive and {} transmit queues; xlatperf needs 1 and 2 (traffic and control){hint}",
+                "driver {driver} offers {} receive and {} transmit queues; xlatperf needs {queues} and {tx_queues} ({queues} queue set(s) of traffic and control){hint}",
                 info.max_rx_queues, info.max_tx_queues
             ))));
         }
@@ -289,12 +308,15 @@ impl DpdkPort {
         let rx_queues: u16 = if driver.contains("af_packet") {
             info.max_rx_queues.max(1)
         } else {
-            1
+            queues
         };
         // SAFETY: port is valid and not started.
-        let r = unsafe { ffi::xlat_port_configure(port, rx_queues, 2, mtu) };
+        let r = unsafe { ffi::xlat_port_configure(port, rx_queues, tx_queues, mtu, i32::from(queues > 1)) };
         if r != 0 {
-            return Err(call_err(what(&format!("rte_eth_dev_configure ({rx_queues} rx, 2 tx queues)")), r));
+            return Err(call_err(
+                what(&format!("rte_eth_dev_configure ({rx_queues} rx, {tx_queues} tx queues)")),
+                r,
+            ));
         }
         let (mut rx_desc, mut tx_desc) = (opts.rx_desc, opts.tx_desc);
         // SAFETY: port is configured; both pointers are valid.
@@ -308,7 +330,7 @@ impl DpdkPort {
         // SAFETY: EAL is initialised.
         let lcores = unsafe { ffi::rte_lcore_count() };
         let cache = opts.mempool_cache.min(ffi::MEMPOOL_CACHE_MAX_SIZE);
-        let mbufs = mempool_size(rx_queues, rx_desc, tx_desc, cache, lcores);
+        let mbufs = mempool_size(rx_queues, queues, rx_desc, tx_desc, cache, lcores);
         let pool_name =
             CString::new(format!("xlat_p{}_{}", port, POOLS.fetch_add(1, Ordering::Relaxed))).expect("no NUL in a formatted name");
         // SAFETY: pool_name is a valid NUL-terminated string; the sizes are within DPDK's limits
@@ -334,8 +356,8 @@ impl DpdkPort {
                 return Err(call_err(what(&format!("rte_eth_rx_queue_setup({q})")), r));
             }
         }
-        for q in 0..2 {
-            // SAFETY: port is configured with 2 transmit queues.
+        for q in 0..tx_queues {
+            // SAFETY: port is configured with tx_queues transmit queues.
             let r = unsafe { ffi::xlat_tx_queue_setup(port, q, tx_desc, socket as c_uint) };
             if r != 0 {
                 return Err(call_err(what(&format!("rte_eth_tx_queue_setup({q})")), r));
@@ -366,6 +388,7 @@ impl DpdkPort {
             dev: Arc::new(dev),
             mac: MacAddr(mac),
             rx_queues,
+            queues,
             rx_desc,
             tx_desc,
             mbufs,
@@ -433,12 +456,15 @@ mod tests {
 
     #[test]
     fn mempool_size_is_a_power_of_two_minus_one_and_covers_the_rings() {
-        let n = mempool_size(1, 1024, 1024, 256, 2);
+        let n = mempool_size(1, 1, 1024, 1024, 256, 2);
         assert_eq!(n, 8191);
         assert!(n >= 1024 + 2048 + 160 + 6 * 384);
-        assert_eq!(mempool_size(1, 512, 512, 0, 1), 2047);
+        assert_eq!(mempool_size(1, 1, 512, 512, 0, 1), 2047);
         // Every receive queue's ring is counted.
-        assert_eq!(mempool_size(2, 512, 512, 0, 1), 4095);
-        assert_eq!(mempool_size(8, 512, 512, 0, 1), 8191);
+        assert_eq!(mempool_size(2, 1, 512, 512, 0, 1), 4095);
+        assert_eq!(mempool_size(8, 1, 512, 512, 0, 1), 8191);
+        // Two queue sets: two receive rings and four transmit rings.
+        assert_eq!(mempool_size(2, 2, 512, 512, 0, 1), 4095);
+        assert!(mempool_size(2, 2, 1024, 1024, 256, 2) > mempool_size(2, 1, 1024, 1024, 256, 2));
     }
 }

@@ -23,6 +23,8 @@ pub struct DpdkTx {
     lens: [u16; MAX_TX_BURST],
     /// The port's `oerrors` when `dropped` was last called (`None`: never).
     oerrors_seen: Option<u64>,
+    /// This queue reports the port's counters (one queue of a port does: they are the port's).
+    counts: bool,
     /// Keeps the device open while the queue exists.
     _dev: Arc<Device>,
 }
@@ -35,7 +37,8 @@ unsafe impl Send for DpdkTx {}
 impl DpdkTx {
     /// Transmit queue `queue` of the port of `dev`, whose mbufs have `room` writable bytes from
     /// `data_off` bytes after their header.
-    pub(super) fn new(dev: &Arc<Device>, queue: u16, room: usize, data_off: usize) -> DpdkTx {
+    /// It reports the port's `oerrors` when `counts`.
+    pub(super) fn new(dev: &Arc<Device>, queue: u16, room: usize, data_off: usize, counts: bool) -> DpdkTx {
         DpdkTx {
             port: dev.port,
             queue,
@@ -45,6 +48,7 @@ impl DpdkTx {
             pkts: [std::ptr::null_mut(); MAX_TX_BURST],
             lens: [0; MAX_TX_BURST],
             oerrors_seen: None,
+            counts,
             _dev: dev.clone(),
         }
     }
@@ -76,8 +80,12 @@ unsafe fn meta_of(data: *mut u8) -> (*mut u64, *mut u64) {
 }
 
 impl TxQueue for DpdkTx {
-    /// The port's `oerrors` since the last call (the first call only takes the baseline).
+    /// The port's `oerrors` since the last call (the first call only takes the baseline); 0 on
+    /// the port's other queues.
     fn dropped(&mut self) -> Result<u64> {
+        if !self.counts {
+            return Ok(0);
+        }
         let now = port_stats(self.port)?.oerrors;
         let d = self.oerrors_seen.map_or(0, |s| now.saturating_sub(s));
         self.oerrors_seen = Some(now);
@@ -151,12 +159,14 @@ impl TxQueue for DpdkTx {
 /// The receive queue of a DPDK port.
 pub struct DpdkRx {
     port: u16,
-    /// Receive queues 0..queues, read in turn.
-    queues: u16,
-    /// The queue read first by the next call.
-    next: u16,
+    /// The receive queues this reads in turn (every one of a port opened with one queue set).
+    queues: Vec<u16>,
+    /// The index in `queues` of the queue read first by the next call.
+    next: usize,
     /// The port's receive drop counters when `dropped` was last called.
     seen: RxDrops,
+    /// This queue reports the port's counters (one queue of a port does).
+    counts: bool,
     pkts: [*mut RteMbuf; MAX_RX_BURST],
     data: [*const u8; MAX_RX_BURST],
     lens: [u16; MAX_RX_BURST],
@@ -169,13 +179,15 @@ pub struct DpdkRx {
 unsafe impl Send for DpdkRx {}
 
 impl DpdkRx {
-    /// The receive queue of the port of `dev`, reading its receive queues `0..queues` in turn.
-    pub(super) fn new(dev: &Arc<Device>, queues: u16) -> DpdkRx {
+    /// A receive queue of the port of `dev`, reading its receive queues `queues` in turn.
+    /// It reports the port's drop counters when `counts`.
+    pub(super) fn new(dev: &Arc<Device>, queues: Vec<u16>, counts: bool) -> DpdkRx {
         DpdkRx {
             port: dev.port,
             queues,
             next: 0,
             seen: RxDrops::default(),
+            counts,
             pkts: [std::ptr::null_mut(); MAX_RX_BURST],
             data: [std::ptr::null(); MAX_RX_BURST],
             lens: [0; MAX_RX_BURST],
@@ -191,9 +203,9 @@ impl RxQueue for DpdkRx {
         let want = max.min(MAX_RX_BURST) as u16;
         // Every receive queue in turn, starting one further each call, until one has frames.
         let mut n = 0;
-        for _ in 0..self.queues {
-            let queue = self.next;
-            self.next = (self.next + 1) % self.queues;
+        for _ in 0..self.queues.len() {
+            let queue = self.queues[self.next];
+            self.next = (self.next + 1) % self.queues.len();
             // SAFETY: the arrays have room for MAX_RX_BURST >= want entries; the queue is ours
             // alone.
             n = unsafe {
@@ -224,8 +236,12 @@ impl RxQueue for DpdkRx {
         Ok(n)
     }
 
-    /// `imissed + ierrors + rx_nombuf` of the port since the last call.
+    /// `imissed + ierrors + rx_nombuf` of the port since the last call; 0 on the port's other
+    /// queues.
     fn dropped(&mut self) -> Result<u64> {
+        if !self.counts {
+            return Ok(0);
+        }
         let now = RxDrops::of(&port_stats(self.port)?);
         let d = now.total().saturating_sub(self.seen.total());
         self.seen = now;
