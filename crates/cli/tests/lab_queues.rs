@@ -104,8 +104,8 @@ fn router4_with_two_queues_counts_exactly_what_one_queue_counts() {
     // The DUT drops the frames of a range of source ports: the same frames (a fixed seed),
     // so the same losses, whether one queue sent and received them or two.
     dut_exec(&["nft", "add table inet xlat_q"]);
-    dut_exec(&["nft", "add chain inet xlat_q fwd { type filter hook forward priority 0; }"]);
-    dut_exec(&["nft", "add rule inet xlat_q fwd udp sport 1024-9999 drop"]);
+    dut_exec(&["nft", "add chain inet xlat_q xq { type filter hook forward priority 0; }"]);
+    dut_exec(&["nft", "add rule inet xlat_q xq udp sport 1024-9999 drop"]);
     let two = until_valid(|| lab.trial(rate, secs, &[]));
     let one = until_valid(|| lab.trial(rate, secs, &["--set", "tester.queues=1"]));
     for dir in ["forward", "reverse"] {

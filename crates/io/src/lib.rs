@@ -91,6 +91,18 @@ pub trait RxQueue: Send {
     /// during the call. Returns the number of frames seen.
     fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, f: F) -> Result<usize>;
 
+    /// Rings this queue reads in turn (a DPDK `net_af_packet` device's several sockets): frames
+    /// of different rings have no order between them.
+    fn lanes(&self) -> usize {
+        1
+    }
+
+    /// [`RxQueue::rx_burst`] that also tells `f` which of the [`RxQueue::lanes`] each frame
+    /// came from.
+    fn rx_burst_lanes<F: FnMut(usize, &[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
+        self.rx_burst(max, |frame| f(0, frame))
+    }
+
     /// Frames that reached the port but that the backend dropped before `rx_burst` could hand
     /// them over (a full ring, no buffers), since the last call: the tester's own loss.
     fn dropped(&mut self) -> Result<u64> {

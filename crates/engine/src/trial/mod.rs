@@ -821,6 +821,7 @@ fn plan_workers<'s, P: Port>(
                 });
             }
             let counting = trial.active[dir_index(recv_dir)];
+            let lanes = rx.lanes().max(1);
             let mut nb = Neighbour::new(setup, id, mac);
             nb.learnt_dut_mac = dut_mac;
             at(&mut workers, recv_core).receivers.push(Receiver {
@@ -838,7 +839,7 @@ fn plan_workers<'s, P: Port>(
                     },
                     report: DirectionReport::default(),
                     split,
-                    max_seen: vec![None; queues as usize],
+                    max_seen: vec![None; queues as usize * lanes],
                     tags: if counting { trial.tags } else { None },
                     rx_ts: if counting {
                         vec![0; trial.tags.map_or(0, |p| p.count as usize)]

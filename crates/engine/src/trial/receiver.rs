@@ -2,9 +2,10 @@
 //! receives (each sequence number once: loss, duplicates and reordering apart), records their
 //! delays when asked, and answers ARP and NDP for the tester's addresses.
 //!
-//! Reordering is judged per sending queue: frames that different queues of the tester sent
-//! have no order between them, so only a frame that arrives after a later one of the same
-//! sending queue counts as reordered. With several receive queues the trial merges their counts
+//! Reordering is judged per path: frames that different queues of the tester sent, or that
+//! came in through different rings of a receive queue that reads several (a DPDK
+//! `net_af_packet` device's sockets), have no order between them, so only a frame that arrives
+//! after a later one of the same sending queue on the same ring counts as reordered. With several receive queues the trial merges their counts
 //! (`assemble`): a frame seen on two of them is a duplicate.
 
 use super::schedule::TagPlan;
@@ -43,7 +44,7 @@ pub(super) struct Count {
     pub(super) report: DirectionReport,
     /// How the direction's frames are split among the sending queues.
     pub(super) split: Split,
-    /// Per sending queue: the highest sequence number seen from it.
+    /// Per path (receive lane × sending queue): the highest sequence number seen on it.
     pub(super) max_seen: Vec<Option<u64>>,
     pub(super) tags: Option<TagPlan>,
     /// Receive stamps of the latency tags.
@@ -85,7 +86,7 @@ impl Count {
     /// Count one test frame with 64-bit field `field`, received at `now` (ticks; read only when
     /// delays are measured). Its sequence number when it was this trial's and not seen before.
     #[inline]
-    fn test_frame(&mut self, field: u64, now: u64, frame_ts: &[AtomicU64]) -> Option<u64> {
+    fn test_frame(&mut self, field: u64, lane: usize, now: u64, frame_ts: &[AtomicU64]) -> Option<u64> {
         let seq = field & SEQ_MASK;
         if field & !SEQ_MASK != self.tag || seq >= self.total {
             // Another trial's straggler, or a frame this trial never sent.
@@ -118,8 +119,8 @@ impl Count {
             }
         }
         self.report.received += 1;
-        let from = self.split.queue_of(seq) as usize;
-        if let Some(max) = self.max_seen.get_mut(from) {
+        let path = lane * self.split.queues as usize + self.split.queue_of(seq) as usize;
+        if let Some(max) = self.max_seen.get_mut(path) {
             match *max {
                 Some(m) if seq < m => self.report.reordered += 1,
                 _ => *max = Some(seq),
@@ -160,10 +161,10 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
         let timed = self.count.pdv.is_some() || self.count.tags.is_some();
         let counting = self.dir.is_some();
         let (learn, (fg_n, fg_m)) = (self.learn, self.fg);
-        let n = self.rx.rx_burst(RX_BURST, |f| match classify(f) {
+        let n = self.rx.rx_burst_lanes(RX_BURST, |lane, f| match classify(f) {
             Rx::Test { field, .. } if counting => {
                 let now = if timed { clock.now() } else { 0 };
-                let seq = self.count.test_frame(field, now, self.frame_ts);
+                let seq = self.count.test_frame(field, lane, now, self.frame_ts);
                 // A foreground frame (by its sequence number: background frames are IPv6
                 // too in a NAT66 or NAT46 test) teaches the Responder its tuple as received,
                 // after the DUT's translation.

@@ -199,12 +199,23 @@ impl DpdkRx {
 impl RxQueue for DpdkRx {
     #[inline]
     fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
+        self.rx_burst_lanes(max, |_, frame| f(frame))
+    }
+
+    fn lanes(&self) -> usize {
+        self.queues.len()
+    }
+
+    #[inline]
+    fn rx_burst_lanes<F: FnMut(usize, &[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
         attach_thread();
         let want = max.min(MAX_RX_BURST) as u16;
         // Every receive queue in turn, starting one further each call, until one has frames.
         let mut n = 0;
+        let mut lane = 0;
         for _ in 0..self.queues.len() {
-            let queue = self.queues[self.next];
+            lane = self.next;
+            let queue = self.queues[lane];
             self.next = (self.next + 1) % self.queues.len();
             // SAFETY: the arrays have room for MAX_RX_BURST >= want entries; the queue is ours
             // alone.
@@ -227,7 +238,7 @@ impl RxQueue for DpdkRx {
             // until the free below (frames up to max_frame_len arrive in one segment).
             let frame = unsafe { std::slice::from_raw_parts(self.data[i], self.lens[i] as usize) };
             // (The shim cleared the mbuf's sender cookie: the device wrote it.)
-            f(frame);
+            f(lane, frame);
         }
         if n > 0 {
             // SAFETY: pkts[..n] are ours and no longer referenced.
