@@ -97,7 +97,12 @@ fn check_document(v: &Value, command: &str) {
     assert_eq!(v["complete"], Value::Bool(true));
     let m = &v["meta"];
     assert_eq!(m["xlatperf_version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(m["config"]["tester"]["backend"], "afpacket", "the configuration is recorded: {m}");
+    let backend = std::env::var("XLAT_LAB_BACKEND").unwrap_or_else(|_| "afpacket".into());
+    assert_eq!(
+        m["config"]["tester"]["backend"],
+        backend.as_str(),
+        "the configuration is recorded: {m}"
+    );
     assert!(m["config"]["setup"]["left"].is_object());
     let seed = u(&m["seeds"]["traffic"]);
     assert_eq!(

@@ -351,7 +351,10 @@ fn nat44_latency_in_a_stateful_test() {
         assert_eq!((u(run, &["tags"]), u(run, &["lost"])), (500, 0), "{d}: {r}");
         assert!(u(run, &["typical"]) > 0, "{d}: {r}");
     }
-    let trial = &r["trials"][0];
+    // The trial the result came from: the last one (an attempt made invalid by this shared
+    // machine's load, e.g. phase 1 sent 0.1 % late, is retried by the procedure).
+    let trials = r["trials"].as_array().expect("trials");
+    let trial = trials.last().expect("a trial");
     assert_eq!(u(trial, &["preliminary", "valid_entries"]), 20_000, "{trial}");
     assert_eq!(trial["valid"], Value::Bool(true), "{trial}");
 }

@@ -217,7 +217,7 @@ pub(crate) fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> 
             let path = format!("/run/netns/{ns}");
             let file = std::fs::File::open(&path).map_err(|e| IoError::Os {
                 what: format!("open network namespace {path}"),
-                source: e,
+                os: e,
             })?;
             // SAFETY: setns on this helper thread only; the fd is a namespace file.
             if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
@@ -459,7 +459,7 @@ impl AfPacketTx {
                 _ => {
                     return Err(IoError::Os {
                         what: "send on the TX ring".into(),
-                        source: e,
+                        os: e,
                     })
                 }
             }

@@ -939,7 +939,7 @@ impl XskTx {
                 _ => {
                     return Err(IoError::Os {
                         what: "sendto on the AF_XDP socket".into(),
-                        source: e,
+                        os: e,
                     })
                 }
             }

@@ -33,8 +33,8 @@ pub const MAX_FRAME_LEN: usize = 9014;
 /// I/O errors of the backends.
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
-    #[error("{what}: {source}")]
-    Os { what: String, source: std::io::Error },
+    #[error("{what}: {os}")]
+    Os { what: String, os: std::io::Error },
     #[error("{0}")]
     Backend(String),
     #[error("the {0} backend is not built into this xlatperf; rebuild with `--features {0}`")]
@@ -46,7 +46,7 @@ impl IoError {
     pub fn last_os(what: impl Into<String>) -> IoError {
         IoError::Os {
             what: what.into(),
-            source: std::io::Error::last_os_error(),
+            os: std::io::Error::last_os_error(),
         }
     }
 }

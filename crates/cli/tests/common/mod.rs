@@ -63,9 +63,13 @@ pub fn lab_up(topology: &str) -> String {
     lab_up_with(topology, &[])
 }
 
-/// [`lab_up`] with more `lab up` arguments (e.g. `--conntrack-max 20000`).
+/// [`lab_up`] with more `lab up` arguments (e.g. `--conntrack-max 20000`). With
+/// `XLAT_LAB_BACKEND=afxdp` in the environment, every lab test that does not name a backend
+/// itself runs on that backend (`lab up --backend afxdp`): the whole lab suite, mirrored.
 pub fn lab_up_with(topology: &str, extra: &[&str]) -> String {
-    let out = ok(&[&["lab", "up", topology, "--replace"], extra].concat());
+    let backend = std::env::var("XLAT_LAB_BACKEND").ok().filter(|_| !extra.contains(&"--backend"));
+    let forced: Vec<&str> = backend.as_deref().map(|b| vec!["--backend", b]).unwrap_or_default();
+    let out = ok(&[&["lab", "up", topology, "--replace"], extra, &forced].concat());
     out.lines().last().expect("lab up prints the config path last").trim().to_string()
 }
 

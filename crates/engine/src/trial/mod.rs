@@ -51,7 +51,7 @@ const PDV_LOST_LIMIT: f64 = 0.001;
 /// Errors that stop a trial (as opposed to an invalid trial, which is a result).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] IoError),
     #[error("{side} port: {msg}")]
     Port { side: &'static str, msg: String },

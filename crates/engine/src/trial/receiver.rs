@@ -192,3 +192,64 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
         Ok(n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A count of a 256-frame direction sent by two queues in chunks of 64 (trial tag 0).
+    fn count(lanes: usize) -> Count {
+        let split = Split {
+            queue: 0,
+            queues: 2,
+            chunk: 64,
+        };
+        Count {
+            tag: 0,
+            total: 256,
+            seen: vec![0; 4],
+            report: DirectionReport::default(),
+            split,
+            max_seen: vec![None; 2 * lanes],
+            tags: None,
+            rx_ts: Vec::new(),
+            pdv: None,
+            learnt: 0,
+        }
+    }
+
+    #[test]
+    fn frames_of_other_sending_queues_or_rings_are_not_reordered() {
+        let mut c = count(2);
+        // Queue 1's chunk (64..128) arrives before queue 0's (0..64): no reordering.
+        for seq in (64..128).chain(0..64) {
+            assert_eq!(c.test_frame(seq, 0, 0, &[]), Some(seq));
+        }
+        assert_eq!(c.report.reordered, 0);
+        // Ring 1 brings frames of queue 0 older than those ring 0 brought: no reordering.
+        c.test_frame(130, 1, 0, &[]);
+        c.test_frame(129, 0, 0, &[]);
+        assert_eq!(c.report.reordered, 0);
+        // Within one path, an older frame after a newer one is reordered.
+        c.test_frame(128, 0, 0, &[]);
+        assert_eq!(c.report.reordered, 1);
+        assert_eq!((c.report.received, c.report.duplicates), (131, 0));
+    }
+
+    #[test]
+    fn merged_queues_count_a_frame_seen_twice_once() {
+        let (mut a, mut b) = (count(1), count(1));
+        for seq in 0..100 {
+            a.test_frame(seq, 0, 0, &[]);
+        }
+        for seq in 90..200 {
+            b.test_frame(seq, 0, 0, &[]);
+        }
+        b.report.tester_rx_dropped = 3;
+        a.absorb(b);
+        // 0..200 once each; 90..100 arrived on both queues: duplicates, not received twice.
+        assert_eq!((a.report.received, a.report.duplicates), (200, 10));
+        assert_eq!(a.report.tester_rx_dropped, 3);
+        assert_eq!(a.seen.iter().map(|w| w.count_ones()).sum::<u32>(), 200);
+    }
+}
