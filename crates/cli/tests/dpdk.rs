@@ -62,6 +62,33 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
     }
 }
 
+/// `xlatperf TRIAL... -c conf` on the dpdk backend with net_af_packet vdevs of `qpairs` queue
+/// pairs on the lab's tester ports, run inside the tester namespace (where the vdevs open the
+/// veth ends), with `extra` arguments; its JSON report.
+fn af_packet_trial(conf: &str, qpairs: u32, trial: &[&str], extra: &[&str]) -> Value {
+    let eal = format!(
+        r#"["--no-huge","-m","1024","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs={qpairs}","--vdev","net_af_packet1,iface=xlat-tr,qpairs={qpairs}"]"#
+    );
+    json_line(&run(Command::new("ip")
+        .args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")])
+        .args(trial)
+        .args([
+            "-c",
+            conf,
+            "--set",
+            "tester.backend=dpdk",
+            "--set",
+            "tester.left_port=net_af_packet0",
+        ])
+        .args([
+            "--set",
+            "tester.right_port=net_af_packet1",
+            "--set",
+            &format!("tester.eal_args={eal}"),
+        ])
+        .args(extra)))
+}
+
 #[test]
 fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     // Trials spin on both cores: one test at a time.
@@ -73,26 +100,7 @@ fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     let _down = LabDown;
     let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json", "-"];
     let afp = until_valid(|| json_line(&run(xlatperf().args(trial).args(["-c", &conf]))));
-    // The DPDK process runs inside the tester namespace, where its net_af_packet vdevs open
-    // the same veth ends.
-    let eal = r#"["--no-huge","-m","512","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs=2","--vdev","net_af_packet1,iface=xlat-tr,qpairs=2"]"#;
-    let dpdk = until_valid(|| {
-        json_line(&run(Command::new("ip")
-            .args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")])
-            .args(trial)
-            .args([
-                "-c",
-                &conf,
-                "--set",
-                "tester.backend=dpdk",
-                "--set",
-                "tester.left_port=net_af_packet0",
-                "--set",
-                "tester.right_port=net_af_packet1",
-                "--set",
-                &format!("tester.eal_args={eal}"),
-            ])))
-    });
+    let dpdk = until_valid(|| af_packet_trial(&conf, 2, &trial, &[]));
     for d in ["forward", "reverse"] {
         for k in ["sent", "received", "lost", "duplicates"] {
             assert_eq!(afp[d][k], dpdk[d][k], "{d}.{k}: afpacket {afp} dpdk {dpdk}");
@@ -165,29 +173,8 @@ fn dpdk_with_two_queue_sets_through_router4_on_af_packet_vdevs() {
     let _down = LabDown;
     // Two queue sets: four transmit queues (traffic and control of each), so qpairs=4; the
     // vdev's four receive sockets are read two by each set.
-    let eal = r#"["--no-huge","-m","1024","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs=4","--vdev","net_af_packet1,iface=xlat-tr,qpairs=4"]"#;
     let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json", "-"];
-    let v = until_valid(|| {
-        json_line(&run(Command::new("ip")
-            .args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")])
-            .args(trial)
-            .args([
-                "-c",
-                &conf,
-                "--set",
-                "tester.backend=dpdk",
-                "--set",
-                "tester.left_port=net_af_packet0",
-            ])
-            .args([
-                "--set",
-                "tester.right_port=net_af_packet1",
-                "--set",
-                &format!("tester.eal_args={eal}"),
-                "--set",
-                "traffic.forward_ports.sport.variation=pseudorandom",
-            ])))
-    });
+    let v = until_valid(|| af_packet_trial(&conf, 4, &trial, &["--set", "traffic.forward_ports.sport.variation=pseudorandom"]));
     for d in ["forward", "reverse"] {
         assert_eq!(
             (v[d]["sent"].as_u64(), v[d]["received"].as_u64()),

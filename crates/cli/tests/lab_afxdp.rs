@@ -7,22 +7,17 @@
 
 mod common;
 
-use common::{dut_exec, lab_lock, lab_up_with, ok, skip_unless_root, until_valid, xlatperf, LAB_TOOLS};
+use common::{dut_exec, ok, skip_unless_root, until_valid, TrialLab, LAB_TOOLS};
 use serde_json::Value;
 use std::process::{Command, Stdio};
-use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 /// A lab for one test: up with `--backend afxdp` on creation, down on drop (also when the
 /// test fails).
-struct Lab {
-    config: String,
-    _g: MutexGuard<'static, ()>,
-}
+struct Lab(TrialLab);
 
 impl Lab {
     fn up(topology: &str) -> Lab {
-        let g = lab_lock();
         // lab up --replace would tear down someone else's lab on this shared machine (who then
         // holds /tmp/xlat-lab.lock): refuse instead.
         let netns = Command::new("ip").args(["netns", "list"]).output().expect("ip netns list");
@@ -31,37 +26,14 @@ impl Lab {
             !existing.contains("xlat-tester") && !existing.contains("xlat-dut"),
             "a lab is already up; not replacing it (run this under `flock /tmp/xlat-lab.lock`): {existing}"
         );
-        let config = lab_up_with(topology, &["--backend", "afxdp"]);
-        let lab = Lab { config, _g: g };
-        let text = std::fs::read_to_string(&lab.config).expect("the lab's config");
+        let lab = Lab(TrialLab::up(topology, &["--backend", "afxdp"]));
+        let text = std::fs::read_to_string(&lab.0.config).expect("the lab's config");
         assert!(text.contains("backend = \"afxdp\""), "{text}");
         lab
     }
 
     fn trial(&self, rate: u64, secs: u64, extra: &[&str]) -> Value {
-        let (r, s) = (rate.to_string(), secs.to_string());
-        let mut args = vec![
-            "trial",
-            "-c",
-            &self.config,
-            "--rate",
-            &r,
-            "--duration",
-            &s,
-            "--timeout",
-            "500",
-            "--json",
-            "-",
-        ];
-        args.extend_from_slice(extra);
-        let out = ok(&args);
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = xlatperf(&["lab", "down"]);
+        self.0.trial(rate, secs, extra)
     }
 }
 
@@ -155,7 +127,7 @@ fn afxdp_kill_9_mid_trial_leaves_no_xdp_program() {
     }
     let lab = Lab::up("router4");
     let child = Command::new(env!("CARGO_BIN_EXE_xlatperf"))
-        .args(["trial", "-c", &lab.config, "--rate", "20000", "--duration", "20"])
+        .args(["trial", "-c", &lab.0.config, "--rate", "20000", "--duration", "20"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -6,10 +6,9 @@
 
 mod common;
 
-use common::{dut_exec, lab_lock, lab_up_with, ok, skip_unless_root, until_valid, xlatperf, LAB_TOOLS};
+use common::{dut_exec, skip_unless_root, until_valid, xlatperf, TrialLab, LAB_TOOLS};
 use serde_json::Value;
 use std::process::Command;
-use std::sync::MutexGuard;
 
 const PSEUDORANDOM_PORTS: [&str; 4] = [
     "traffic.forward_ports.sport.variation=pseudorandom",
@@ -18,49 +17,21 @@ const PSEUDORANDOM_PORTS: [&str; 4] = [
     "traffic.reverse_ports.dport.variation=pseudorandom",
 ];
 
-/// A lab for one test: up on creation, down on drop (also when the test fails).
-struct Lab {
-    config: String,
-    _g: MutexGuard<'static, ()>,
-}
+/// The lab of one test ([`TrialLab`]) whose trials send pseudorandom ports.
+struct Lab(TrialLab);
 
 impl Lab {
     fn up(topology: &str, extra: &[&str]) -> Lab {
-        let g = lab_lock();
-        let config = lab_up_with(topology, extra);
-        Lab { config, _g: g }
+        Lab(TrialLab::up(topology, extra))
     }
 
     /// A bidirectional trial with pseudorandom ports (many flows, spread over the queues) and a
     /// fixed seed (the same frames every time), as JSON.
     fn trial(&self, rate: u64, secs: u64, extra: &[&str]) -> Value {
-        let (r, s) = (rate.to_string(), secs.to_string());
-        let mut args = vec![
-            "trial",
-            "-c",
-            &self.config,
-            "--rate",
-            &r,
-            "--duration",
-            &s,
-            "--timeout",
-            "500",
-            "--json",
-            "-",
-        ];
-        for key in PSEUDORANDOM_PORTS {
-            args.extend_from_slice(&["--set", key]);
-        }
+        let mut args: Vec<&str> = PSEUDORANDOM_PORTS.iter().flat_map(|k| ["--set", *k]).collect();
         args.extend_from_slice(&["--set", "traffic.seed=4814"]);
         args.extend_from_slice(extra);
-        let out = ok(&args);
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = xlatperf(&["lab", "down"]);
+        self.0.trial(rate, secs, &args)
     }
 }
 
@@ -87,7 +58,7 @@ fn router4_with_two_queues_counts_exactly_what_one_queue_counts() {
     }
     let lab = Lab::up("router4", &["--queues", "2"]);
     assert_eq!(tester_queues("xlat-tl"), ["rx-0", "rx-1", "tx-0", "tx-1"]);
-    let conf = std::fs::read_to_string(&lab.config).unwrap();
+    let conf = std::fs::read_to_string(&lab.0.config).unwrap();
     assert!(conf.contains("queues = 2"), "{conf}");
 
     let (rate, secs) = (20_000u64, 4u64);
@@ -135,7 +106,7 @@ fn router4_with_two_afxdp_sockets_per_port_counts_as_afpacket_does() {
     let o = xlatperf(&[
         "trial",
         "-c",
-        &lab.config,
+        &lab.0.config,
         "--rate",
         "1000",
         "--duration",

@@ -4,22 +4,15 @@
 
 mod common;
 
-use common::{dut_exec, lab_lock, lab_up, ok, skip_unless_root, until_valid, xlatperf, LAB_TOOLS};
+use common::{dut_exec, ok, skip_unless_root, until_valid, TrialLab, LAB_TOOLS};
 use serde_json::Value;
-use std::sync::MutexGuard;
 
-/// A lab for one test: up on creation, down on drop (also when the test fails).
-struct Lab {
-    config: String,
-    _g: MutexGuard<'static, ()>,
-}
+/// The lab of one test ([`TrialLab`]) with a way into its DUT.
+struct Lab(TrialLab);
 
 impl Lab {
     fn up(topology: &str) -> Lab {
-        let g = lab_lock();
-        let config = lab_up(topology);
-        assert!(std::path::Path::new(&config).exists(), "{config}");
-        Lab { config, _g: g }
+        Lab(TrialLab::up(topology, &[]))
     }
 
     fn dut(&self, args: &[&str]) -> String {
@@ -27,29 +20,7 @@ impl Lab {
     }
 
     fn trial(&self, rate: u64, secs: u64, extra: &[&str]) -> Value {
-        let (r, s) = (rate.to_string(), secs.to_string());
-        let mut args = vec![
-            "trial",
-            "-c",
-            &self.config,
-            "--rate",
-            &r,
-            "--duration",
-            &s,
-            "--timeout",
-            "500",
-            "--json",
-            "-",
-        ];
-        args.extend_from_slice(extra);
-        let out = ok(&args);
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = xlatperf(&["lab", "down"]);
+        self.0.trial(rate, secs, extra)
     }
 }
 
@@ -117,7 +88,7 @@ fn siitperf_lines_and_unidirectional_trial() {
     let out = ok(&[
         "trial",
         "-c",
-        &lab.config,
+        &lab.0.config,
         "--rate",
         "10000",
         "--duration",

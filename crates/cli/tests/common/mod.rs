@@ -99,3 +99,48 @@ pub fn dut_exec(args: &[&str]) -> String {
     assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).to_string()
 }
+
+/// A lab for one test that runs trials: up on creation (holding the lab lock), down on drop
+/// (also when the test fails).
+pub struct TrialLab {
+    pub config: String,
+    _g: MutexGuard<'static, ()>,
+}
+
+impl TrialLab {
+    /// `lab up TOPOLOGY EXTRA...` (e.g. `--backend afxdp`, `--queues 2`).
+    pub fn up(topology: &str, extra: &[&str]) -> TrialLab {
+        let g = lab_lock();
+        let config = lab_up_with(topology, extra);
+        assert!(std::path::Path::new(&config).exists(), "{config}");
+        TrialLab { config, _g: g }
+    }
+
+    /// `xlatperf trial` on the lab's configuration at `rate` for `secs` (timeout 500 ms) with
+    /// `extra` arguments; its JSON report.
+    pub fn trial(&self, rate: u64, secs: u64, extra: &[&str]) -> serde_json::Value {
+        let (r, s) = (rate.to_string(), secs.to_string());
+        let mut args = vec![
+            "trial",
+            "-c",
+            &self.config,
+            "--rate",
+            &r,
+            "--duration",
+            &s,
+            "--timeout",
+            "500",
+            "--json",
+            "-",
+        ];
+        args.extend_from_slice(extra);
+        let out = ok(&args);
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+}
+
+impl Drop for TrialLab {
+    fn drop(&mut self) {
+        let _ = xlatperf(&["lab", "down"]);
+    }
+}
