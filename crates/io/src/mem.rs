@@ -137,7 +137,7 @@ impl WireState {
 }
 
 /// The receive queue (of `lanes`) a frame goes to: by a hash of its addresses and UDP ports
-/// (FNV-1a), so that the frames of one flow stay on one queue; frames without them (ARP, NDP)
+/// (FNV-1a, finalised), so that the frames of one flow stay on one queue; frames without them (ARP, NDP)
 /// go to the first.
 fn flow_lane(frame: &[u8], lanes: usize) -> usize {
     if lanes <= 1 {
@@ -160,6 +160,12 @@ fn flow_lane(frame: &[u8], lanes: usize) -> usize {
     }
     eat(&sport.to_be_bytes());
     eat(&dport.to_be_bytes());
+    // MurmurHash3's finaliser: FNV's low bits barely change with the last bytes.
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^= h >> 33;
     (h % lanes as u64) as usize
 }
 
@@ -359,21 +365,7 @@ mod tests {
     use xlat_wire::frame::{IpPair, TestFrame};
 
     fn frame(seq: u64, buf: &mut [u8]) -> usize {
-        TestFrame {
-            eth_dst: MacAddr::BROADCAST,
-            eth_src: MacAddr::ZERO,
-            ip: IpPair::V4 {
-                src: "198.18.0.2".parse().unwrap(),
-                dst: "198.19.0.2".parse().unwrap(),
-            },
-            sport: 1,
-            dport: 2,
-            frame_size: 64,
-            field: seq,
-        }
-        .write(buf)
-        .unwrap()
-        .len
+        flow_frame(1, seq, buf)
     }
 
     fn recv_all(rx: &mut MemRx) -> Vec<u64> {
@@ -425,7 +417,7 @@ mod tests {
                 dst: "198.19.0.2".parse().unwrap(),
             },
             sport: port,
-            dport: 7,
+            dport: 2,
             frame_size: 64,
             field: seq,
         }
