@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{dut_exec, lab_lock, lab_up, ok, skip_unless_root, until_valid, xlatperf, LAB_TOOLS};
+use common::{dut_exec, lab_lock, lab_up_with, ok, skip_unless_root, until_valid, xlatperf, LAB_TOOLS};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::sync::MutexGuard;
@@ -18,11 +18,16 @@ struct Lab {
 
 impl Lab {
     fn up(topology: &str) -> Option<Lab> {
+        Lab::up_with(topology, &[])
+    }
+
+    /// `lab up TOPOLOGY EXTRA...` (e.g. `--queues 2`).
+    fn up_with(topology: &str, extra: &[&str]) -> Option<Lab> {
         if skip_unless_root(&[LAB_TOOLS, &["conntrack", "tshark"]].concat()) {
             return None;
         }
         let g = lab_lock();
-        let config = lab_up(topology);
+        let config = lab_up_with(topology, extra);
         Some(Lab { config, _g: g })
     }
 
@@ -121,7 +126,12 @@ fn u(v: &Value, path: &[&str]) -> u64 {
 /// opens exactly 100,000 connections in the DUT; phase 2, whose Initiator frames use the same
 /// port pairs, is lossless both ways and opens none.
 fn phase_one_opens_n_connections_and_phase_two_none(topology: &str) {
-    let Some(lab) = Lab::up(topology) else { return };
+    phase_one_opens_n_connections_and_phase_two_none_with(topology, &[]);
+}
+
+/// [`phase_one_opens_n_connections_and_phase_two_none`] in a lab made with `lab up EXTRA...`.
+fn phase_one_opens_n_connections_and_phase_two_none_with(topology: &str, extra: &[&str]) {
+    let Some(lab) = Lab::up_with(topology, extra) else { return };
     let v = until_valid(|| lab.trial(100_000, 2_000, &[]));
     let p = &v["preliminary"];
     assert_eq!(u(p, &["sent"]), 100_000, "{v}");
@@ -143,6 +153,14 @@ fn nat44_phase_one_opens_n_connections_and_phase_two_none() {
 #[test]
 fn nat64_phase_one_opens_n_connections_and_phase_two_none() {
     phase_one_opens_n_connections_and_phase_two_none("nat64");
+}
+
+/// Two queues per port (`lab up nat44 --queues 2`): the Initiator's frames go out on two
+/// queues, the Responder's two receivers learn into one table, and the DUT holds exactly N
+/// connections, as with one queue.
+#[test]
+fn nat44_with_two_queues_opens_n_connections_and_phase_two_none() {
+    phase_one_opens_n_connections_and_phase_two_none_with("nat44", &["--queues", "2"]);
 }
 
 /// Stateful NAT66 (beyond siitperf): an IPv6 Responder learns IPv6 tuples.

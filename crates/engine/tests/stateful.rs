@@ -82,6 +82,36 @@ fn phase_one_fills_the_table_and_phase_two_answers_on_it() {
     assert_eq!(r.directions().count(), 2);
 }
 
+/// Two queues per port: the Initiator's frames are dealt out among two senders, the
+/// Responder's two receivers learn into one table (taking turns), and phase 2's two Responder
+/// senders answer on it: the same counts as one queue.
+#[test]
+fn two_queues_fill_the_table_and_answer_on_it() {
+    let _g = serial();
+    let (l, r) = pair(1 << 16);
+    let cpus = CpuPlan {
+        queues: 2,
+        ..CpuPlan::default()
+    };
+    let mut t = Tester::new(stateful_setup(), l, r, cpus).unwrap();
+    let r = valid(&mut t, &spec(5_000, 5_000));
+    let p = r.preliminary.as_ref().unwrap();
+    assert_eq!((p.sent, p.received, p.foreground_received), (5_000, 5_000, 5_000));
+    assert_eq!((p.valid_entries, p.duplicate_tuples), (5_000, Some(0)));
+    for (name, d) in r.directions() {
+        assert_eq!(
+            (d.sent, d.received, d.lost, d.duplicates, d.unexpected),
+            (10_000, 10_000, 0, 0, 0),
+            "{name}"
+        );
+    }
+    // Validation (RFC 9693 4.4): the Responder alone, to every learnt tuple once.
+    let v = t.run_preliminary(&spec(5_000, 5_000), Some(20_000)).unwrap();
+    assert!(v.valid, "{:?}", v.invalid_reasons);
+    let back = v.reverse.as_ref().expect("the Responder's direction");
+    assert_eq!((back.sent, back.received), (5_000, 5_000));
+}
+
 #[test]
 fn a_table_that_cannot_be_filled_ends_the_trial_before_phase_two() {
     let _g = serial();

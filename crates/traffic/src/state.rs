@@ -13,7 +13,7 @@
 //! keeps `std::atomic` 4-tuples, which libstdc++ implements with a lock or padding.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// A connection as the Responder saw it: the Initiator's address and port after the DUT's
 /// translation (the frame's source), and the Responder's (its destination). Both addresses are
@@ -92,6 +92,9 @@ pub struct StateTable {
     len: u64,
     /// The sequence: twice the writes finished, plus one while a write is being made.
     seq: AtomicU64,
+    /// Held by the writer of the moment: the Responder's receivers (one per queue) take turns,
+    /// so that the sequence always has one writer.
+    writing: AtomicBool,
 }
 
 impl std::fmt::Debug for StateTable {
@@ -128,6 +131,7 @@ impl StateTable {
             width: width as usize,
             len: entries,
             seq: AtomicU64::new(0),
+            writing: AtomicBool::new(false),
         })
     }
 
@@ -156,12 +160,20 @@ impl StateTable {
     }
 
     /// Learn `t` into the next entry of the ring; false (nothing learnt) when its addresses are
-    /// not of the table's IP version. Only one thread may call this (the Responder's receiver).
+    /// not of the table's IP version. Threads that learn at once (the Responder's receivers,
+    /// one per queue) take turns: a write is a few stores, so a turn is short.
     #[inline]
     pub fn learn(&self, t: Tuple4) -> bool {
         let Some((w, width)) = t.words() else { return false };
         if width != self.width {
             return false;
+        }
+        while self
+            .writing
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
         }
         let s = self.seq.load(Ordering::Relaxed);
         let at = ((s / 2) % self.len) as usize * width;
@@ -173,6 +185,7 @@ impl StateTable {
             slot.store(v, Ordering::Relaxed);
         }
         self.seq.store(s + 2, Ordering::Release);
+        self.writing.store(false, Ordering::Release);
         true
     }
 
@@ -374,5 +387,44 @@ mod tests {
         });
         assert_eq!(torn, 0, "{torn} torn entries accepted ({accepted} whole)");
         assert!(accepted > 1000, "the readers read too little to judge: {accepted}");
+    }
+
+    /// Two writers (the receivers of two queues) learn at once while a reader reads: every
+    /// write counts, and no entry is ever torn.
+    #[test]
+    fn concurrent_writers_take_turns() {
+        let t = StateTable::new(64).unwrap();
+        let stop = AtomicBool::new(false);
+        let torn = std::thread::scope(|s| {
+            let reader = s.spawn(|| {
+                let mut bad = 0u64;
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    i = (i * 5 + 3) % 64;
+                    if let Some(x) = t.read(i) {
+                        bad += u64::from(!consistent(&x));
+                    }
+                }
+                bad
+            });
+            let writers: Vec<_> = (0..2u64)
+                .map(|w| {
+                    let t = &t;
+                    s.spawn(move || {
+                        for k in 0..2_000_000u64 {
+                            t.learn(tuple(2 * k + w));
+                        }
+                    })
+                })
+                .collect();
+            for h in writers {
+                h.join().unwrap();
+            }
+            stop.store(true, Ordering::Relaxed);
+            reader.join().unwrap()
+        });
+        assert_eq!(t.written(), 4_000_000, "every write of both writers counts");
+        assert_eq!(torn, 0);
+        assert!((0..64).all(|i| t.read(i).is_some_and(|x| consistent(&x))));
     }
 }
