@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dut_exec, skip_unless_root, until_valid, xlatperf, TrialLab, LAB_TOOLS};
+use common::{dut_exec, ok, skip_unless_root, until_valid, xlatperf, TrialLab, LAB_TOOLS};
 use serde_json::Value;
 use std::process::Command;
 
@@ -116,6 +116,47 @@ fn router4_with_two_afxdp_sockets_per_port_counts_as_afpacket_does() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("2 receive queues"), "{err}");
+}
+
+/// PDV (RFC 8219 7.3) with two queues per port: every frame of both receive queues is timed
+/// (none lost through the router), and IPDV comes from the pairs of consecutive frames that
+/// one queue received.
+#[test]
+fn router4_pdv_with_two_queues_times_every_frame() {
+    if skip_unless_root(LAB_TOOLS) {
+        return;
+    }
+    let lab = Lab::up("router4", &["--queues", "2"]);
+    let json = std::env::temp_dir().join(format!("xlat-queues-pdv-{}.json", std::process::id()));
+    let json_s = json.to_str().unwrap().to_string();
+    let args = [
+        "pdv",
+        "-c",
+        &lab.0.config,
+        "--rate",
+        "20000",
+        "--duration",
+        "2",
+        "--repetitions",
+        "1",
+        "--timeout",
+        "300",
+        "--retries",
+        "2",
+        "--json",
+        &json_s,
+    ];
+    ok(&args);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let run = &v["results"][0]["result"]["runs"][0]["runs"][0];
+    for dir in ["forward", "reverse"] {
+        let d = &run[dir];
+        assert_eq!(d["pdv"]["frames"].as_u64(), Some(40_000), "{dir}: {d}");
+        assert!(d["pdv"]["pdv"].is_u64(), "{dir}: a finite PDV: {d}");
+        let i = &d["ipdv"];
+        assert!(i["min_ns"].as_i64().unwrap() <= i["max_ns"].as_i64().unwrap(), "{i}");
+    }
 }
 
 #[test]

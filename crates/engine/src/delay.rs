@@ -335,6 +335,33 @@ impl DelayRecorder {
     pub fn store(&self) -> &DelayStore {
         &self.store
     }
+
+    /// Take in what another recorder holds (another receive queue's frames): exact when both
+    /// are exact (within this one's limit), else a histogram of both.
+    pub fn merge(&mut self, o: DelayRecorder) {
+        self.lost += o.lost;
+        match o.store {
+            DelayStore::Exact { values, .. } => {
+                for v in values {
+                    self.record(v);
+                }
+            }
+            DelayStore::Histogram(oh) => {
+                let mut h = match std::mem::replace(&mut self.store, DelayStore::Histogram(LogHistogram::new())) {
+                    DelayStore::Histogram(h) => h,
+                    DelayStore::Exact { values, .. } => {
+                        let mut h = LogHistogram::new();
+                        for v in values {
+                            h.record(v);
+                        }
+                        h
+                    }
+                };
+                h.merge(&oh);
+                self.store = DelayStore::Histogram(h);
+            }
+        }
+    }
 }
 
 /// How an [`IpdvRecorder`] keeps the differences.
@@ -438,6 +465,53 @@ impl IpdvRecorder {
     pub fn store(&self) -> &IpdvStore {
         &self.store
     }
+
+    /// Take in the differences another recorder paired (another receive queue's frames): no
+    /// pair spans the two.
+    pub fn merge(&mut self, o: IpdvRecorder) {
+        if o.pairs == 0 {
+            return;
+        }
+        if self.pairs == 0 {
+            (self.min, self.max) = (o.min, o.max);
+        } else {
+            (self.min, self.max) = (self.min.min(o.min), self.max.max(o.max));
+        }
+        self.pairs += o.pairs;
+        let (neg, pos) = match (&mut self.store, o.store) {
+            (IpdvStore::Exact(v), IpdvStore::Exact(w)) => {
+                v.extend(w);
+                return;
+            }
+            (IpdvStore::Histogram { neg, pos }, IpdvStore::Histogram { neg: n2, pos: p2 }) => {
+                neg.merge(&n2);
+                pos.merge(&p2);
+                return;
+            }
+            (IpdvStore::Histogram { neg, pos }, IpdvStore::Exact(w)) => {
+                for d in w {
+                    if d < 0 {
+                        neg.record(d.unsigned_abs());
+                    } else {
+                        pos.record(d as u64);
+                    }
+                }
+                return;
+            }
+            (IpdvStore::Exact(v), IpdvStore::Histogram { neg, pos }) => {
+                let (mut n, mut p) = (neg, pos);
+                for &d in v.iter() {
+                    if d < 0 {
+                        n.record(d.unsigned_abs());
+                    } else {
+                        p.record(d as u64);
+                    }
+                }
+                (n, p)
+            }
+        };
+        self.store = IpdvStore::Histogram { neg, pos };
+    }
 }
 
 #[cfg(test)]
@@ -489,5 +563,39 @@ mod tests {
         assert_eq!((d.count(), d.lost(), d.finite_count()), (8, 3, 5));
         assert_eq!(i.min_max(), Some((7 - (1 << 40), (1 << 40) - 3000)));
         assert_eq!(i.pairs(), 3);
+    }
+
+    #[test]
+    fn merged_recorders_hold_both_queues_delays() {
+        let mut a = DelayRecorder::exact();
+        let mut b = DelayRecorder::exact();
+        for v in [10, 20, u64::MAX] {
+            a.record(v);
+        }
+        for v in [30, u64::MAX, u64::MAX] {
+            b.record(v);
+        }
+        a.merge(b);
+        assert_eq!((a.finite_count(), a.lost(), a.is_exact()), (3, 3, true));
+        let mut h = DelayRecorder::histogram();
+        h.record(5);
+        a.merge(h);
+        assert_eq!((a.finite_count(), a.lost(), a.is_exact()), (4, 3, false));
+
+        let mut x = IpdvRecorder::exact();
+        let mut y = IpdvRecorder::exact();
+        for v in [100, 90, 130] {
+            x.record(v); // -10, +40
+        }
+        for v in [50, 45] {
+            y.record(v); // -5
+        }
+        x.merge(y);
+        assert_eq!((x.pairs(), x.min_max()), (3, Some((-10, 40))));
+        let mut z = IpdvRecorder::histogram();
+        z.record(0);
+        z.record(70); // +70
+        x.merge(z);
+        assert_eq!((x.pairs(), x.min_max(), x.is_exact()), (4, Some((-10, 70)), false));
     }
 }

@@ -50,8 +50,6 @@ pub struct PreliminarySpec {
 /// Why a [`TrialSpec`] cannot run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
-    #[error("{0}")]
-    Unsupported(String),
     #[error("a trial needs a rate above 0 frames/s")]
     ZeroRate,
     #[error("a trial needs a duration above 0 s, not {0}")]

@@ -4,7 +4,7 @@
 //! different sending queues are never counted as reordered.
 
 use std::collections::HashSet;
-use xlat_engine::{CpuPlan, EngineError, LatencySpec, PdvSpec, Tester, TrialReport, TrialSpec};
+use xlat_engine::{CpuPlan, LatencySpec, PdvSpec, Tester, TrialReport, TrialSpec};
 use xlat_io::mem::{pair, Impairment, MemPort};
 use xlat_traffic::{IpVersion, PortField, Setup, Variation};
 mod common;
@@ -157,18 +157,24 @@ fn latency_tags_are_measured_on_every_queue() {
 }
 
 #[test]
-fn pdv_with_several_queues_is_refused_not_measured_wrongly() {
+fn pdv_times_every_frame_of_every_queue() {
     let _g = serial();
-    let mut t = tester(setup(IpVersion::V4, true, false), 2, Impairment::default());
-    let mut spec = TrialSpec::new(84, 1_000, 1.0, 100);
+    let mut t = tester(pseudorandom_ports(setup(IpVersion::V4, true, false)), 2, Impairment::default());
+    let mut spec = TrialSpec::new(84, 10_000, 1.0, 100);
     spec.pdv = Some(PdvSpec {
         frame_timeout_ms: 0,
-        exact: false,
+        exact: true,
     });
-    match t.run_trial(&spec) {
-        Err(e @ EngineError::Spec(_)) => assert!(e.to_string().contains("not built yet"), "{e}"),
-        other => panic!("PDV on two queues must be refused: {other:?}"),
-    }
+    let r = valid_trial(&mut t, &spec);
+    let f = r.forward.unwrap();
+    let p = f.pdv.expect("per-frame delays");
+    // Every frame's delay, from both receive queues, in one record.
+    assert_eq!((p.timed, p.late, p.delays.finite_count(), p.delays.lost()), (10_000, 0, 10_000, 0));
+    assert!(p.delays.is_exact());
+    // IPDV pairs consecutive frames that came in on one queue: some, never more than there
+    // are consecutive pairs.
+    assert!(p.ipdv.pairs() > 0 && p.ipdv.pairs() < 10_000, "{} pairs", p.ipdv.pairs());
+    assert!(!p.ipdv_infinite);
 }
 
 #[test]

@@ -583,13 +583,7 @@ impl<P: Port> Tester<P> {
     /// ports cannot carry ([`Tester::ready`] then resolves or re-announces the addresses).
     fn check(&mut self, spec: &TrialSpec, active: [bool; 2], phase: Phase<'_>) -> Res<()> {
         spec.validate()?;
-        if self.queues() > 1 && spec.pdv.is_some() {
-            return Err(SpecError::Unsupported(format!(
-                "PDV and IPDV (each queue's frames would need their delays merged in order) with {} queues per port is not built yet; use one queue (tester.queues = 1)",
-                self.queues()
-            ))
-            .into());
-        }
+
         if self.abort.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }

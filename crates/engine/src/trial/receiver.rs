@@ -56,8 +56,8 @@ pub(super) struct Count {
 
 impl Count {
     /// Take in what another receive queue counted of the same direction: a frame both saw
-    /// counts once as received and once as a duplicate. (Per-frame delays are measured with
-    /// one queue only, so there is no second delay record to merge.)
+    /// counts once as received and once as a duplicate; the delay records merge (IPDV pairs
+    /// only frames that came in on one queue).
     pub(super) fn absorb(&mut self, o: Count) {
         let mut both = 0u64;
         for (a, b) in self.seen.iter_mut().zip(&o.seen) {
@@ -77,8 +77,15 @@ impl Count {
                 *a = *b;
             }
         }
-        if self.pdv.is_none() {
-            self.pdv = o.pdv;
+        match (&mut self.pdv, o.pdv) {
+            (Some(a), Some(b)) => {
+                a.delays.merge(b.delays);
+                a.ipdv.merge(b.ipdv);
+                a.timed += b.timed;
+                a.late += b.late;
+            }
+            (None, b) => self.pdv = b,
+            (Some(_), None) => {}
         }
         self.learnt += o.learnt;
     }
