@@ -95,7 +95,7 @@ enum Cmd {
         #[command(flatten)]
         args: selftest::SelftestArgs,
     },
-    /// Benchmark: the sender's hot path flat out on the left port, one core; prints frames/s.
+    /// Benchmark: the sender's hot path flat out on the left port, a core per queue (tester.queues); prints frames/s.
     #[command(name = "bench-sender")]
     BenchSender {
         #[command(flatten)]

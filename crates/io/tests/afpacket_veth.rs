@@ -18,8 +18,12 @@ fn ip(args: &[&str]) -> bool {
 /// Removes the namespace (and with it the veth pair) also when the test fails.
 struct Netns;
 
+/// The tests share the namespace's name: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl Netns {
-    fn create() -> Netns {
+    fn create() -> (Netns, std::sync::MutexGuard<'static, ()>) {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         ip(&["netns", "del", NS]);
         assert!(ip(&["netns", "add", NS]), "ip netns add");
         let g = Netns;
@@ -29,7 +33,7 @@ impl Netns {
         for l in ["xlat-ioa", "xlat-iob", "lo"] {
             assert!(ip(&["-n", NS, "link", "set", l, "up"]));
         }
-        g
+        (g, serial)
     }
 }
 
@@ -118,4 +122,86 @@ fn frames_cross_a_veth_pair_intact_and_in_order() {
         .unwrap();
     assert_eq!(echoed, 0);
     let _ = MacAddr::ZERO;
+}
+
+/// Two queue sets on the receiving port: its two receive sockets form a fanout group that
+/// hands each flow to one socket, so that frames of 64 flows spread over both, each frame
+/// arrives once, and every flow's frames keep their order.
+#[test]
+fn two_receive_sockets_share_the_flows_once_each_in_order() {
+    if skip_unless_root(&["ip"]) {
+        return;
+    }
+    let _ns = Netns::create();
+    let opts = AfPacketOptions {
+        netns: Some(NS.into()),
+        ..Default::default()
+    };
+    let mut a = AfPacketPort::open("xlat-ioa", opts.clone()).unwrap();
+    let mut b = AfPacketPort::open("xlat-iob", opts).unwrap();
+    assert_eq!(b.max_queues(), xlat_io::afpacket::MAX_QUEUES);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut qa = a.queues().unwrap();
+    let mut qb = b.open_queues(2).unwrap();
+    assert!(b.open_queues(1).is_err(), "queues open once");
+    let (amac, bmac) = (a.mac(), b.mac());
+    let total = 6_400u64;
+    let mut sent = 0u64;
+    // Per receive socket: (flow, field) in arrival order.
+    let mut got: [Vec<(u16, u64)>; 2] = [Vec::new(), Vec::new()];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while got.iter().map(Vec::len).sum::<usize>() < total as usize && std::time::Instant::now() < deadline {
+        if sent < total {
+            let k = qa
+                .tx
+                .tx_burst(32.min((total - sent) as usize), |i, buf| {
+                    let field = sent + i as u64;
+                    TestFrame {
+                        eth_dst: bmac,
+                        eth_src: amac,
+                        ip: IpPair::V4 {
+                            src: "198.18.0.2".parse().unwrap(),
+                            dst: "198.19.0.2".parse().unwrap(),
+                        },
+                        sport: 0xc000 + (field % 64) as u16,
+                        dport: 7,
+                        frame_size: 64,
+                        field,
+                    }
+                    .write(buf)
+                    .map(|l| l.len)
+                    .unwrap_or(0)
+                })
+                .unwrap();
+            sent += k as u64;
+        }
+        for (q, out) in qb.iter_mut().zip(got.iter_mut()) {
+            q.rx.rx_burst(64, |f| {
+                if let (Rx::Test { field, .. }, Some((_, _, sport, _))) = (classify(f), xlat_wire::udp_tuple(f)) {
+                    out.push((sport, field));
+                }
+            })
+            .unwrap();
+        }
+    }
+    assert_eq!(sent, total);
+    assert!(
+        got.iter().all(|g| !g.is_empty()),
+        "both sockets get flows: {} and {}",
+        got[0].len(),
+        got[1].len()
+    );
+    let mut all: Vec<u64> = got.iter().flatten().map(|(_, f)| *f).collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..total).collect::<Vec<_>>(), "every frame once");
+    for g in &got {
+        for flow in 0xc000..0xc040u16 {
+            let seq: Vec<u64> = g.iter().filter(|(p, _)| *p == flow).map(|(_, f)| *f).collect();
+            assert!(seq.windows(2).all(|w| w[0] < w[1]), "flow {flow:#x} in order");
+        }
+    }
+    for flow in 0xc000..0xc040u16 {
+        let on = got.iter().filter(|g| g.iter().any(|(p, _)| *p == flow)).count();
+        assert_eq!(on, 1, "flow {flow:#x} on one socket");
+    }
 }

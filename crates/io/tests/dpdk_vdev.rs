@@ -173,6 +173,31 @@ fn ring_pair_carries_both_ways_and_control() {
 }
 
 #[test]
+fn a_ring_pair_with_two_queue_sets_joins_set_k_to_set_k() {
+    let _serial = eal();
+    let (a, b) = dpdk::ring_pair_queues("qa", "qb", 1024, 2).unwrap();
+    let two = DpdkOptions { queues: 2, ..opts() };
+    let mut pa = DpdkPort::open(&a, &two).unwrap();
+    let mut pb = DpdkPort::open(&b, &two).unwrap();
+    assert_eq!(pa.max_queues(), 2);
+    assert!(pa.open_queues(1).is_err(), "every receive queue must be read: all sets or none");
+    let mut qa = pa.open_queues(2).unwrap();
+    let mut qb = pb.open_queues(2).unwrap();
+    assert_eq!(qa[0].tx.tx_burst(10, |i, buf| frame(i as u64, 84, buf)).unwrap(), 10);
+    assert_eq!(qa[1].tx.tx_burst(7, |i, buf| frame(100 + i as u64, 84, buf)).unwrap(), 7);
+    assert_eq!(qa[1].ctl.tx_burst(1, |_, buf| frame(1000, 64, buf)).unwrap(), 1);
+    let field = |f: &Vec<u8>| match classify(f) {
+        Rx::Test { field, .. } => field,
+        other => panic!("not a test frame: {other:?}"),
+    };
+    let set0: Vec<u64> = recv(&mut qb[0].rx, 10).iter().map(field).collect();
+    let set1: Vec<u64> = recv(&mut qb[1].rx, 8).iter().map(field).collect();
+    assert_eq!(set0, (0..10).collect::<Vec<_>>());
+    assert_eq!(set1, (100..107).chain([1000]).collect::<Vec<_>>());
+    assert!(dpdk::ring_pair_queues("qc", "qd", 1024, 9).is_err());
+}
+
+#[test]
 fn a_full_ring_accepts_part_of_a_burst() {
     let _serial = eal();
     let (a, b) = dpdk::ring_pair("fa", "fb", 64).unwrap();
