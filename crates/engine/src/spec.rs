@@ -60,6 +60,10 @@ pub enum SpecError {
     NoFrames { rate: u64, duration_s: f64 },
     #[error("{frames} frames per direction is more than the {max} one trial can track")]
     TooManyFrames { frames: u64, max: u64 },
+    #[error(
+        "{frames} frames per direction on {queues} queues per port is more than the {max} one trial can track with that many receivers (each keeps a bit per frame); use fewer queues or fewer frames"
+    )]
+    TooManyFramesForQueues { frames: u64, queues: u64, max: u64 },
     #[error("a preliminary phase (N M R T D) needs a stateful setup (stateful.mode / Stateful)")]
     NotStateful,
     #[error("a stateful setup (stateful.mode / Stateful) needs the preliminary phase's N M R T D")]

@@ -178,6 +178,16 @@ fn pdv_times_every_frame_of_every_queue() {
 }
 
 #[test]
+fn a_trial_whose_receive_bitmaps_would_not_fit_is_refused() {
+    let _g = serial();
+    let mut t = tester(setup(IpVersion::V4, true, false), 4, Impairment::default());
+    // 9 billion frames: one receiver could track them (1.1 GB), four would need 4.5 GB.
+    let spec = TrialSpec::new(84, 1_000_000_000, 9.0, 100);
+    let e = t.run_trial(&spec).err().expect("refused");
+    assert!(e.to_string().contains("on 4 queues per port"), "{e}");
+}
+
+#[test]
 fn more_queues_than_the_port_has_are_refused() {
     let (l, r) = pair(16);
     let cpus = CpuPlan {

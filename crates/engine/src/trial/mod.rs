@@ -532,6 +532,17 @@ impl<P: Port> Tester<P> {
     /// frames per direction from `t0` (ticks) on. Returns the report and, per direction, the
     /// 4-tuples learnt.
     fn run_phase(&mut self, spec: &TrialSpec, total: u64, active: [bool; 2], phase: Phase<'_>, t0: u64) -> Res<(TrialReport, [u64; 2])> {
+        // Every receiver keeps a bit per frame: with several queues, as much memory in all as
+        // one receiver of the largest trial.
+        let queues = self.queues() as u64;
+        if queues > 1 && total.saturating_mul(queues) > MAX_FRAMES {
+            return Err(SpecError::TooManyFramesForQueues {
+                frames: total,
+                queues,
+                max: MAX_FRAMES / queues,
+            }
+            .into());
+        }
         self.trials += 1;
         let tag = (self.trials & 0xff) << TAG_SHIFT;
         let clock = self.clock;
