@@ -183,7 +183,7 @@ fn a_trial_whose_receive_bitmaps_would_not_fit_is_refused() {
     let mut t = tester(setup(IpVersion::V4, true, false), 4, Impairment::default());
     // 9 billion frames: one receiver could track them (1.1 GB), four would need 4.5 GB.
     let spec = TrialSpec::new(84, 1_000_000_000, 9.0, 100);
-    let e = t.run_trial(&spec).err().expect("refused");
+    let e = t.run_trial(&spec).expect_err("refused");
     assert!(e.to_string().contains("on 4 queues per port"), "{e}");
 }
 
