@@ -49,18 +49,23 @@ fn skip_unless_root(tools: &[&str]) -> bool {
     skip::skip_unless(unsafe { libc::geteuid() } == 0, tools)
 }
 
+/// The two ends of the namespace's veth pair as AF_PACKET ports.
+fn open_pair() -> (AfPacketPort, AfPacketPort) {
+    let opts = AfPacketOptions {
+        netns: Some(NS.into()),
+        ..Default::default()
+    };
+    let a = AfPacketPort::open("xlat-ioa", opts.clone()).unwrap();
+    (a, AfPacketPort::open("xlat-iob", opts).unwrap())
+}
+
 #[test]
 fn frames_cross_a_veth_pair_intact_and_in_order() {
     if skip_unless_root(&["ip"]) {
         return;
     }
     let _ns = Netns::create();
-    let opts = AfPacketOptions {
-        netns: Some(NS.into()),
-        ..Default::default()
-    };
-    let mut a = AfPacketPort::open("xlat-ioa", opts.clone()).unwrap();
-    let mut b = AfPacketPort::open("xlat-iob", opts).unwrap();
+    let (mut a, mut b) = open_pair();
     assert!(AfPacketPort::open(
         "xlat-nonexistent",
         AfPacketOptions {
@@ -133,12 +138,7 @@ fn two_receive_sockets_share_the_flows_once_each_in_order() {
         return;
     }
     let _ns = Netns::create();
-    let opts = AfPacketOptions {
-        netns: Some(NS.into()),
-        ..Default::default()
-    };
-    let mut a = AfPacketPort::open("xlat-ioa", opts.clone()).unwrap();
-    let mut b = AfPacketPort::open("xlat-iob", opts).unwrap();
+    let (mut a, mut b) = open_pair();
     assert_eq!(b.max_queues(), xlat_io::afpacket::MAX_QUEUES);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let mut qa = a.queues().unwrap();
