@@ -192,6 +192,12 @@ fn ring(fd: &OwnedFd, opt: libc::c_int, frames: u32, frame_size: u32, what: &str
 
 /// ioctl(SIOCGIFHWADDR / SIOCGIFFLAGS) on a packet socket, in the socket's namespace.
 fn ifreq(fd: &OwnedFd, iface: &str, req: libc::c_ulong) -> Result<libc::ifreq> {
+    ifreq_with(fd, iface, req, |_| {})
+}
+
+/// [`ifreq`] with the request's other fields set by `fill` (e.g. `ifr_data` for SIOCETHTOOL;
+/// what it points to must outlive the call).
+fn ifreq_with(fd: &OwnedFd, iface: &str, req: libc::c_ulong, fill: impl FnOnce(&mut libc::ifreq)) -> Result<libc::ifreq> {
     // SAFETY: ifreq is plain data.
     let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
     let name = iface.as_bytes();
@@ -201,7 +207,9 @@ fn ifreq(fd: &OwnedFd, iface: &str, req: libc::c_ulong) -> Result<libc::ifreq> {
     for (d, s) in ifr.ifr_name.iter_mut().zip(name) {
         *d = *s as libc::c_char;
     }
-    // SAFETY: ifr is a valid ifreq for these requests.
+    fill(&mut ifr);
+    // SAFETY: ifr is a valid ifreq for these requests (any pointer `fill` put in it is the
+    // caller's, live during the call).
     if unsafe { libc::ioctl(fd.as_raw_fd(), req as _, &mut ifr) } != 0 {
         return Err(IoError::last_os(format!("ioctl on {iface}")));
     }
@@ -267,21 +275,11 @@ impl AfPacketPort {
             cmd: ETHTOOL_GCHANNELS,
             ..Default::default()
         };
-        // SAFETY: ifreq is plain data.
-        let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
-        let name = self.iface.as_bytes();
-        if name.len() >= ifr.ifr_name.len() {
-            return None;
-        }
-        for (d, s) in ifr.ifr_name.iter_mut().zip(name) {
-            *d = *s as libc::c_char;
-        }
-        ifr.ifr_ifru.ifru_data = &mut ch as *mut EthtoolChannels as *mut libc::c_char;
-        // SAFETY: SIOCETHTOOL with ifr_data pointing at a live ethtool_channels, which the
-        // kernel fills for ETHTOOL_GCHANNELS.
-        let r = unsafe { libc::ioctl(self.ctl.as_raw_fd(), SIOCETHTOOL as _, &mut ifr) };
+        let data = &mut ch as *mut EthtoolChannels as *mut libc::c_char;
+        // The kernel fills `ch` for ETHTOOL_GCHANNELS; it lives until the call returns.
+        let r = ifreq_with(&self.ctl, &self.iface, SIOCETHTOOL, |ifr| ifr.ifr_ifru.ifru_data = data);
         let n = ch.rx_count + ch.combined_count;
-        (r == 0 && n > 0).then_some(n)
+        (r.is_ok() && n > 0).then_some(n)
     }
 
     /// Open interface `iface` (checks that it exists and reads its MAC and MTU).

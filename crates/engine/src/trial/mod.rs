@@ -778,14 +778,10 @@ fn plan_workers<'s, P: Port>(
         let (id, mac, dut_mac) = (sp.id, sp.mac, sp.dut_mac);
         for (q, Queues { tx, rx, ctl }) in sp.q.iter_mut().enumerate() {
             let (send_core, recv_core) = cores[q][s];
-            let split = if queues > 1 {
-                Split {
-                    queue: q as u64,
-                    queues,
-                    chunk: QUEUE_CHUNK,
-                }
-            } else {
-                Split::ONE
+            let split = Split {
+                queue: q as u64,
+                queues,
+                chunk: QUEUE_CHUNK,
             };
             if trial.active[dir_index(send_dir)] {
                 let dut = dut_mac.ok_or(EngineError::Port {

@@ -5,8 +5,9 @@
 //! Reordering is judged per path: frames that different queues of the tester sent, or that
 //! came in through different rings of a receive queue that reads several (a DPDK
 //! `net_af_packet` device's sockets), have no order between them, so only a frame that arrives
-//! after a later one of the same sending queue on the same ring counts as reordered. With several receive queues the trial merges their counts
-//! (`assemble`): a frame seen on two of them is a duplicate.
+//! after a later one of the same sending queue on the same ring counts as reordered. With
+//! several receive queues the trial merges their counts (`assemble`): a frame seen on two of
+//! them is a duplicate.
 
 use super::schedule::TagPlan;
 use super::sender::{ts_epoch, Split, TS_RING};

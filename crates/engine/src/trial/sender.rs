@@ -58,14 +58,8 @@ pub(super) struct Split {
     pub(super) chunk: u64,
 }
 
+/// With one queue (`queues` 1) every method treats the direction as one chunk.
 impl Split {
-    /// A direction sent by one queue.
-    pub(super) const ONE: Split = Split {
-        queue: 0,
-        queues: 1,
-        chunk: u64::MAX,
-    };
-
     /// The queue that sends frame `seq`.
     #[inline]
     pub(super) fn queue_of(&self, seq: u64) -> u64 {
@@ -265,6 +259,14 @@ mod tests {
             chunk: 32,
         };
         assert_eq!((s.first(), s.chunk_end(40), s.next_from(64)), (32, 64, 96));
-        assert_eq!(Split::ONE.share(5), 5);
+        let one = Split {
+            queue: 0,
+            queues: 1,
+            chunk: 64,
+        };
+        assert_eq!(
+            (one.share(500), one.first(), one.chunk_end(70), one.next_from(128)),
+            (500, 0, u64::MAX, 128)
+        );
     }
 }
