@@ -4,17 +4,14 @@
 
 mod common;
 
-use common::{dut_exec, lab_lock, lab_up_with, ok, skip_unless_root, until_valid, xlatperf, LAB_TOOLS};
+use common::{dut_exec, ok, skip_unless_root, until_valid, TrialLab, LAB_TOOLS};
 use serde_json::Value;
 use std::process::{Command, Stdio};
-use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-/// A lab for one test: up on creation, down on drop (also when the test fails).
-struct Lab {
-    config: String,
-    _g: MutexGuard<'static, ()>,
-}
+/// A lab for one test ([`TrialLab`]: up on creation, down on drop, also when the test fails)
+/// with the stateful trials and procedures below.
+struct Lab(TrialLab);
 
 impl Lab {
     fn up(topology: &str) -> Option<Lab> {
@@ -26,9 +23,7 @@ impl Lab {
         if skip_unless_root(&[LAB_TOOLS, &["conntrack", "tshark"]].concat()) {
             return None;
         }
-        let g = lab_lock();
-        let config = lab_up_with(topology, extra);
-        Some(Lab { config, _g: g })
+        Some(Lab(TrialLab::up(topology, extra)))
     }
 
     /// A stateful trial: phase 1 of `n` connections (N = M) at 50,000 frames/s over the
@@ -38,7 +33,7 @@ impl Lab {
         let mut args = vec![
             "trial",
             "-c",
-            &self.config,
+            &self.0.config,
             "--rate",
             &r,
             "--duration",
@@ -96,16 +91,10 @@ impl Lab {
             "--json",
             &json_s,
         ];
-        let out = ok(&[&[name, "-c", &self.config], args, &phase1].concat());
+        let out = ok(&[&[name, "-c", &self.0.config], args, &phase1].concat());
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let _ = std::fs::remove_file(&json);
         (v["results"][0]["result"]["runs"][0].clone(), out)
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = xlatperf(&["lab", "down"]);
     }
 }
 
@@ -286,7 +275,7 @@ fn nat44_siitperf_tp_stateful_command_line() {
     std::fs::create_dir_all(&dir).unwrap();
     // 20 x 1000 port pairs: N = M = 20,000 connections, every pair once.
     // siitperf takes N M R T D from its command line only: the TOML keys go.
-    let text: String = std::fs::read_to_string(&lab.config)
+    let text: String = std::fs::read_to_string(&lab.0.config)
         .unwrap()
         .replace("max = 10999", "max = 10019")
         .lines()
