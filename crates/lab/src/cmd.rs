@@ -2,6 +2,7 @@
 //! vectors, never through a shell, and with the failing command and its stderr in the error.
 
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 use crate::LabError;
@@ -34,11 +35,31 @@ pub(crate) fn display(program: &str, args: &[&str]) -> String {
     s
 }
 
+/// A tool starts with standard input, output and error only: every other descriptor of ours
+/// (inherited from whoever ran xlatperf) is closed at its exec. TAYGA, a daemon, would otherwise
+/// keep them for its whole life: a script's `flock` on the lab lock stayed held after the script
+/// had ended, and a pipe's write end kept its reader waiting.
+#[allow(unsafe_code)]
+fn only_standard_descriptors(cmd: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec; it makes one system call
+    // (async-signal-safe), allocates nothing and takes no lock. close_range with
+    // CLOSE_RANGE_CLOEXEC only marks the descriptors from 3 up, so the spawn's own error pipe
+    // (close-on-exec already) still reports a failed exec. Linux < 5.11 has no close_range:
+    // the call fails and the tool inherits as before.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC);
+            Ok(())
+        });
+    }
+}
+
 /// Run `program args...`, optionally feeding `input` on stdin; return stdout on success.
 pub(crate) fn run_with_input(program: &str, args: &[&str], input: Option<&str>) -> Result<String, LabError> {
     let command = display(program, args);
     let mut cmd = Command::new(program);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    only_standard_descriptors(&mut cmd);
     cmd.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
     let mut child = cmd.spawn().map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {

@@ -168,6 +168,41 @@ fn siit_translates_both_ways() {
     assert!(!running(pid), "tayga {pid} still runs");
 }
 
+/// TAYGA, a daemon, keeps none of its caller's descriptors beyond the standard three: a
+/// script that held the lab lock (`exec 9>lock; flock 9; xlatperf lab up nat64`) found it held
+/// by TAYGA after the script had ended, until `lab down`.
+#[test]
+fn tayga_keeps_no_descriptor_of_the_caller() {
+    need_root!("tayga");
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array. Flags 0: not close-on-exec, as a
+    // shell's descriptors are.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), 0) }, 0);
+    let ours = std::fs::read_link(format!("/proc/self/fd/{}", fds[1])).unwrap();
+    let result = up(Topology::Siit, &UpOptions::default()).map(|_| status());
+    let theirs: Vec<_> = match &result {
+        Ok(Ok(st)) => {
+            let (pid, _) = st.tayga.expect("tayga pid recorded");
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .unwrap()
+                .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    // SAFETY: closing the two descriptors pipe2 made, once.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    down().unwrap();
+    result.unwrap().unwrap();
+    assert!(theirs.len() >= 3, "tayga's descriptors not read: {theirs:?}");
+    assert!(!theirs.contains(&ours), "tayga holds our {ours:?}: {theirs:?}");
+}
+
 /// Is `pid` a live process (not gone, not a zombie waiting for its new parent to reap it)?
 fn running(pid: u32) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
