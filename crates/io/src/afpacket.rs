@@ -109,7 +109,8 @@ impl Drop for Ring {
     }
 }
 
-fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, val: &T, what: &str) -> Result<()> {
+/// setsockopt(2) with a typed value (also the afxdp backend's).
+pub(crate) fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, val: &T, what: &str) -> Result<()> {
     // SAFETY: val points to a live T of the given size.
     let r = unsafe {
         libc::setsockopt(
@@ -124,6 +125,19 @@ fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, val: &T, w
         return Err(IoError::last_os(what));
     }
     Ok(())
+}
+
+/// getsockopt(2) into a typed value: the value and the length the kernel wrote (an older kernel
+/// may fill only a prefix of a structure that grew). Also the afxdp backend's.
+pub(crate) fn getsockopt<T: Default>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, what: &str) -> Result<(T, usize)> {
+    let mut val = T::default();
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: val and len describe a live T of its size, which the kernel writes at most.
+    let r = unsafe { libc::getsockopt(fd.as_raw_fd(), level, name, &mut val as *mut T as *mut libc::c_void, &mut len) };
+    if r != 0 {
+        return Err(IoError::last_os(what));
+    }
+    Ok((val, len as usize))
 }
 
 fn packet_socket(protocol: u16) -> Result<OwnedFd> {
@@ -532,21 +546,7 @@ impl AfPacketRx {
     /// Frames the kernel dropped because the ring was full, since the last call
     /// (PACKET_STATISTICS resets its counters when read).
     fn kernel_drops(&self) -> Result<u64> {
-        let mut st = TpacketStats::default();
-        let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
-        // SAFETY: st and len are valid for getsockopt(PACKET_STATISTICS).
-        let r = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                SOL_PACKET,
-                PACKET_STATISTICS,
-                &mut st as *mut _ as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        if r != 0 {
-            return Err(IoError::last_os("getsockopt(PACKET_STATISTICS)"));
-        }
+        let (st, _) = getsockopt::<TpacketStats>(&self.fd, SOL_PACKET, PACKET_STATISTICS, "getsockopt(PACKET_STATISTICS)")?;
         Ok(u64::from(st.tp_drops))
     }
 }

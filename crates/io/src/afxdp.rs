@@ -41,7 +41,7 @@
 //! instead (give it fewer: `ethtool -L <if> combined N`); frames longer than a UMEM frame less
 //! XDP's 256-byte headroom (3840 bytes) are not sent.
 
-use crate::afpacket::{in_netns, AfPacketOptions, AfPacketPort, AfPacketTx};
+use crate::afpacket::{getsockopt, in_netns, setsockopt, AfPacketOptions, AfPacketPort, AfPacketTx};
 use crate::{IoError, Port, Queues, Result, RxQueue, TxQueue, MAX_FRAME_LEN};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -468,22 +468,7 @@ struct Xsk {
 
 impl Xsk {
     fn statistics(&self) -> Result<XdpStatistics> {
-        let mut st = XdpStatistics::default();
-        let mut len = std::mem::size_of::<XdpStatistics>() as libc::socklen_t;
-        // SAFETY: st and len are valid for getsockopt(XDP_STATISTICS).
-        let r = unsafe {
-            libc::getsockopt(
-                self.sock.as_raw_fd(),
-                SOL_XDP,
-                XDP_STATISTICS,
-                &mut st as *mut _ as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        if r != 0 {
-            return Err(IoError::last_os("getsockopt(XDP_STATISTICS)"));
-        }
-        Ok(st)
+        getsockopt(&self.sock, SOL_XDP, XDP_STATISTICS, "getsockopt(XDP_STATISTICS)").map(|(st, _)| st)
     }
 
     /// Where `len` bytes from UMEM address `addr` are; `None` outside the UMEM.
@@ -495,23 +480,6 @@ impl Xsk {
         }
         Some(self.umem.base.wrapping_add(a))
     }
-}
-
-fn sockopt<T>(fd: &OwnedFd, name: libc::c_int, val: &T, what: &str) -> Result<()> {
-    // SAFETY: val points to a live T of the given size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            SOL_XDP,
-            name,
-            val as *const T as *const libc::c_void,
-            std::mem::size_of::<T>() as u32,
-        )
-    };
-    if r != 0 {
-        return Err(IoError::last_os(what));
-    }
-    Ok(())
 }
 
 fn bpf<T>(cmd: libc::c_long, attr: &mut T, what: &str) -> Result<OwnedFd> {
@@ -647,30 +615,28 @@ fn bind_socket(ifindex: i32, iface: &str, queue: u32, opts: &AfXdpOptions) -> Re
         chunk_size: FRAME_SIZE as u32,
         ..Default::default()
     };
-    sockopt(&sock, XDP_UMEM_REG, &reg, "setsockopt(XDP_UMEM_REG)")?;
-    sockopt(&sock, XDP_UMEM_FILL_RING, &opts.rx_frames, "setsockopt(XDP_UMEM_FILL_RING)")?;
-    sockopt(
+    setsockopt(&sock, SOL_XDP, XDP_UMEM_REG, &reg, "setsockopt(XDP_UMEM_REG)")?;
+    setsockopt(
         &sock,
+        SOL_XDP,
+        XDP_UMEM_FILL_RING,
+        &opts.rx_frames,
+        "setsockopt(XDP_UMEM_FILL_RING)",
+    )?;
+    setsockopt(
+        &sock,
+        SOL_XDP,
         XDP_UMEM_COMPLETION_RING,
         &opts.tx_frames,
         "setsockopt(XDP_UMEM_COMPLETION_RING)",
     )?;
-    sockopt(&sock, XDP_RX_RING, &opts.rx_frames, "setsockopt(XDP_RX_RING)")?;
-    sockopt(&sock, XDP_TX_RING, &opts.tx_frames, "setsockopt(XDP_TX_RING)")?;
-    let mut off = XdpMmapOffsets::default();
-    let mut len = std::mem::size_of::<XdpMmapOffsets>() as libc::socklen_t;
-    // SAFETY: off and len are valid for getsockopt(XDP_MMAP_OFFSETS).
-    let r = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            SOL_XDP,
-            XDP_MMAP_OFFSETS,
-            &mut off as *mut _ as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if r != 0 || len as usize != std::mem::size_of::<XdpMmapOffsets>() {
-        return Err(IoError::last_os("getsockopt(XDP_MMAP_OFFSETS) (a kernel older than 5.4?)"));
+    setsockopt(&sock, SOL_XDP, XDP_RX_RING, &opts.rx_frames, "setsockopt(XDP_RX_RING)")?;
+    setsockopt(&sock, SOL_XDP, XDP_TX_RING, &opts.tx_frames, "setsockopt(XDP_TX_RING)")?;
+    let (off, len) = getsockopt::<XdpMmapOffsets>(&sock, SOL_XDP, XDP_MMAP_OFFSETS, "getsockopt(XDP_MMAP_OFFSETS)")?;
+    if len != std::mem::size_of::<XdpMmapOffsets>() {
+        return Err(IoError::Backend(
+            "getsockopt(XDP_MMAP_OFFSETS) answered with the layout of a kernel older than 5.4: AF_XDP needs 5.4 or newer".into(),
+        ));
     }
     let d = std::mem::size_of::<XdpDesc>();
     let rx = Ring::map(&sock, &off.rx, opts.rx_frames, d, XDP_PGOFF_RX_RING, "the RX ring")?;
