@@ -218,8 +218,8 @@ pub fn trial_summary(r: &TrialReport) -> String {
         ));
         if d.unexpected > 0 {
             s.push_str(&format!(
-                "{name:<8} {} test frames not of this trial (foreign or late)\n",
-                d.unexpected
+                "{name:<8} {} test frames not of this trial (late, or another tester's: {})\n",
+                d.unexpected, d.foreign
             ));
         }
     }

@@ -27,6 +27,10 @@ pub struct DirectionCounts {
     pub duplicates: u64,
     pub reordered: u64,
     pub unexpected: u64,
+    /// Of `unexpected`: test frames with a trial tag this tester never used (another tester
+    /// sending into the same ports); a trial with any is invalid.
+    #[serde(default)]
+    pub foreign: u64,
     /// Test frames whose checksums or lengths did not verify: not counted as received.
     #[serde(default)]
     pub corrupted: u64,
@@ -49,6 +53,7 @@ impl DirectionCounts {
             duplicates: d.duplicates,
             reordered: d.reordered,
             unexpected: d.unexpected,
+            foreign: d.foreign,
             corrupted: d.corrupted,
             achieved_rate: d.achieved_rate,
             max_lag_ns: d.max_lag_ns,

@@ -279,6 +279,18 @@ pub fn refuse_stateful(cfg: &TestConfig, command: &str) -> Result<()> {
     Ok(())
 }
 
+/// Where this process's trial tags start: apart in two processes started apart (the clock's
+/// nanoseconds and the process id), so that two testers sending into the same ports see each
+/// other's frames as foreign (the trial is then invalid) instead of counting them as their own.
+/// Only the tags depend on it, never a result.
+fn tag_start() -> u8 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mixed = u64::from(nanos ^ std::process::id().wrapping_mul(0x9e37_79b9)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    (mixed >> 56) as u8
+}
+
 fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<dyn Runner>> {
     let mut setup = cfg.setup.clone();
     if cfg.tester.loopback || cfg.tester.backend == Backend::Mem {
@@ -287,6 +299,7 @@ fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<d
         setup.right.dut_mac = setup.right.dut_mac.or(Some(left.mac()));
     }
     let mut t = Tester::new(setup, left, right, cpu_plan(cfg))?;
+    t.set_trial_tag_start(tag_start());
     t.prepare(Duration::from_secs(3)).context("resolving the DUT's MAC addresses")?;
     let log: Arc<Mutex<Vec<HookRun>>> = Arc::default();
     let count = Arc::new(AtomicU64::new(NOT_COUNTED));

@@ -19,6 +19,11 @@ pub struct DirectionReport {
     pub reordered: u64,
     /// Test frames whose sequence number this trial never sent (foreign or corrupt).
     pub unexpected: u64,
+    /// Of `unexpected`: test frames with a trial tag this tester never used, i.e. from another
+    /// tester sending into the same ports (or an earlier run's frames, back late). A trial with
+    /// any is invalid: the other tester's load would count as the DUT's loss.
+    #[serde(default)]
+    pub foreign: u64,
     /// Frames with the test signature whose checksums or lengths did not verify (corrupted on
     /// the way): never counted as received.
     #[serde(default)]

@@ -4,10 +4,11 @@
 use std::collections::HashSet;
 use xlat_engine::{CpuPlan, LatencySpec, Tester, TrialSpec};
 use xlat_io::mem::{pair, Impairment, MemPort};
+use xlat_io::Port;
 mod common;
 
 use common::{serial, setup};
-use xlat_traffic::{IpVersion, Setup};
+use xlat_traffic::{Direction, DirectionStream, IpVersion, Setup};
 
 /// The 64-bit field of frame `seq` in the tester's first trial (trial tag 1 in the top byte).
 fn first_trial_field(seq: u64) -> u64 {
@@ -109,6 +110,43 @@ fn a_dut_that_forwards_nothing_loses_everything_and_stragglers_do_not_leak_into_
     let r2 = t.run_trial(&TrialSpec::new(84, 2_000, 0.5, 50)).unwrap();
     assert_eq!(r2.forward.as_ref().unwrap().received, 0);
     assert_eq!(r2.reverse.as_ref().unwrap().received, 1_000);
+}
+
+/// A test frame with a trial tag this tester never used (another tester sending into the same
+/// port) makes the trial invalid and is counted apart; one with the tag of this tester's own
+/// earlier trial (a straggler) is only unexpected.
+#[test]
+fn another_testers_frames_make_the_trial_invalid_and_own_stragglers_do_not() {
+    let _g = serial();
+    let s = setup(IpVersion::V4, true, false);
+    for (tag, foreign) in [(1u64, false), (77, true)] {
+        let (l, r) = pair(1 << 16);
+        let wire = l.tx_wire();
+        let stream = DirectionStream::new(&s, Direction::Forward, 84, l.mac(), r.mac()).unwrap();
+        let mut frame = vec![0u8; 2048];
+        let n = stream.write_frame_field(5, (tag << 56) | 5, &mut frame);
+        frame.truncate(n);
+        let mut t = Tester::new(s.clone(), l, r, CpuPlan::default()).unwrap();
+        // Trial 1 (tag 1) first, so that tag 1 is this tester's own.
+        let spec = TrialSpec::new(84, 2_000, 0.5, 50);
+        t.run_trial(&spec).unwrap();
+        // In the middle of trial 2 (tag 2), the frame arrives.
+        let r2 = std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                wire.inject(&frame);
+            });
+            t.run_trial(&spec).unwrap()
+        });
+        let f = r2.forward.as_ref().unwrap();
+        assert_eq!(
+            (f.sent, f.received, f.unexpected, f.foreign),
+            (1_000, 1_000, 1, u64::from(foreign)),
+            "tag {tag}"
+        );
+        let named = r2.invalid_reasons.iter().any(|w| w.contains("another tester"));
+        assert_eq!(named, foreign, "tag {tag}: {:?}", r2.invalid_reasons);
+    }
 }
 
 #[test]

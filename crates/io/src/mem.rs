@@ -86,6 +86,12 @@ impl Wire {
         self.lock().imp = imp;
     }
 
+    /// Put `frame` on the wire as if a third party had sent it (another tester's test frame):
+    /// it reaches the far end's receive queues as every frame does, impairments included.
+    pub fn inject(&self, frame: &[u8]) {
+        self.lock().deliver(frame.to_vec(), self.capacity);
+    }
+
     pub fn counters(&self) -> WireCounters {
         self.lock().counters
     }

@@ -19,7 +19,7 @@ use crate::neighbour::Neighbour;
 use crate::pin::{allowed_cores, pin_current_thread};
 use crate::report::{DirectionReport, PdvReport, PreliminaryReport, TrialReport};
 use crate::spec::{CpuPlan, PreliminarySpec, SpecError, TrialSpec};
-use receiver::{Count, PdvState, Receiver};
+use receiver::{Count, OwnTags, PdvState, Receiver};
 use schedule::{Schedule, TagPlan};
 use sender::{Sender, Split, StampSkew, TS_RING};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -117,7 +117,9 @@ pub struct Tester<P: Port> {
     setup: Setup,
     clock: Clock,
     cpus: CpuPlan,
+    /// Trials run since the tag start was set; trial `n`'s tag is `tag_start + n` (mod 256).
     trials: u64,
+    tag_start: u64,
     /// Set from outside (Ctrl-C) to end the running trial at once.
     abort: &'static AtomicBool,
     /// Run between the preliminary phase and phase 2 of a stateful trial (a DUT hook).
@@ -167,6 +169,7 @@ impl<P: Port> Tester<P> {
             clock: Clock::calibrate(),
             cpus,
             trials: 0,
+            tag_start: 0,
             // One flag per tester unless the caller gives one (a few bytes, never freed).
             abort: Box::leak(Box::new(AtomicBool::new(false))),
             between_phases: None,
@@ -192,6 +195,16 @@ impl<P: Port> Tester<P> {
     /// fails). An `Err` ends the trial with [`EngineError::Hook`].
     pub fn set_between_phases(&mut self, hook: Option<PhaseHook>) {
         self.between_phases = hook;
+    }
+
+    /// Let the next trial's tag (the top byte of every test frame's 64-bit field) be `start + 1`,
+    /// and forget the tags used so far. A tester's tags start at 1 unless this is called; the
+    /// binary starts each process at a different place, so that two testers sending into the
+    /// same ports tell each other's frames apart: a test frame with a tag this tester never used
+    /// makes the trial invalid ([`DirectionReport::foreign`](crate::DirectionReport)).
+    pub fn set_trial_tag_start(&mut self, start: u8) {
+        self.tag_start = u64::from(start);
+        self.trials = 0;
     }
 
     pub fn setup(&self) -> &Setup {
@@ -544,7 +557,11 @@ impl<P: Port> Tester<P> {
             .into());
         }
         self.trials += 1;
-        let tag = (self.trials & 0xff) << TAG_SHIFT;
+        let tag = (self.tag_start.wrapping_add(self.trials) & 0xff) << TAG_SHIFT;
+        let own = OwnTags {
+            start: self.tag_start,
+            used: self.trials,
+        };
         let clock = self.clock;
         let tags = TagPlan::new(spec, total);
         let tag_count = tags.map_or(0, |p| p.count as usize);
@@ -571,6 +588,7 @@ impl<P: Port> Tester<P> {
         let trial = TrialPlan {
             spec,
             tag,
+            own,
             total,
             active,
             phase,
@@ -647,6 +665,7 @@ impl<P: Port> Tester<P> {
 struct TrialPlan<'a> {
     spec: &'a TrialSpec,
     tag: u64,
+    own: OwnTags,
     total: u64,
     /// The directions that send (forward, reverse).
     active: [bool; 2],
@@ -823,6 +842,7 @@ fn plan_workers<'s, P: Port>(
                 dir: counting.then_some(recv_dir),
                 count: Count {
                     tag: trial.tag,
+                    own: trial.own,
                     total: trial.total,
                     seen: if counting {
                         vec![0u64; trial.total.div_ceil(64) as usize]
@@ -979,6 +999,13 @@ fn assemble<T: TxQueue, R: RxQueue>(trial: &TrialPlan<'_>, sh: &Shared<'_>, work
                 d.title(),
                 dr.tester_tx_dropped,
                 dr.tester_rx_dropped
+            ));
+        }
+        if dr.foreign > 0 {
+            invalid(format!(
+                "{}: {} test frames carried a trial tag this tester never used: another tester is sending into these ports (or frames of an earlier run came back late), the test is invalid",
+                d.title(),
+                dr.foreign
             ));
         }
         if let Some(p) = trial.tags {

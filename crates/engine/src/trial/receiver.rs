@@ -11,7 +11,7 @@
 
 use super::schedule::TagPlan;
 use super::sender::{ts_epoch, Split, TS_RING};
-use super::{Res, SEQ_MASK};
+use super::{Res, SEQ_MASK, TAG_SHIFT};
 use crate::clock::Clock;
 use crate::delay::{DelayRecorder, IpdvRecorder};
 use crate::neighbour::Neighbour;
@@ -35,10 +35,27 @@ pub(super) struct PdvState {
     pub(super) mul: u128,
 }
 
+/// The trial tags a tester has used: `start + 1`, `start + 2`, ... `start + used` (modulo 256,
+/// the tag being the field's top byte).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OwnTags {
+    pub(super) start: u64,
+    pub(super) used: u64,
+}
+
+impl OwnTags {
+    /// Was `tag` (0-255) one of this tester's trials?
+    pub(super) fn contains(&self, tag: u64) -> bool {
+        self.used >= 256 || (tag.wrapping_sub(self.start).wrapping_sub(1) & 0xff) < self.used
+    }
+}
+
 /// The counts of the direction a receiver receives.
 pub(super) struct Count {
     /// The trial tag every test frame of this trial carries.
     pub(super) tag: u64,
+    /// The trial tags this tester has used (a frame with another is a foreign tester's).
+    pub(super) own: OwnTags,
     pub(super) total: u64,
     /// One bit per sequence number: seen.
     pub(super) seen: Vec<u64>,
@@ -70,6 +87,7 @@ impl Count {
         r.duplicates += x.duplicates + both;
         r.reordered += x.reordered;
         r.unexpected += x.unexpected;
+        r.foreign += x.foreign;
         r.corrupted += x.corrupted;
         r.other += x.other;
         r.tester_rx_dropped += x.tester_rx_dropped;
@@ -99,6 +117,9 @@ impl Count {
         if field & !SEQ_MASK != self.tag || seq >= self.total {
             // Another trial's straggler, or a frame this trial never sent.
             self.report.unexpected += 1;
+            if !self.own.contains(field >> TAG_SHIFT) {
+                self.report.foreign += 1;
+            }
             return None;
         }
         let (w, b) = ((seq / 64) as usize, 1u64 << (seq % 64));
@@ -214,6 +235,7 @@ mod tests {
         };
         Count {
             tag: 0,
+            own: OwnTags { start: 0, used: 0 },
             total: 256,
             seen: vec![0; 4],
             report: DirectionReport::default(),
@@ -224,6 +246,18 @@ mod tests {
             pdv: None,
             learnt: 0,
         }
+    }
+
+    #[test]
+    fn own_tags_wrap_at_256() {
+        let none = OwnTags { start: 250, used: 0 };
+        assert!((0..256).all(|t| !none.contains(t)));
+        // Tags 251 ..= 255, 0, 1.
+        let some = OwnTags { start: 250, used: 7 };
+        let own: Vec<u64> = (0..256).filter(|t| some.contains(*t)).collect();
+        assert_eq!(own, vec![0, 1, 251, 252, 253, 254, 255]);
+        let all = OwnTags { start: 3, used: 300 };
+        assert!((0..256).all(|t| all.contains(t)));
     }
 
     #[test]
