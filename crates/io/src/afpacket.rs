@@ -539,8 +539,11 @@ pub struct AfPacketRx {
 
 impl AfPacketRx {
     /// Drop everything already in the ring (frames from before the trial).
+    /// At most 200 ms: frames that keep coming (another sender on the link) would otherwise
+    /// keep the port from opening.
     fn drain(&mut self) {
-        while self.rx_burst(usize::MAX, |_| {}).map(|n| n > 0).unwrap_or(false) {}
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+        while std::time::Instant::now() < deadline && self.rx_burst(usize::MAX, |_| {}).map(|n| n > 0).unwrap_or(false) {}
     }
 
     /// Frames the kernel dropped because the ring was full, since the last call
