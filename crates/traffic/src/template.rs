@@ -10,7 +10,7 @@ use crate::plan::{Plan, StreamError, MAX_FIELDS};
 use crate::setup::{AddrPair, IpVarSpec, NET_OCTET_V4, NET_OCTET_V6, RFC2544_DPORT, RFC2544_SPORT};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout};
-use xlat_wire::MacAddr;
+use xlat_wire::{checksum, MacAddr};
 
 /// The slots of a Responder's template: source port, destination port, the 16-bit words of
 /// the source address, those of the destination address: 6 for IPv4, 18 for IPv6 (room for
@@ -52,23 +52,6 @@ pub(crate) struct Template {
 pub(crate) fn next_id() -> u64 {
     static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Fold a 32-bit one's complement accumulator to 16 bits in one addition: the high half of
-/// `a + rotate(a, 16)` is the sum of the two halves with its end-around carry (the carry of the
-/// low halves' sum lands in it). 0 only for 0.
-#[inline(always)]
-fn fold32(a: u32) -> u16 {
-    (a.wrapping_add(a.rotate_right(16)) >> 16) as u16
-}
-
-/// Fold a 64-bit one's complement accumulator to 16 bits: the same trick on the 32-bit halves
-/// (their end-around sum keeps the value modulo 0xffff, 2^32 - 1 being a multiple of it), then
-/// [`fold32`]. Sums of 16- and 32-bit pieces fold to the same value, because 2^16 and 2^32 are 1
-/// modulo 0xffff. 0 only for 0.
-#[inline(always)]
-fn fold64(a: u64) -> u16 {
-    fold32((a.wrapping_add(a.rotate_right(32)) >> 32) as u32)
 }
 
 impl Template {
@@ -304,46 +287,18 @@ impl Template {
         }
         put(self.layout.field, &field.to_be_bytes());
         if self.ip_csum_off != 0 {
-            put(self.ip_csum_off, &(!fold32(ip)).to_be_bytes());
+            put(self.ip_csum_off, &(!checksum::fold(ip)).to_be_bytes());
         }
-        let c = xlat_wire::checksum::udp_nonzero(!fold64(udp));
+        let c = checksum::udp_nonzero(!checksum::fold64(udp));
         put(self.layout.udp_checksum, &c.to_be_bytes());
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use xlat_wire::checksum;
+    use xlat_wire::checksum::{self, fold64};
 
-    /// The folds give exactly what folding halves step by step gives (the value in 1..=0xffff
-    /// congruent modulo 0xffff; 0 for 0), on edge values and random ones.
-    #[test]
-    fn the_rotating_folds_equal_stepwise_folding() {
-        fn stepwise(a: u64) -> u16 {
-            let a = (a & 0xffff_ffff) + (a >> 32);
-            let a = (a & 0xffff) + (a >> 16);
-            let a = (a & 0xffff) + (a >> 16);
-            ((a & 0xffff) + (a >> 16)) as u16
-        }
-        let mut g = crate::rng::SplitMix64::new(9);
-        let edges = [
-            0,
-            1,
-            0xffff,
-            0x1_0000,
-            0xffff_ffff,
-            0x1_0000_0000,
-            0xffff_0000_ffff,
-            u64::MAX,
-            u64::MAX - 1,
-        ];
-        for a in edges.into_iter().chain((0..1_000_000).map(|_| g.next() >> (g.next() % 64))) {
-            assert_eq!(fold64(a), stepwise(a), "{a:#x}");
-            assert_eq!(fold32(a as u32), stepwise(u64::from(a as u32)), "{:#x}", a as u32);
-        }
-    }
-
+    /// What `patch` relies on: the template's sums, in 16- and 32-bit pieces, fold as words do.
     #[test]
     fn fold64_matches_16_bit_folding() {
         let mut g = crate::rng::SplitMix64::new(5);

@@ -31,10 +31,7 @@ pub fn sum(data: &[u8]) -> u16 {
     let mut tail = [0u8; 4];
     tail[..rest.len()].copy_from_slice(rest);
     acc += u64::from(u32::from_be_bytes(tail));
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    acc as u16
+    fold64(acc)
 }
 
 /// Add one 16-bit word to the accumulator, folding the carry at once so that it never overflows.
@@ -44,13 +41,21 @@ pub fn add16(acc: u32, w: u16) -> u32 {
     (s & 0xffff) + (s >> 16)
 }
 
-/// Fold the accumulator to 16 bits (the one's complement sum, not yet complemented).
-#[inline]
-pub fn fold(mut acc: u32) -> u16 {
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    acc as u16
+/// Fold the accumulator to 16 bits (the one's complement sum, not yet complemented), in one
+/// addition: the high half of `acc + rotate(acc, 16)` is the sum of the two halves with its
+/// end-around carry (the carry of the low halves' sum lands in it). 0 only for 0.
+#[inline(always)]
+pub fn fold(acc: u32) -> u16 {
+    (acc.wrapping_add(acc.rotate_right(16)) >> 16) as u16
+}
+
+/// Fold a 64-bit accumulator to 16 bits: the same trick on its 32-bit halves (their end-around
+/// sum keeps the value modulo 0xffff, 2^32 - 1 being a multiple of it), then [`fold`]. Sums of
+/// 16- and 32-bit pieces fold to the same value, because 2^16 and 2^32 are 1 modulo 0xffff.
+/// 0 only for 0.
+#[inline(always)]
+pub fn fold64(acc: u64) -> u16 {
+    fold((acc.wrapping_add(acc.rotate_right(32)) >> 32) as u32)
 }
 
 /// The checksum field value for data whose one's complement sum is `acc`.
@@ -89,6 +94,40 @@ mod tests {
             assert_eq!(sum(&data), fold(add_bytes(0, &data)), "len {len}");
         }
         assert_eq!(sum(&[0xff; 1501]), fold(add_bytes(0, &[0xff; 1501])));
+    }
+
+    /// The folds give exactly what folding halves step by step gives (the value in 1..=0xffff
+    /// congruent modulo 0xffff; 0 for 0), on edge values and random ones.
+    #[test]
+    fn the_rotating_folds_equal_stepwise_folding() {
+        fn stepwise(mut a: u64) -> u16 {
+            while a > 0xffff {
+                a = (a & 0xffff) + (a >> 16);
+            }
+            a as u16
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let edges = [
+            0,
+            1,
+            0xffff,
+            0x1_0000,
+            0xffff_ffff,
+            0x1_0000_0000,
+            0xffff_0000_ffff,
+            u64::MAX,
+            u64::MAX - 1,
+        ];
+        let random = (0..1_000_000).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x >> (x % 64)
+        });
+        for a in edges.into_iter().chain(random) {
+            assert_eq!(fold64(a), stepwise(a), "{a:#x}");
+            assert_eq!(fold(a as u32), stepwise(u64::from(a as u32)), "{:#x}", a as u32);
+        }
     }
 
     #[test]
