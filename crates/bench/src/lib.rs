@@ -63,6 +63,7 @@ pub mod repeat;
 pub mod result;
 pub mod runner;
 pub mod selftest;
+pub mod siitperf;
 pub mod sim;
 pub mod svg;
 pub mod teardown;

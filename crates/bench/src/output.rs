@@ -10,153 +10,12 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use xlat_engine::{PreliminaryReport, TrialReport};
 
-use crate::delay::{Delay, LatencyStats, PdvStats};
 use crate::error::BenchError;
 use crate::record::{loss_percent, DirectionCounts, TrialRecord};
 use crate::repeat::Repeated;
 use crate::result::BenchResult;
+use crate::siitperf::preliminary_rate_percent;
 use crate::text::{group, text_table};
-
-/// The lines siitperf prints about the preliminary phase of a stateful test (RFC 9693), in its
-/// order: the sending time; the "too slow" warning (then no "sent" line) or the frames sent;
-/// the frames received; the state table's verdict.
-pub fn siitperf_preliminary_lines(p: &PreliminaryReport) -> Vec<String> {
-    let mut v = vec![format!(
-        "Info: Preliminary sender's sending took {:.10} seconds.",
-        p.send_duration_s
-    )];
-    if p.sending_valid {
-        v.push(format!("Preliminary frames sent: {}", p.sent));
-    } else {
-        v.push(format!(
-            "Warning: Preliminary sending was too slow (only {:.10} percent of required rate), the test is invalid.",
-            preliminary_rate_percent(p)
-        ));
-    }
-    v.push(format!("Preliminary frames received: {}", p.received));
-    if p.valid_entries < p.state_table {
-        v.push(format!(
-            "Error: Failed to fill state table (valid entries: {}, state table size: {})!",
-            p.valid_entries, p.state_table
-        ));
-    } else {
-        v.push("Info: Preliminary phase finished.".to_string());
-    }
-    v
-}
-
-/// siitperf's percentage of the required preliminary rate that the sending achieved:
-/// 100 x N / (elapsed x R); 0 when nothing can be computed.
-pub fn preliminary_rate_percent(p: &PreliminaryReport) -> f64 {
-    let d = p.send_duration_s * p.rate as f64;
-    if d > 0.0 && d.is_finite() {
-        100.0 * p.frames as f64 / d
-    } else {
-        0.0
-    }
-}
-
-/// An invalid reason that [`siitperf_preliminary_lines`] already printed in siitperf's words.
-fn said_by_preliminary_lines(reason: &str) -> bool {
-    reason.contains("Preliminary sending was too slow") || reason.contains("Failed to fill state table")
-}
-
-/// The lines siitperf-tp prints, in its order, and a line with `invalid` when the trial is.
-/// A stateful trial's preliminary lines come first, as siitperf prints them before phase 2.
-///
-/// `<Side> frames received:` carries siitperf's count: every test frame received, a duplicate
-/// as often as it arrived (distinct sequence numbers plus duplicates), so that a script
-/// comparing it with rate x duration judges a trial as it would with siitperf. Where xlatperf
-/// knows more (duplicates, reordering, the tester's own drops), an `Info: <Side>: ...` line
-/// after the two says so; it does not start with `<Side> frames` and so leaves scripts that
-/// grep siitperf's lines alone (docs/siitperf-compat.md).
-pub fn siitperf_lines(r: &TrialReport) -> Vec<String> {
-    let mut v = Vec::new();
-    if let Some(p) = &r.preliminary {
-        v.extend(siitperf_preliminary_lines(p));
-    }
-    for reason in &r.invalid_reasons {
-        if r.preliminary.is_some() && said_by_preliminary_lines(reason) {
-            continue;
-        }
-        v.extend(siitperf_warning(reason));
-    }
-    for (name, d) in r.directions() {
-        let title = if name == "forward" { "Forward" } else { "Reverse" };
-        v.push(format!("{title} frames sent: {}", d.sent));
-        v.push(format!("{title} frames received: {}", d.received + d.duplicates));
-        if d.duplicates + d.reordered + d.tester_tx_dropped + d.tester_rx_dropped > 0 {
-            v.push(format!(
-                "Info: {title}: {} distinct frames received, {} duplicates, {} reordered; tester dropped: tx {}, rx {}",
-                d.received, d.duplicates, d.reordered, d.tester_tx_dropped, d.tester_rx_dropped
-            ));
-        }
-    }
-    v
-}
-
-/// An invalid reason as siitperf's warning line: a late sender in siitperf's exact words
-/// (`Warning: Forward sending exceeded the 60.0006000000 seconds limit, the test is invalid.`)
-/// with the time it took on an `Info:` line after it; any other reason as `Warning: <reason>.`
-fn siitperf_warning(reason: &str) -> Vec<String> {
-    if let Some((head, rest)) = reason.split_once(" seconds limit (took ") {
-        if let Some((took, tail)) = rest.split_once(')') {
-            let side = head.split_whitespace().next().unwrap_or("");
-            return vec![
-                format!("Warning: {head} seconds limit{tail}."),
-                format!("Info: {side} sending took {took}."),
-            ];
-        }
-    }
-    vec![format!("Warning: {reason}.")]
-}
-
-/// "Forward" or "Reverse".
-fn title(direction: &str) -> &'static str {
-    if direction == "forward" {
-        "Forward"
-    } else {
-        "Reverse"
-    }
-}
-
-/// The lines of a latency trial. A lost tag counts as the largest possible latency: the test
-/// duration plus the global timeout (a frame later than that cannot be received), so that the
-/// printed value stays a number that scripts can compare.
-pub fn siitperf_latency_lines(report: &TrialReport) -> Vec<String> {
-    let mut v = siitperf_lines(report);
-    let worst_ms = report.duration_s * 1000.0 + report.timeout_ms as f64;
-    let ms = |d: Delay| if d.is_infinite() { worst_ms } else { d.ms() };
-    for (name, d) in report.directions() {
-        match LatencyStats::from_samples(&d.latency_ns) {
-            Some(s) => {
-                v.push(format!("{} TL: {:.6}", title(name), ms(s.typical)));
-                v.push(format!("{} WCL: {:.6}", title(name), ms(s.worst_case)));
-            }
-            None => v.push(format!("Error: {} direction: no latency samples", title(name))),
-        }
-    }
-    v
-}
-
-/// The lines of a PDV trial (frame timeout 0) or of the frame-timeout test (only the counts).
-pub fn siitperf_pdv_lines(report: &TrialReport, frame_timeout_ms: u64) -> Vec<String> {
-    let mut v = siitperf_lines(report);
-    if frame_timeout_ms > 0 {
-        return v;
-    }
-    let worst_ms = report.duration_s * 1000.0 + report.timeout_ms as f64;
-    for (name, d) in report.directions() {
-        match d.pdv.as_ref().and_then(|p| PdvStats::of(&p.delays)) {
-            Some(p) => {
-                let ms = if p.pdv.is_infinite() { worst_ms } else { p.pdv.ms() };
-                v.push(format!("{} PDV: {ms:.6}", title(name)));
-            }
-            None => v.push(format!("Error: {} direction: no PDV statistics", title(name))),
-        }
-    }
-    v
-}
 
 /// One line about the preliminary phase of a stateful trial: "phase 1: N frames at R fps, X of
 /// Y foreground frames learnt, state table V/M", then what went wrong, if anything.
@@ -501,8 +360,7 @@ pub fn human_results<T: BenchResult>(results: &[SizeResult<T>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delay::DelayRecorder;
-    use xlat_engine::{DirectionReport, PdvReport, PreliminaryReport};
+    use xlat_engine::DirectionReport;
 
     #[test]
     fn csv_quoting() {
@@ -512,10 +370,8 @@ mod tests {
     }
 
     #[test]
-    fn siitperf_lines_and_invalid_word() {
+    fn the_summary_of_a_trial_with_loss_and_tester_drops() {
         let mut r = TrialReport {
-            dut_hooks: Vec::new(),
-            preliminary: None,
             valid: true,
             forward: Some(DirectionReport {
                 sent: 10,
@@ -525,19 +381,6 @@ mod tests {
             }),
             ..Default::default()
         };
-        assert_eq!(siitperf_lines(&r), vec!["Forward frames sent: 10", "Forward frames received: 9"]);
-        // siitperf counts a duplicate as often as it arrives; xlatperf says what it knows more.
-        let mut d = r.clone();
-        let f = d.forward.as_mut().unwrap();
-        (f.received, f.duplicates, f.reordered) = (8, 2, 1);
-        assert_eq!(
-            siitperf_lines(&d),
-            vec![
-                "Forward frames sent: 10",
-                "Forward frames received: 10",
-                "Info: Forward: 8 distinct frames received, 2 duplicates, 1 reordered; tester dropped: tx 0, rx 0"
-            ]
-        );
         assert!(trial_summary(&r).contains("trial valid: loss"));
         assert!(
             trial_summary(&r).contains("lost          1 (10.0000 %)  tester dropped: tx 0, rx 0"),
@@ -547,192 +390,7 @@ mod tests {
         let f = r.forward.as_mut().unwrap();
         (f.tester_tx_dropped, f.tester_rx_dropped) = (3, 4);
         assert!(trial_summary(&r).contains("tester dropped: tx 3, rx 4"), "{}", trial_summary(&r));
-        r.valid = false;
-        // The engine's reason as it words it: siitperf's line byte for byte, the time after it.
-        r.invalid_reasons
-            .push("Forward sending exceeded the 1.0000100000 seconds limit (took 1.000412 s), the test is invalid".into());
-        let l = siitperf_lines(&r);
-        assert_eq!(
-            l[0],
-            "Warning: Forward sending exceeded the 1.0000100000 seconds limit, the test is invalid."
-        );
-        assert_eq!(l[1], "Info: Forward sending took 1.000412 s.");
-        assert_eq!(l[2..4], ["Forward frames sent: 10", "Forward frames received: 9"]);
-        assert!(trial_summary(&r).contains("INVALID"));
-        r.invalid_reasons = vec!["the tester dropped 3 frames".into()];
-        assert_eq!(siitperf_lines(&r)[0], "Warning: the tester dropped 3 frames.");
-    }
-
-    /// siitperf's example of STATEFUL.md section 7: N = M = 4,000,000 at R = 8,000,000.
-    fn preliminary() -> PreliminaryReport {
-        PreliminaryReport {
-            frames: 4_000_000,
-            rate: 8_000_000,
-            sent: 4_000_000,
-            received: 4_000_000,
-            foreground_received: 4_000_000,
-            foreground_sent: 4_000_000,
-            valid_entries: 4_000_000,
-            state_table: 4_000_000,
-            send_duration_s: 0.5000001234,
-            sending_valid: true,
-            ..Default::default()
-        }
-    }
-
-    fn stateful_report(p: PreliminaryReport, phase2: bool) -> TrialReport {
-        let d = DirectionReport {
-            sent: 240_000_000,
-            received: 240_000_000,
-            latency_ns: vec![1_000_000; 10],
-            ..Default::default()
-        };
-        TrialReport {
-            dut_hooks: Vec::new(),
-            valid: phase2,
-            duration_s: 60.0,
-            timeout_ms: 2000,
-            forward: phase2.then(|| d.clone()),
-            reverse: phase2.then_some(d),
-            preliminary: Some(p),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn siitperf_preliminary_lines_when_phase_1_succeeded() {
-        let r = stateful_report(preliminary(), true);
-        assert_eq!(
-            siitperf_lines(&r),
-            vec![
-                "Info: Preliminary sender's sending took 0.5000001234 seconds.",
-                "Preliminary frames sent: 4000000",
-                "Preliminary frames received: 4000000",
-                "Info: Preliminary phase finished.",
-                "Forward frames sent: 240000000",
-                "Forward frames received: 240000000",
-                "Reverse frames sent: 240000000",
-                "Reverse frames received: 240000000",
-            ]
-        );
-        // -lat and -pdv print the same preliminary lines first.
-        let l = siitperf_latency_lines(&r);
-        assert_eq!(l[..4], siitperf_lines(&r)[..4]);
-        assert!(l.contains(&"Forward TL: 1.000000".to_string()), "{l:?}");
-        let p = siitperf_pdv_lines(&r, 10);
-        assert_eq!(p, siitperf_lines(&r));
-        assert_eq!(
-            preliminary_summary(r.preliminary.as_ref().unwrap()),
-            "phase 1: 4,000,000 frames at 8,000,000 fps, 4,000,000 of 4,000,000 foreground frames learnt, \
-             state table 4,000,000/4,000,000"
-        );
-        let s = trial_summary(&r);
-        assert!(s.starts_with("phase 1: 4,000,000 frames at 8,000,000 fps,"), "{s}");
-        assert!(s.contains("trial valid: no loss") && !s.contains("did not run"), "{s}");
-    }
-
-    #[test]
-    fn siitperf_preliminary_lines_when_sending_was_too_slow() {
-        let mut p = preliminary();
-        p.send_duration_s = 1.0;
-        p.sending_valid = false;
-        let mut r = stateful_report(p, false);
-        // The engine's reason in siitperf's words is not printed twice; another reason is.
-        r.invalid_reasons = vec![
-            "Preliminary sending was too slow (only 50.0000000000 percent of required rate), the test is invalid".into(),
-            "the tester itself dropped frames".into(),
-        ];
-        assert_eq!(
-            siitperf_lines(&r),
-            vec![
-                "Info: Preliminary sender's sending took 1.0000000000 seconds.",
-                "Warning: Preliminary sending was too slow (only 50.0000000000 percent of required rate), the test is invalid.",
-                "Preliminary frames received: 4000000",
-                "Info: Preliminary phase finished.",
-                "Warning: the tester itself dropped frames.",
-            ]
-        );
-        assert!(!siitperf_lines(&r).iter().any(|l| l.starts_with("Preliminary frames sent")));
-        assert_eq!(siitperf_latency_lines(&r), siitperf_lines(&r));
-        assert_eq!(siitperf_pdv_lines(&r, 0), siitperf_lines(&r));
-        let s = trial_summary(&r);
-        assert!(s.contains("sending too slow: 1.000000 s, 50.0000 % of the rate"), "{s}");
-        assert!(s.contains("phase 2 did not run") && s.contains("trial INVALID"), "{s}");
-    }
-
-    #[test]
-    fn siitperf_preliminary_lines_when_the_state_table_was_not_filled() {
-        let mut p = preliminary();
-        (p.received, p.foreground_received, p.valid_entries) = (3_999_990, 3_999_990, 3_999_990);
-        p.duplicate_tuples = Some(2);
-        let mut r = stateful_report(p, false);
-        r.invalid_reasons = vec!["Failed to fill state table (valid entries: 3999990, state table size: 4000000)".into()];
-        assert_eq!(
-            siitperf_lines(&r),
-            vec![
-                "Info: Preliminary sender's sending took 0.5000001234 seconds.",
-                "Preliminary frames sent: 4000000",
-                "Preliminary frames received: 3999990",
-                "Error: Failed to fill state table (valid entries: 3999990, state table size: 4000000)!",
-            ]
-        );
-        assert_eq!(siitperf_latency_lines(&r), siitperf_lines(&r));
-        let s = trial_summary(&r);
-        assert!(
-            s.contains("3,999,990 of 4,000,000 foreground frames learnt, state table 3,999,990/4,000,000; state table NOT filled"),
-            "{s}"
-        );
-        assert!(s.contains("; 2 duplicate tuples"), "{s}");
-        // Both failures at once: siitperf prints the warning and the error.
-        let mut p = preliminary();
-        (p.sending_valid, p.send_duration_s, p.valid_entries) = (false, 2.0, 1);
-        let l = siitperf_preliminary_lines(&p);
-        assert_eq!(l.len(), 4);
-        assert!(l[1].starts_with("Warning: Preliminary sending was too slow (only 25.0000000000 percent"));
-        assert!(l[3].starts_with("Error: Failed to fill state table (valid entries: 1,"));
-    }
-
-    #[test]
-    fn latency_and_pdv_lines() {
-        let mut lat = vec![1_000_000u64; 999];
-        lat.push(u64::MAX);
-        let r = TrialReport {
-            dut_hooks: Vec::new(),
-            preliminary: None,
-            valid: true,
-            duration_s: 10.0,
-            timeout_ms: 2000,
-            forward: Some(DirectionReport {
-                sent: 10,
-                received: 10,
-                latency_ns: lat.clone(),
-                ..Default::default()
-            }),
-            reverse: Some(DirectionReport {
-                sent: 10,
-                received: 9,
-                lost: 1,
-                latency_ns: vec![u64::MAX; 3],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let l = siitperf_latency_lines(&r);
-        assert!(l.contains(&"Forward TL: 1.000000".to_string()), "{l:?}");
-        assert!(l.contains(&"Forward WCL: 1.000000".to_string()), "{l:?}");
-        assert!(l.contains(&"Reverse WCL: 12000.000000".to_string()), "{l:?}");
-
-        let mut p = r.clone();
-        // Ten delays: the 99.9th percentile is the largest, 0.25 ms above the smallest.
-        let mut delays = vec![1000u64; 9];
-        delays.push(251_000);
-        p.forward.as_mut().unwrap().pdv = Some(PdvReport {
-            delays: DelayRecorder::from_samples(&delays),
-            ..Default::default()
-        });
-        let l = siitperf_pdv_lines(&p, 0);
-        assert!(l.contains(&"Forward PDV: 0.250000".to_string()), "{l:?}");
-        assert!(l.iter().any(|x| x.starts_with("Error: Reverse")), "{l:?}");
-        assert_eq!(siitperf_pdv_lines(&p, 10).len(), 4);
+        r.invalidate("the tester dropped 7 frames".into());
+        assert!(trial_summary(&r).contains("trial INVALID: the tester dropped 7 frames"));
     }
 }

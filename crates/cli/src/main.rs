@@ -277,7 +277,7 @@ fn trial(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<()> {
         to.write(&serde_json::to_string(&report)?)?;
     }
     if human {
-        for l in xlat_bench::output::siitperf_lines(&report) {
+        for l in xlat_bench::siitperf::tp_lines(&report) {
             println!("{l}");
         }
         print!("{}", xlat_bench::output::trial_summary(&report));
@@ -481,9 +481,10 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::TeardownRate(a) => procedures::teardown(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Demo(a) => demo::run(a),
-        Cmd::SiitperfTp { args } => siitperf::tp(args),
-        Cmd::SiitperfLat { args } => siitperf::lat(args),
-        Cmd::SiitperfPdv { args } => siitperf::pdv(args),
+        // siitperf's exit codes (255 for an input error), as through the siitperf-* links.
+        Cmd::SiitperfTp { args } => std::process::exit(siitperf::main("siitperf-tp", args)),
+        Cmd::SiitperfLat { args } => std::process::exit(siitperf::main("siitperf-lat", args)),
+        Cmd::SiitperfPdv { args } => std::process::exit(siitperf::main("siitperf-pdv", args)),
         Cmd::Selftest { cfg, args } => {
             let c = load(cfg)?;
             // The self-test's trials are stateless (no DUT keeps state between the ports).
@@ -518,9 +519,7 @@ fn main() {
     let argv0 = argv.first().cloned().unwrap_or_default();
     let rest = argv.get(1..).unwrap_or_default();
     let r = match Path::new(&argv0).file_name().and_then(|n| n.to_str()) {
-        Some("siitperf-tp") => siitperf::tp(rest),
-        Some("siitperf-lat") => siitperf::lat(rest),
-        Some("siitperf-pdv") => siitperf::pdv(rest),
+        Some(p @ ("siitperf-tp" | "siitperf-lat" | "siitperf-pdv")) => std::process::exit(siitperf::main(p, rest)),
         _ => run(&Cli::parse(), &argv),
     };
     if let Err(e) = r {

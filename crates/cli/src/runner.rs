@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use xlat_config::{Backend, ConfigError, TestConfig};
-use xlat_engine::{CpuPlan, HookRun, PreliminarySpec, Tester, TrialReport, TrialSpec};
+use xlat_engine::{CpuPlan, HookRun, PhaseTwoAfter, PreliminarySpec, Tester, TrialReport, TrialSpec};
 use xlat_io::Port;
 use xlat_traffic::Stateful;
 
@@ -27,6 +27,9 @@ pub trait Runner {
     fn describe(&self) -> String;
     /// Choose the active directions of the next trials.
     fn set_directions(&mut self, forward: bool, reverse: bool);
+    /// After which phase 1 the next stateful trials run phase 2 (siitperf's command lines
+    /// run it after an invalid one too).
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter);
 }
 
 impl<P: Port> Runner for Tester<P> {
@@ -40,6 +43,10 @@ impl<P: Port> Runner for Tester<P> {
 
     fn set_directions(&mut self, forward: bool, reverse: bool) {
         Tester::set_directions(self, forward, reverse)
+    }
+
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) {
+        Tester::set_phase_two_after(self, when)
     }
 
     fn describe(&self) -> String {
@@ -414,6 +421,10 @@ impl Runner for Hooks {
     fn set_directions(&mut self, forward: bool, reverse: bool) {
         self.inner.set_directions(forward, reverse)
     }
+
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) {
+        self.inner.set_phase_two_after(when)
+    }
 }
 
 /// Open both ports of the configured backend and resolve the DUT.
@@ -504,6 +515,7 @@ pub(crate) mod tests {
             "recorder".into()
         }
         fn set_directions(&mut self, _: bool, _: bool) {}
+        fn set_phase_two_after(&mut self, _: PhaseTwoAfter) {}
     }
 
     #[test]
@@ -561,6 +573,7 @@ pub(crate) mod tests {
             "phase one".into()
         }
         fn set_directions(&mut self, _: bool, _: bool) {}
+        fn set_phase_two_after(&mut self, _: PhaseTwoAfter) {}
     }
 
     #[test]

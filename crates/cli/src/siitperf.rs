@@ -1,17 +1,23 @@
-//! siitperf's command lines (docs/siitperf-compat.md): `siitperf-tp`, `siitperf-lat`, `siitperf-pdv`.
-//! Each reads ./siitperf.conf, takes siitperf's positional arguments and prints the lines that
-//! siitperf's scripts grep (`<Side> frames sent: `, `... received: `, `<Side> TL: `, `<Side> WCL: `,
-//! `<Side> PDV: `, values in milliseconds with six decimals; made by `xlat_bench::output`).
-//! Errors contain `Error:`.
+//! siitperf's command lines (docs/siitperf-compat.md): `siitperf-tp`, `siitperf-lat`,
+//! `siitperf-pdv`, as siitperf (lencsegabor/siitperf 2c82add) takes and answers them. Each reads
+//! ./siitperf.conf, takes siitperf's positional arguments (extra ones are ignored, fewer give
+//! `Input Error: Too few command line arguments.`), prints siitperf's `Info:` lines as its checks
+//! pass (they stay printed when a later check fails) and the lines of `xlat_bench::siitperf`.
+//! Exit codes are siitperf's: 255 for an input error (its `main` returns -1), 1 where siitperf
+//! calls `rte_exit` (a trial that could not run; siitperf-pdv's unfilled state table), 0 for a
+//! run that finished, valid or not.
 
-use anyhow::{bail, Context, Result};
 use std::path::Path;
-use xlat_bench::output::{siitperf_latency_lines, siitperf_lines, siitperf_pdv_lines};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use xlat_bench::siitperf::{self as face, Program, Times};
 use xlat_config::TestConfig;
-use xlat_engine::{LatencySpec, PdvSpec, PreliminarySpec, TrialReport, TrialSpec};
-use xlat_traffic::{Setup, Stateful, Variation};
+use xlat_engine::{LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, TrialSpec};
+use xlat_traffic::{IpVersion, Setup, Stateful, Variation};
 
 use crate::runner;
+
+/// siitperf's exit code for an input error: its `main` returns -1.
+const INPUT_ERROR: i32 = 255;
 
 /// The parsed common part: the configuration (with n/m applied) and the trial (with phase 1
 /// in a stateful test).
@@ -20,150 +26,212 @@ struct Common {
     spec: TrialSpec,
 }
 
-/// siitperf's rate limit (10 Gbit/s Ethernet, 64-byte frames), for `<rate>` and for `<R>`.
+/// siitperf's frame rate limit (10 Gbit/s Ethernet, 64-byte frames), for `<rate>`.
 const MAX_RATE: u64 = 14_880_952;
+
+/// An input error in siitperf's words (with xlatperf's detail where it adds one).
+type Input<T> = Result<T, String>;
 
 /// Check siitperf's stateful parameters `N M R T D` (already in range) against each other and
 /// the configuration, in siitperf's order, with 64-bit (128-bit for the combinations)
-/// arithmetic; return the `Info:` lines siitperf prints on the way, or its `Input Error:`.
+/// arithmetic. The `Info:` lines siitperf prints on the way go to `info` as each check passes.
 /// `n`/`m` are the foreground share of the command line.
-fn stateful_checks(setup: &Setup, n: u32, m: u32, p: &PreliminarySpec) -> Result<Vec<String>> {
-    let mut info = Vec::new();
+fn stateful_checks(setup: &Setup, n: u32, m: u32, p: &PreliminarySpec, info: &mut Vec<String>) -> Input<()> {
     // 1. Phase 1 fits in D (siitperf's formula: the sending time rounded down, plus T).
     let needed = u128::from(p.frames) * 1000 / u128::from(p.rate) + u128::from(p.timeout_ms);
     if needed > u128::from(p.phase_delay_ms) {
-        bail!(
-            "Input Error: 1000*N/R+T > D (preliminary test may not be performed in the available time period): \
-             1000*N/R+T: {needed} > D: {}",
+        return Err(format!(
+            "Input Error: 1000*N/R+T > D (preliminary test may not be performed in the available time period). \
+             (1000*N/R+T: {needed} > D: {})",
             p.phase_delay_ms
-        );
+        ));
     }
     info.push(format!("Info: 1000*N/R+T: {needed} <= D: {}", p.phase_delay_ms));
     // 2. Enough foreground frames to fill the state table: the exact count (siitperf's
     //    N-N*(n-m)/n can be one less).
     let eff = xlat_config::foreground_frames(p.frames, n, m);
     if eff < p.state_table {
-        bail!(
-            "Input Error: the {eff} foreground frames among N ({}, foreground {m} of every {n}) are fewer than M ({}) \
-             (there are not enough foreground frames to fill the state table).",
-            p.frames,
-            p.state_table
-        );
+        return Err(format!(
+            "Input Error: N-N*(n-m)/n < M (there are not enough foreground frames to fill the state table). \
+             (xlatperf counts them exactly: {eff} foreground frames among N = {} with n = {n}, m = {m}; M = {}.)",
+            p.frames, p.state_table
+        ));
     }
     // 3. A unique combination for every foreground frame of a pseudorandom enumeration.
     if let Some((c, what)) = xlat_config::combinations(setup) {
         info.push(format!("Info: number of unique {what} combinations: {c}"));
         info.push(format!("Info: number of foreground preliminary frames: {eff}"));
         if c < u128::from(eff) {
-            bail!("Input Error: There are not enough unique {what} combinations for each (foreground) preliminary frame ({c} < {eff}).");
+            // siitperf says "IP address" also when both are enumerated (sic "foregound").
+            let said = if what == "port number" { what } else { "IP address" };
+            return Err(format!(
+                "Input Error: There are not enough unique {said} combinations for each (foregound) preliminary frames. ({c} < {eff})"
+            ));
         }
     }
     // 4. More than one tuple to choose from needs a state table of more than one entry.
     if setup.stateful.responder_tuples != Variation::Fixed && p.state_table == 1 {
-        bail!("Input Error: 'Responder-tuples' MUST be set to 0, if the size of the state table (M) is 1.");
+        return Err("Input Error: 'Responder-tuples' MUST be set to 0, if the size of the state table (M) is 1.".into());
     }
     // 5. (sic: siitperf's spelling, which scripts may match)
     info.push(format!(
         "Info: Stateful test cmdline parameteres: N: {}, M: {}, R: {}, T: {}, D: {}",
         p.frames, p.state_table, p.rate, p.timeout_ms, p.phase_delay_ms
     ));
-    Ok(info)
+    Ok(())
 }
 
-fn num(args: &[String], i: usize, name: &str, lo: u64, hi: u64) -> Result<u64> {
-    let s = args.get(i).with_context(|| format!("Input Error: missing <{name}>"))?;
-    let v: u64 = s
-        .parse()
-        .ok()
-        .with_context(|| format!("Input Error: <{name}> '{s}' is not a whole number"))?;
-    if v < lo || v > hi {
-        bail!("Input Error: <{name}> {v} is out of range {lo}-{hi}");
+/// Argument `i` read as siitperf's `sscanf("%u")` reads it (leading blanks and a `+` allowed,
+/// digits up to the first other character, at least one), within `lo..=hi`; else `message`.
+fn arg(args: &[String], i: usize, lo: u64, hi: u64, message: &str) -> Input<u64> {
+    let s = args.get(i).map(|s| s.trim_start()).unwrap_or("");
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let digits: &str = &s[..s.bytes().take_while(u8::is_ascii_digit).count()];
+    match digits.parse::<u64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!("Input Error: {message}")),
     }
-    Ok(v)
 }
 
-/// Parse `<IPv6 size> <rate> <duration> <global timeout> <n> <m> [N M R T D] <extra...>`; the
-/// extra arguments follow at the returned index.
-fn common(prog: &str, args: &[String], extra: &[&str]) -> Result<(Common, usize)> {
-    let cfg = xlat_config::load_with_companion(Path::new("siitperf.conf"))?;
-    let (c, at, info) = parse(cfg, prog, args, extra)?;
-    for line in info {
-        println!("{line}");
-    }
-    Ok((c, at))
-}
-
-/// [`common`] on a configuration already read: also the `Info:` lines to print.
-fn parse(cfg: TestConfig, prog: &str, args: &[String], extra: &[&str]) -> Result<(Common, usize, Vec<String>)> {
-    let stateful = cfg.setup.stateful.mode != xlat_traffic::Stateful::Off;
+/// Parse `<IPv6 size> <rate> <duration> <global timeout> <n> <m> [N M R T D] <extra...>` on
+/// a configuration already read, in siitperf's order; `extra` is how many arguments the program
+/// takes after them, which follow at the returned index. `Info:` lines go to `info`.
+fn parse(cfg: TestConfig, args: &[String], extra: usize, info: &mut Vec<String>) -> Input<(Common, usize)> {
+    let stateful = cfg.setup.stateful.mode != Stateful::Off;
     let base = if stateful { 11 } else { 6 };
-    let want = base + extra.len();
-    if args.len() != want {
-        let extra_names: String = extra.iter().map(|e| format!(" <{e}>")).collect();
-        bail!(
-            "Input Error: {prog} takes {want} arguments here{}: <IPv6 size> <rate> <duration> <global timeout> <n> <m>{}{extra_names}",
-            if stateful { " (Stateful is set)" } else { "" },
-            if stateful { " <N> <M> <R> <T> <D>" } else { "" }
+    if args.len() < base + extra {
+        return Err("Input Error: Too few command line arguments.".into());
+    }
+    let size = arg(args, 0, 84, 1538, "IPv6 frame size must be between 84 and 1538.")? as usize;
+    let rate = arg(args, 1, 1, MAX_RATE, "Frame rate must be between 1 and 14880952.")?;
+    let duration = arg(args, 2, 1, 3600, "Test duration must be between 1 and 3600.")?;
+    let timeout = arg(args, 3, 0, 60_000, "Global timeout must be between 0 and 60000.")?;
+    let n = arg(args, 4, 2, u64::from(u32::MAX), "The value of 'n' must be at least 2.")? as u32;
+    let m = arg(args, 5, 0, u64::from(u32::MAX), "Cannot read the value of 'm'.")? as u32;
+    let setup = &cfg.setup;
+    let v6 = |d: bool, v: IpVersion| d && v == IpVersion::V6;
+    if size > 1518 && (v6(setup.forward, setup.left.ip_version) || v6(setup.reverse, setup.right.ip_version) || m < n) {
+        return Err(
+            "Input Error: IPv6 frame sizes between 1518 and 1538 are allowed for pure IPv4 traffic only (as IPv4 frames are 20 bytes shorter)."
+                .into(),
         );
     }
-    let all_v4 = cfg.setup.left.ip_version == xlat_traffic::IpVersion::V4
-        && cfg.setup.right.ip_version == xlat_traffic::IpVersion::V4
-        && !cfg.setup.has_background();
-    let size = num(args, 0, "IPv6 size", 84, if all_v4 { 1538 } else { 1518 })? as usize;
-    let rate = num(args, 1, "rate", 1, MAX_RATE)?;
-    let duration = num(args, 2, "duration", 1, 3600)?;
-    let timeout = num(args, 3, "global timeout", 0, 60_000)?;
-    let n = num(args, 4, "n", 2, u64::from(u32::MAX))?;
-    let m = num(args, 5, "m", 0, n)?;
-    let (n, m) = (n as u32, m as u32);
-    // N M R T D (siitperf checks <rate> where it means R; R is checked here).
     let preliminary = if stateful {
+        let u32_max = u64::from(u32::MAX);
         Some(PreliminarySpec {
-            frames: num(args, 6, "N", 1, u64::from(u32::MAX))?,
-            state_table: num(args, 7, "M", 1, u64::from(u32::MAX))?,
-            rate: num(args, 8, "R", 1, MAX_RATE)?,
-            timeout_ms: num(args, 9, "T", 1, xlat_config::MAX_PRELIMINARY_TIMEOUT_MS)?,
-            phase_delay_ms: num(args, 10, "D", 1, xlat_config::MAX_PHASE_DELAY_MS)?,
+            frames: arg(
+                args,
+                6,
+                1,
+                u32_max,
+                "'N' (the number of preliminary frames) must be between 1 and 2^32-1.",
+            )?,
+            state_table: arg(
+                args,
+                7,
+                1,
+                u32_max,
+                "'M' (the size of the state table of the Responder) must be between 1 and 2^32-1.",
+            )?,
+            // siitperf checks <rate> here where it means R, so R is any 32-bit value; 0, which
+            // siitperf divides by, is refused.
+            rate: arg(args, 8, 1, u32_max, "Preliminary frame rate 'R' must be between 1 and 2^32-1.")?,
+            timeout_ms: arg(
+                args,
+                9,
+                1,
+                xlat_config::MAX_PRELIMINARY_TIMEOUT_MS,
+                "the value of 'T' (global timeout for the preliminary frames) must be between 1 and 2000.",
+            )?,
+            phase_delay_ms: arg(
+                args,
+                10,
+                1,
+                xlat_config::MAX_PHASE_DELAY_MS,
+                "the value of 'D' (delay caused by the preliminary phase) must be between 1 and 100000000.",
+            )?,
         })
     } else {
         None
     };
     let mut cfg = cfg;
+    // m > n: every frame is foreground (i mod n < m), as with m = n.
+    let m = m.min(n);
     cfg.setup.fg_n = n;
     cfg.setup.fg_m = m;
-    let info = match &preliminary {
-        Some(p) => {
-            let info = stateful_checks(&cfg.setup, n, m, p)?;
-            // The command line's N M R T D are the configuration's phase 1 (for the JSON and
-            // for the checks of validate).
-            cfg.stateful = xlat_config::StatefulTrial {
-                preliminary_frames: u32::try_from(p.frames).ok(),
-                state_table: u32::try_from(p.state_table).ok(),
-                preliminary_rate: Some(p.rate),
-                preliminary_timeout_ms: Some(p.timeout_ms),
-                phase_delay_ms: Some(p.phase_delay_ms),
-            };
-            info
-        }
-        None => Vec::new(),
+    if let Some(p) = &preliminary {
+        stateful_checks(&cfg.setup, n, m, p, info)?;
+        // The command line's N M R T D are the configuration's phase 1 (for the checks of
+        // validate); an R above what a TOML file may say is checked there at its limit.
+        cfg.stateful = xlat_config::StatefulTrial {
+            preliminary_frames: u32::try_from(p.frames).ok(),
+            state_table: u32::try_from(p.state_table).ok(),
+            preliminary_rate: Some(p.rate.min(xlat_config::MAX_PRELIMINARY_RATE)),
+            preliminary_timeout_ms: Some(p.timeout_ms),
+            phase_delay_ms: Some(p.phase_delay_ms),
+        };
+    }
+    xlat_config::validate(&cfg).map_err(|e| format!("Input Error: {e}"))?;
+    let spec = TrialSpec {
+        preliminary,
+        ..TrialSpec::new(size, rate, duration as f64, timeout)
     };
-    xlat_config::validate(&cfg).map_err(|e| anyhow::anyhow!("Input Error: {e}"))?;
-    Ok((
-        Common {
-            cfg,
-            spec: TrialSpec {
-                preliminary,
-                ..TrialSpec::new(size, rate, duration as f64, timeout)
-            },
-        },
-        base,
-        info,
-    ))
+    Ok((Common { cfg, spec }, base))
+}
+
+/// The trial of `program`: `c.spec` with its latency tags or delay recording, from the extra
+/// arguments at `at`.
+fn program_spec(program: &str, c: &Common, args: &[String], at: usize) -> Input<(TrialSpec, Program)> {
+    let spec = c.spec.clone();
+    match program {
+        "siitperf-lat" => {
+            let delay = arg(args, at, 0, 3600, "Delay before timestamps must be between 0 and 3600.")?;
+            if delay as f64 >= spec.duration_s {
+                return Err("Input Error: Test duration MUST be longer than the delay before timestamps.".into());
+            }
+            let tags = arg(args, at + 1, 1, 50_000, "Number of timestamps must be between 1 and 50000.")?;
+            if (spec.duration_s - delay as f64) * (spec.rate as f64) < tags as f64 {
+                return Err(
+                    "Input Error: There are not enough test frames in the (duration-delay) interval to carry so many timestamps.".into(),
+                );
+            }
+            let latency = Some(LatencySpec {
+                delay_s: delay as f64,
+                tags,
+            });
+            Ok((TrialSpec { latency, ..spec }, Program::Lat { delay_s: delay as f64 }))
+        }
+        "siitperf-pdv" => {
+            // A frame timeout is below the longest a frame can take: duration + global timeout.
+            let bound = (spec.duration_s as u64 * 1000 + spec.timeout_ms).saturating_sub(1);
+            let frame_timeout_ms = arg(
+                args,
+                at,
+                0,
+                bound.min(u64::from(u16::MAX)),
+                &format!(
+                    "Frame timeout must be between 0 and {} (below 1000*duration+global timeout).",
+                    bound.min(u64::from(u16::MAX))
+                ),
+            )?;
+            let pdv = Some(PdvSpec {
+                frame_timeout_ms,
+                exact: false,
+            });
+            Ok((TrialSpec { pdv, ..spec }, Program::Pdv { frame_timeout_ms }))
+        }
+        _ => Ok((spec, Program::Tp)),
+    }
 }
 
 /// siitperf-lat and -pdv enumerate ports in phase 1 only: siitperf's warning, printed where
 /// siitperf prints it (after the line that ends phase 1), else first.
-fn with_enumeration_warning(c: &Common, measurement: &str, lines: Vec<String>) -> Vec<String> {
+fn with_enumeration_warning(c: &Common, program: Program, lines: Vec<String>) -> Vec<String> {
+    let measurement = match program {
+        Program::Tp => return lines,
+        Program::Lat { .. } => "Latency",
+        Program::Pdv { .. } => "PDV",
+    };
     if c.cfg.setup.stateful.mode == Stateful::Off || c.cfg.setup.stateful.enumerate_ports.is_fixed() {
         return lines;
     }
@@ -177,335 +245,120 @@ fn with_enumeration_warning(c: &Common, measurement: &str, lines: Vec<String>) -
     out
 }
 
-fn run(c: &Common, spec: &TrialSpec) -> Result<TrialReport> {
-    let mut r = runner::open(&c.cfg).map_err(|e| {
-        let t = &c.cfg.tester;
-        let given = if Path::new(xlat_config::COMPANION).exists() {
-            format!("as ./{} gives them", xlat_config::COMPANION)
-        } else {
-            format!(
-                "siitperf.conf names no ports; give them in ./{} beside it, e.g. [tester] backend = \"afpacket\", \
-                 left_port = \"eth1\", right_port = \"eth2\" (docs/siitperf-compat.md)",
-                xlat_config::COMPANION
-            )
-        };
-        anyhow::anyhow!(
-            "cannot open the tester's ports ({} {} and {}; {given}): {e:#}",
-            t.backend.name(),
-            t.left_port,
-            t.right_port
+/// Why the ports did not open, with where their names come from.
+fn open_error(c: &Common, e: &anyhow::Error) -> String {
+    let t = &c.cfg.tester;
+    let given = if Path::new(xlat_config::COMPANION).exists() {
+        format!("as ./{} gives them", xlat_config::COMPANION)
+    } else {
+        format!(
+            "siitperf.conf names no ports; give them in ./{} beside it, e.g. [tester] backend = \"afpacket\", \
+             left_port = \"eth1\", right_port = \"eth2\" (docs/siitperf-compat.md)",
+            xlat_config::COMPANION
         )
-    })?;
-    r.run_trial(spec)
-}
-
-/// siitperf-tp <IPv6 size> <rate> <duration> <global timeout> <n> <m> [<N> <M> <R> <T> <D>]
-pub fn tp(args: &[String]) -> Result<()> {
-    let (c, _) = common("siitperf-tp", args, &[])?;
-    let report = run(&c, &c.spec)?;
-    for l in siitperf_lines(&report) {
-        println!("{l}");
-    }
-    Ok(())
-}
-
-/// siitperf-lat ... <delay> <timestamps>
-pub fn lat(args: &[String]) -> Result<()> {
-    let (c, at) = common("siitperf-lat", args, &["delay", "timestamps"])?;
-    let delay = num(args, at, "delay", 0, 3600)?;
-    if delay as f64 >= c.spec.duration_s {
-        bail!("Input Error: Test duration MUST be longer than the delay before timestamps.");
-    }
-    let tags = num(args, at + 1, "timestamps", 1, 50_000)?;
-    if ((c.spec.duration_s - delay as f64) * c.spec.rate as f64) < tags as f64 {
-        bail!("Input Error: There are not enough test frames in the (duration-delay) interval to carry so many timestamps.");
-    }
-    let spec = TrialSpec {
-        latency: Some(LatencySpec {
-            delay_s: delay as f64,
-            tags,
-        }),
-        ..c.spec.clone()
     };
-    let report = run(&c, &spec)?;
-    let lines = with_enumeration_warning(&c, "Latency", siitperf_latency_lines(&report));
-    for l in &lines {
-        println!("{l}");
-    }
-    if lines.iter().any(|l| l.starts_with("Error:")) {
-        std::process::exit(1);
-    }
-    Ok(())
+    format!(
+        "Error: cannot open the tester's ports ({} {} and {}; {given}): {e:#}",
+        t.backend.name(),
+        t.left_port,
+        t.right_port
+    )
 }
 
-/// siitperf-pdv ... <frame timeout>
-pub fn pdv(args: &[String]) -> Result<()> {
-    let (c, at) = common("siitperf-pdv", args, &["frame timeout"])?;
-    let frame_timeout = num(args, at, "frame timeout", 0, 3_600_000)?;
-    let spec = TrialSpec {
-        pdv: Some(PdvSpec {
-            frame_timeout_ms: frame_timeout,
-            exact: false,
-        }),
-        ..c.spec.clone()
+/// `secs` since 1970 as local time, siitperf's `%F %T`.
+fn local_time(secs: u64) -> String {
+    let t = libc::time_t::try_from(secs).unwrap_or(0);
+    // SAFETY: localtime_r writes only into `tm`, which lives on this stack frame; `t` is a
+    // valid time_t. A null result (out of range) leaves the zeroed `tm`, checked below.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
+    if !ok {
+        return crate::output::rfc3339(secs);
+    }
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        i64::from(tm.tm_year) + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Run `program` (`siitperf-tp`, `siitperf-lat` or `siitperf-pdv`) with siitperf's `args`;
+/// print what siitperf prints; return its exit code.
+pub fn main(program: &str, args: &[String]) -> i32 {
+    let extra = match program {
+        "siitperf-lat" => 2,
+        "siitperf-pdv" => 1,
+        _ => 0,
     };
-    let report = run(&c, &spec)?;
-    let lines = with_enumeration_warning(&c, "PDV", siitperf_pdv_lines(&report, frame_timeout));
-    for l in &lines {
+    let cfg = match xlat_config::load_with_companion(Path::new("siitperf.conf")) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("Input Error: {e}");
+            return INPUT_ERROR;
+        }
+    };
+    let mut info = Vec::new();
+    let parsed = parse(cfg, args, extra, &mut info).and_then(|(c, at)| Ok((program_spec(program, &c, args, at)?, c)));
+    // siitperf prints each Info line as its check passes: they stay when a later one fails.
+    for l in &info {
         println!("{l}");
     }
-    if lines.iter().any(|l| l.starts_with("Error:")) {
-        std::process::exit(1);
+    let ((spec, prog), c) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return INPUT_ERROR;
+        }
+    };
+    let mut r = match runner::open(&c.cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{}", open_error(&c, &e));
+            return INPUT_ERROR;
+        }
+    };
+    // siitperf-tp and -lat run phase 2 after any phase 1; -pdv stops on an unfilled table.
+    r.set_phase_two_after(match prog {
+        Program::Pdv { .. } => PhaseTwoAfter::FilledTable,
+        _ => PhaseTwoAfter::AnyPhaseOne,
+    });
+    let start = SystemTime::now();
+    let testing = start + Duration::from_millis(spec.preliminary.map_or(0, |p| p.phase_delay_ms));
+    let times = Times {
+        preliminary: Some(local_time(unix_secs(start))),
+        testing: Some(local_time(unix_secs(testing))),
+    };
+    let report = match r.run_trial(&spec) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            return 1;
+        }
+    };
+    let o = face::output(&report, prog, &times);
+    // siitperf-pdv's exit on an unfilled table comes before the warning.
+    let lines = if o.exit_code == 0 {
+        with_enumeration_warning(&c, prog, o.stdout)
+    } else {
+        o.stdout
+    };
+    for l in lines {
+        println!("{l}");
     }
-    Ok(())
+    for l in &o.stderr {
+        eprintln!("{l}");
+    }
+    o.exit_code
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A stateful NAT44 siitperf.conf: Initiator left, 100 x 10 forward port combinations.
-    const CONF: &str = "IP-L-Vers 4\nIP-R-Vers 4\nIPv4-L-Real 198.18.0.2\nIPv4-R-Real 198.19.0.2\n\
-        MAC-L-DUT 02:00:00:00:00:01\nMAC-R-DUT 02:00:00:00:00:02\nForward 1\nReverse 1\nStateful 1\n\
-        Fwd-var-sport 3\nFwd-var-dport 3\nFwd-sport-min 1024\nFwd-sport-max 1123\nFwd-dport-min 80\nFwd-dport-max 89\n";
-
-    fn cfg(extra: &str) -> TestConfig {
-        xlat_config::parse_siitperf(&format!("{CONF}{extra}"), "siitperf.conf").unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(String::from).collect()
-    }
-
-    fn ok(extra: &str, line: &str) -> (Common, usize, Vec<String>) {
-        parse(cfg(extra), "siitperf-tp", &args(line), &[]).unwrap_or_else(|e| panic!("{line}: {e}"))
-    }
-
-    fn err(extra: &str, line: &str) -> String {
-        match parse(cfg(extra), "siitperf-tp", &args(line), &[]) {
-            Ok(_) => panic!("{line}: accepted"),
-            Err(e) => e.to_string(),
-        }
-    }
-
-    #[test]
-    fn stateful_parameters_become_phase_1() {
-        let (c, at, info) = ok("", "84 1000 10 2000 2 2 1000 1000 2000 500 1500");
-        assert_eq!(at, 11);
-        assert_eq!(
-            c.spec.preliminary,
-            Some(PreliminarySpec {
-                frames: 1000,
-                state_table: 1000,
-                rate: 2000,
-                timeout_ms: 500,
-                phase_delay_ms: 1500,
-            })
-        );
-        assert_eq!((c.spec.rate, c.spec.duration_s, c.spec.timeout_ms), (1000, 10.0, 2000));
-        assert_eq!(c.cfg.stateful.preliminary_frames, Some(1000));
-        assert_eq!(
-            info,
-            vec![
-                "Info: 1000*N/R+T: 1000 <= D: 1500",
-                "Info: Stateful test cmdline parameteres: N: 1000, M: 1000, R: 2000, T: 500, D: 1500",
-            ]
-        );
-        // A stateless configuration takes six arguments and has no phase 1.
-        let stateless = cfg("").clone();
-        let mut stateless = stateless;
-        stateless.setup.stateful.mode = Stateful::Off;
-        let (c, at, info) = parse(stateless, "siitperf-tp", &args("84 1000 10 2000 2 2"), &[]).expect("stateless");
-        assert_eq!((at, c.spec.preliminary, info.len()), (6, None, 0));
-    }
-
-    #[test]
-    fn stateful_needs_eleven_arguments() {
-        let e = err("", "84 1000 10 2000 2 2");
-        assert!(
-            e.starts_with("Input Error: siitperf-tp takes 11 arguments here (Stateful is set)"),
-            "{e}"
-        );
-        let e = match parse(
-            cfg(""),
-            "siitperf-lat",
-            &args("84 1000 10 2000 2 2 1000 1000 2000 500 1500"),
-            &["delay", "timestamps"],
-        ) {
-            Ok(_) => panic!("accepted"),
-            Err(e) => e.to_string(),
-        };
-        assert!(e.contains("takes 13 arguments"), "{e}");
-        let (_, at, _) = parse(
-            cfg(""),
-            "siitperf-lat",
-            &args("84 1000 10 2000 2 2 1000 1000 2000 500 1500 5 500"),
-            &["delay", "timestamps"],
-        )
-        .expect("lat");
-        assert_eq!(at, 11, "the -lat extras follow argv[11]");
-    }
-
-    #[test]
-    fn stateful_parameter_ranges() {
-        for (line, msg) in [
-            ("0 1000 2000 500 1500", "Input Error: <N> 0 is out of range 1-4294967295"),
-            (
-                "4294967296 1000 2000 500 1500",
-                "Input Error: <N> 4294967296 is out of range 1-4294967295",
-            ),
-            ("x 1000 2000 500 1500", "Input Error: <N> 'x' is not a whole number"),
-            ("1000 0 2000 500 1500", "Input Error: <M> 0 is out of range 1-4294967295"),
-            (
-                "1000 4294967296 2000 500 1500",
-                "Input Error: <M> 4294967296 is out of range 1-4294967295",
-            ),
-            // R is checked like a rate (siitperf checks <rate> there and divides by R = 0).
-            ("1000 1000 0 500 1500", "Input Error: <R> 0 is out of range 1-14880952"),
-            (
-                "1000 1000 14880953 500 1500",
-                "Input Error: <R> 14880953 is out of range 1-14880952",
-            ),
-            ("1000 1000 2000 0 1500", "Input Error: <T> 0 is out of range 1-2000"),
-            ("1000 1000 2000 2001 1500", "Input Error: <T> 2001 is out of range 1-2000"),
-            ("1000 1000 2000 500 0", "Input Error: <D> 0 is out of range 1-100000000"),
-            (
-                "1000 1000 2000 500 100000001",
-                "Input Error: <D> 100000001 is out of range 1-100000000",
-            ),
-        ] {
-            assert_eq!(err("", &format!("84 1000 10 2000 2 2 {line}")), msg, "{line}");
-        }
-        ok("", "84 1000 10 2000 2 2 1000 1000 14880952 1 100000000");
-    }
-
-    #[test]
-    fn cross_check_1_phase_1_fits_in_d() {
-        let e = err("", "84 1000 10 2000 2 2 1000 1000 1000 500 1499");
-        assert!(
-            e.starts_with("Input Error: 1000*N/R+T > D (preliminary test may not be performed"),
-            "{e}"
-        );
-        assert!(e.ends_with("1000*N/R+T: 1500 > D: 1499"), "{e}");
-        let (_, _, info) = ok("", "84 1000 10 2000 2 2 1000 1000 1000 500 1500");
-        assert_eq!(info[0], "Info: 1000*N/R+T: 1500 <= D: 1500");
-        // 1000*N/R rounds down: 1000 frames at 3000 frames/s take 333 ms.
-        let (_, _, info) = ok("", "84 1000 10 2000 2 2 1000 1000 3000 1 334");
-        assert_eq!(info[0], "Info: 1000*N/R+T: 334 <= D: 334");
-        // 64-bit: 1000 * (2^32-1) does not wrap around in 32 bits.
-        let e = err("Enumerate-ports 0\n", "84 1000 10 2000 2 2 4294967295 1000 1 2000 100000000");
-        assert!(e.ends_with("1000*N/R+T: 4294967297000 > D: 100000000"), "{e}");
-    }
-
-    #[test]
-    fn cross_check_2_exact_foreground_count() {
-        // n = 5, m = 3, N = 8: frames 0-2 and 5-7 are foreground, 6 of them (siitperf's
-        // N-N*(n-m)/n says 5 and would refuse M = 6).
-        let both_v4_bg = "IPv6-L-Real 2001:2::2\nIPv6-R-Real 2001:2:0:8000::2\n";
-        let (c, _, _) = ok(both_v4_bg, "84 1000 10 2000 5 3 8 6 1000 1 1000");
-        assert_eq!(c.spec.preliminary.map(|p| p.state_table), Some(6));
-        let e = err(both_v4_bg, "84 1000 10 2000 5 3 8 7 1000 1 1000");
-        assert_eq!(
-            e,
-            "Input Error: the 6 foreground frames among N (8, foreground 3 of every 5) are fewer than M (7) \
-             (there are not enough foreground frames to fill the state table)."
-        );
-    }
-
-    #[test]
-    fn cross_check_3_unique_combinations() {
-        // Ports: 100 x 10 = 1000 combinations.
-        let (_, _, info) = ok("Enumerate-ports 3\n", "84 1000 10 2000 2 2 1000 1000 2000 500 1500");
-        assert_eq!(
-            info,
-            vec![
-                "Info: 1000*N/R+T: 1000 <= D: 1500",
-                "Info: number of unique port number combinations: 1000",
-                "Info: number of foreground preliminary frames: 1000",
-                "Info: Stateful test cmdline parameteres: N: 1000, M: 1000, R: 2000, T: 500, D: 1500",
-            ]
-        );
-        let e = err("Enumerate-ports 3\n", "84 1000 10 2000 2 2 1001 1000 2000 500 1500");
-        assert_eq!(
-            e,
-            "Input Error: There are not enough unique port number combinations for each (foreground) preliminary frame (1000 < 1001)."
-        );
-        // Linear enumeration wraps around and is not counted.
-        let (_, _, info) = ok("Enumerate-ports 1\n", "84 1000 10 2000 2 2 5000 1000 5000 500 1500");
-        assert_eq!(info.len(), 2);
-        // IP addresses: 10 x 20 = 200 combinations (ports fixed).
-        let ips = "Fwd-var-sport 0\nFwd-var-dport 0\nEnumerate-ips 3\nIP-L-var 3\nIP-R-var 3\nIP-L-min 1\nIP-L-max 10\n\
-                   IP-R-min 1\nIP-R-max 20\n";
-        let (_, _, info) = ok(ips, "84 1000 10 2000 2 2 200 200 2000 500 1500");
-        assert_eq!(info[1], "Info: number of unique IP address combinations: 200");
-        assert_eq!(info[2], "Info: number of foreground preliminary frames: 200");
-        let e = err(ips, "84 1000 10 2000 2 2 201 200 2000 500 1500");
-        assert!(
-            e.starts_with("Input Error: There are not enough unique IP address combinations"),
-            "{e}"
-        );
-        // Both: all four ranges full: 2^64 combinations (siitperf's 32-bit product wraps to 0).
-        let both = "Enumerate-ports 3\nEnumerate-ips 3\nIP-L-var 3\nIP-R-var 3\nFwd-sport-min 0\nFwd-sport-max 65535\n\
-                    Fwd-dport-min 0\nFwd-dport-max 65535\n";
-        let (_, _, info) = ok(both, "84 1000 10 2000 2 2 1000 1000 2000 500 1500");
-        assert_eq!(
-            info[1],
-            "Info: number of unique IP address and port number combinations: 18446744073709551616"
-        );
-        // With the Initiator on the right, the reverse ports count.
-        let right = "Stateful 2\nEnumerate-ports 3\nRev-var-sport 3\nRev-var-dport 3\nRev-sport-min 1\nRev-sport-max 3\n\
-                     Rev-dport-min 1\nRev-dport-max 2\n";
-        let (_, _, info) = ok(right, "84 1000 10 2000 2 2 6 6 2000 500 1500");
-        assert_eq!(info[1], "Info: number of unique port number combinations: 6");
-    }
-
-    #[test]
-    fn cross_check_4_responder_tuples_need_more_than_one_entry() {
-        let e = err("Responder-tuples 3\n", "84 1000 10 2000 2 2 1000 1 2000 500 1500");
-        assert_eq!(
-            e,
-            "Input Error: 'Responder-tuples' MUST be set to 0, if the size of the state table (M) is 1."
-        );
-        ok("Responder-ports 0\n", "84 1000 10 2000 2 2 1000 1 2000 500 1500");
-        ok("Responder-tuples 3\n", "84 1000 10 2000 2 2 1000 2 2000 500 1500");
-    }
-
-    /// The command line in the comment of examples/siitperf-nat64.conf passes every check.
-    #[test]
-    fn the_example_command_line() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/siitperf-nat64.conf");
-        let cfg = xlat_config::load(&path, &[]).expect("example");
-        let (c, _, info) = parse(cfg, "siitperf-tp", &args("84 10000 10 2000 2 2 100000 100000 50000 500 3000"), &[]).expect("ok");
-        assert!(c.spec.preliminary.is_some());
-        assert_eq!(info.len(), 4, "{info:?}");
-        assert!(
-            info[1].starts_with("Info: number of unique IP address and port number combinations: "),
-            "{info:?}"
-        );
-    }
-
-    #[test]
-    fn the_enumeration_warning_of_lat_and_pdv() {
-        let (c, _, _) = ok("Enumerate-ports 3\n", "84 1000 10 2000 2 2 1000 1000 2000 500 1500");
-        let lines = vec![
-            "Preliminary frames sent: 1000".to_string(),
-            "Info: Preliminary phase finished.".to_string(),
-            "Forward frames sent: 10000".to_string(),
-        ];
-        let out = with_enumeration_warning(&c, "Latency", lines.clone());
-        assert_eq!(
-            out[2],
-            "Warning: Port number enumeration is supported only in the preliminary phase of Latency measurements."
-        );
-        assert_eq!(out.len(), 4);
-        // Without the phase 1 lines, first.
-        let out = with_enumeration_warning(&c, "PDV", vec!["Forward frames sent: 10000".to_string()]);
-        assert_eq!(
-            out[0],
-            "Warning: Port number enumeration is supported only in the preliminary phase of PDV measurements."
-        );
-        // Without port enumeration, no warning.
-        let (c, _, _) = ok("", "84 1000 10 2000 2 2 1000 1000 2000 500 1500");
-        assert_eq!(with_enumeration_warning(&c, "PDV", lines.clone()), lines);
-    }
-}
+#[path = "siitperf_tests.rs"]
+mod tests;

@@ -33,5 +33,5 @@ pub mod trial;
 pub use clock::Clock;
 pub use report::PdvReport;
 pub use report::{DirectionReport, HookRun, PreliminaryReport, TrialReport};
-pub use spec::{CpuPlan, LatencySpec, PdvSpec, PreliminarySpec, RateChange, SpecError, TrialSpec};
+pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
 pub use trial::{EngineError, PhaseHook, Tester, TOLERANCE};

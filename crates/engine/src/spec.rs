@@ -185,6 +185,23 @@ impl PreliminarySpec {
     }
 }
 
+/// After which phase 1 a stateful trial goes on to phase 2.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PhaseTwoAfter {
+    /// Only after a valid phase 1 (sent on time, state table filled, no tuple mapped twice):
+    /// xlatperf's own judgement (RFC 9693), since phase 2 on a half-built DUT state measures
+    /// nothing the RFC defines.
+    #[default]
+    ValidPhaseOne,
+    /// After any phase 1, as siitperf-tp and siitperf-lat do: they print their warning or
+    /// error about phase 1 and run phase 2 all the same (the Responder then answers on the
+    /// entries it learnt, and on nothing for the rest). The report stays invalid.
+    AnyPhaseOne,
+    /// After a phase 1 that filled the state table, whatever else went wrong, as
+    /// siitperf-pdv does (it exits on an unfilled table, but not on a slow phase 1).
+    FilledTable,
+}
+
 /// Latency tags: `tags` frames sent evenly after `delay_s` seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LatencySpec {

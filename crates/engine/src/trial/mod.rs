@@ -18,7 +18,7 @@ use crate::delay::{DelayRecorder, IpdvRecorder};
 use crate::neighbour::Neighbour;
 use crate::pin::{allowed_cores, pin_current_thread};
 use crate::report::{DirectionReport, PdvReport, PreliminaryReport, TrialReport};
-use crate::spec::{CpuPlan, PreliminarySpec, SpecError, TrialSpec};
+use crate::spec::{CpuPlan, PhaseTwoAfter, PreliminarySpec, SpecError, TrialSpec};
 use receiver::{Count, OwnTags, PdvState, Receiver};
 use schedule::{Schedule, TagPlan};
 use sender::{Sender, Split, StampSkew, TS_RING};
@@ -124,6 +124,8 @@ pub struct Tester<P: Port> {
     abort: &'static AtomicBool,
     /// Run between the preliminary phase and phase 2 of a stateful trial (a DUT hook).
     between_phases: Option<PhaseHook>,
+    /// After which phase 1 a stateful trial runs its phase 2.
+    phase_two_after: PhaseTwoAfter,
     left: SidePort<P>,
     right: SidePort<P>,
     // Dropped after the queues above (fields drop in order).
@@ -173,6 +175,7 @@ impl<P: Port> Tester<P> {
             // One flag per tester unless the caller gives one (a few bytes, never freed).
             abort: Box::leak(Box::new(AtomicBool::new(false))),
             between_phases: None,
+            phase_two_after: PhaseTwoAfter::default(),
             left: l,
             right: r,
             ports: (left, right),
@@ -195,6 +198,13 @@ impl<P: Port> Tester<P> {
     /// fails). An `Err` ends the trial with [`EngineError::Hook`].
     pub fn set_between_phases(&mut self, hook: Option<PhaseHook>) {
         self.between_phases = hook;
+    }
+
+    /// After which phase 1 the next stateful trials run phase 2: by default only after a
+    /// valid one; siitperf's command lines run it after an invalid one too (see
+    /// [`PhaseTwoAfter`]), the report saying why the trial is invalid all the same.
+    pub fn set_phase_two_after(&mut self, when: PhaseTwoAfter) {
+        self.phase_two_after = when;
     }
 
     /// Let the next trial's tag (the top byte of every test frame's 64-bit field) be `start + 1`,
@@ -339,22 +349,30 @@ impl<P: Port> Tester<P> {
     /// `p.phase_delay_ms` after phase 1 started (or as soon as it ended, if later), phase 2:
     /// the trial of `spec`, the Responder answering on the learnt tuples.
     ///
-    /// Phase 2 runs only on a full state table: when phase 1 sending was too slow, fewer than
-    /// M tuples were learnt, or the DUT mapped two connections onto one tuple (checked when the
-    /// enumeration promised unique ones), the trial is invalid and reports phase 1 alone.
-    /// Each phase has its own trial tag: a late phase 1 frame is never a phase 2 frame.
+    /// When phase 1 sending was too slow, fewer than M tuples were learnt, or the DUT mapped
+    /// two connections onto one tuple (checked when the enumeration promised unique ones), the
+    /// trial is invalid; by default it then reports phase 1 alone, and phase 2 runs only
+    /// where [`Tester::set_phase_two_after`] asks for it (siitperf's command lines). Each phase
+    /// has its own trial tag: a late phase 1 frame is never a phase 2 frame.
     fn run_stateful(&mut self, spec: &TrialSpec, p: PreliminarySpec, init: Direction) -> Res<TrialReport> {
         p.validate()?;
         let active = [self.setup.forward, self.setup.reverse];
         self.check(spec, active, Phase::Test(init))?;
         let (mut report, table, t1) = self.phase_one(spec, p, init)?;
-        if !report.valid {
+        let filled = report.preliminary.as_ref().is_some_and(|p| p.valid_entries >= p.state_table);
+        let go_on = match self.phase_two_after {
+            PhaseTwoAfter::ValidPhaseOne => report.valid,
+            PhaseTwoAfter::AnyPhaseOne => true,
+            PhaseTwoAfter::FilledTable => filled,
+        };
+        if !go_on {
             return Ok(report);
         }
         let t0 = self.between_phases(t1, p)?;
         let (r2, _) = self.run_phase(spec, spec.frames(), active, Phase::Learn(init, &table).phase_two(), t0)?;
-        report.valid = r2.valid;
-        report.invalid_reasons = r2.invalid_reasons;
+        // Phase 1's reasons (if it ran after an invalid phase 1) stay, phase 2's follow.
+        report.valid &= r2.valid;
+        report.invalid_reasons.extend(r2.invalid_reasons);
         report.forward = r2.forward;
         report.reverse = r2.reverse;
         Ok(report)
