@@ -317,6 +317,13 @@ fn siitperf_dir_for_lab(info: &xlat_lab::LabInfo, dir: &Path) -> Result<()> {
             eprintln!("Info: siitperf runs no DUT commands; the lab's DUT wants {when}: {c}");
         }
     }
+    // A stateful DUT: what siitperf's stateful scripts want, also kept beside them.
+    if let Some(notes) = xlat_lab::siitperf_script_notes(info.topology) {
+        let path = dir.join("XLATPERF-SCRIPTS.txt");
+        write_atomically(&path, &notes)?;
+        eprint!("{notes}");
+        eprintln!("(also in {})", path.display());
+    }
     Ok(())
 }
 

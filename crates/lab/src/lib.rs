@@ -57,6 +57,7 @@
 mod cmd;
 mod error;
 mod setup;
+mod siitperf;
 mod state;
 mod status;
 mod topology;
@@ -66,6 +67,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 pub use error::LabError;
+pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, Status};
 pub use topology::{
