@@ -12,10 +12,15 @@ use std::process::Command;
 
 /// A fresh siitperf directory for `topology`, with the lab up (down again when the guard drops).
 fn prepare(topology: &str) -> (PathBuf, LabDown) {
+    prepare_with(topology, &[])
+}
+
+/// [`prepare`] with more `lab up` arguments.
+fn prepare_with(topology: &str, extra: &[&str]) -> (PathBuf, LabDown) {
     let dir = std::env::temp_dir().join(format!("xlat-siitperf-dir-{topology}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let d = dir.display().to_string();
-    let o = xlatperf(&["lab", "up", topology, "--replace", "--siitperf-dir", &d]);
+    let o = xlatperf(&[&["lab", "up", topology, "--replace", "--siitperf-dir", &d], extra].concat());
     let guard = LabDown;
     assert!(o.status.success(), "lab up {topology}: {}", String::from_utf8_lossy(&o.stderr));
     for f in [
@@ -33,6 +38,23 @@ fn prepare(topology: &str) -> (PathBuf, LabDown) {
     assert!(conf.lines().any(|l| l.starts_with("MAC-L-DUT ")), "{conf}");
     (dir, guard)
 }
+
+/// Set `key value` lines in DIR/siitperf.conf, as a user following `lab up`'s notes does.
+fn set_conf(dir: &Path, settings: &[(&str, &str)]) {
+    let path = dir.join("siitperf.conf");
+    let conf = std::fs::read_to_string(&path).expect("siitperf.conf");
+    let mut lines: Vec<String> = conf
+        .lines()
+        .filter(|l| !settings.iter().any(|(k, _)| l.split_whitespace().next() == Some(k)))
+        .map(String::from)
+        .collect();
+    lines.extend(settings.iter().map(|(k, v)| format!("{k} {v}")));
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write siitperf.conf");
+}
+
+/// The DUT commands `lab up` names for the scripts' ssh lines.
+const FLUSH: &str = "ip netns exec xlat-dut conntrack -F";
+const COUNT: &str = "ip netns exec xlat-dut conntrack -C";
 
 /// Run `script` (from tests/siitperf_scripts) with bash in `dir`; its standard output.
 fn script(dir: &Path, script: &str, env: &[(&str, &str)]) -> String {
@@ -138,5 +160,115 @@ fn a_siitperf_stateful_trial_runs_unchanged_through_nat44() {
     assert!(out.contains("stateful: forward 10000 reverse 10000 of 10000"), "{out}");
     let text = std::fs::read_to_string(dir.join("stateful.out")).expect("out");
     assert!(text.contains("Preliminary frames received:"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// siitperf's capacity script (cttc.sh) through lab nat44 with a 20,000-entry connection
+/// table finds 20,000 (at most it, within the script's resolution of 2,500), although the rate
+/// searches start far above what the tester can send (phase 1 "too slow"): siitperf runs phase
+/// 2 after such a phase 1, and the script's validation compares phase 2's lines. (Before
+/// xlatperf printed them, both were empty, `[ -eq ]` was true and the script found 212,500 in a
+/// 200,000-entry table.)
+#[test]
+fn siitperfs_capacity_script_finds_the_connection_table_size() {
+    if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
+        return;
+    }
+    let _g = lab_lock();
+    let (dir, _down) = prepare_with("nat44", &["--conntrack-max", "20000"]);
+    let notes = std::fs::read_to_string(dir.join("XLATPERF-SCRIPTS.txt")).expect("notes");
+    assert!(notes.contains("'Forward 0'") && notes.contains(FLUSH), "{notes}");
+    // What the notes ask for cttc.sh, and port ranges of 200 x 200 = 40,000 connections (the
+    // exponential search tries twice the capacity).
+    set_conf(
+        &dir,
+        &[
+            ("Forward", "0"),
+            ("Responder-tuples", "1"),
+            ("Fwd-sport-max", "10199"),
+            ("Fwd-dport-max", "200"),
+        ],
+    );
+    let out = script(
+        &dir,
+        "cttc.sh",
+        &[
+            ("C0", "5000"),
+            ("CAP_E", "2500"),
+            ("MAX", "1000000"),
+            ("RATE_E", "125000"),
+            ("ALPHA", "1/10"),
+            ("STARTCMD", FLUSH),
+            ("STOPCMD", FLUSH),
+            ("COUNTCMD", COUNT),
+        ],
+    );
+    let log = std::fs::read_to_string(dir.join("ratetest.log")).expect("ratetest.log");
+    let capacity = number_after(&out, "Capacity: ");
+    assert!(
+        (17_500..=20_000).contains(&capacity),
+        "capacity {capacity} of a 20,000-entry table:\n{out}\n{log}"
+    );
+    // The forced case happened, and every run printed phase 2's lines all the same.
+    assert!(log.contains("Warning: Preliminary sending was too slow"), "{log}");
+    let runs = log.matches("Command line is:").count();
+    assert_eq!(log.matches("Info: Testing initiated at").count(), runs, "{log}");
+    assert_eq!(log.matches("Reverse frames received:").count(), runs, "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// siitperf's connection establishment rate script (binary-rate-alg.sh-R) finds an nftables
+/// limit of 20,000 new connections/s through lab nat44, and its stateful throughput script
+/// (binary-rate-alg.sh-sf) finds a forwarding limit of 50,000 frames/s (25,000 per direction).
+#[test]
+fn siitperfs_rate_scripts_find_an_nftables_connection_limit_and_a_forwarding_limit() {
+    if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
+        return;
+    }
+    let _g = lab_lock();
+    let (dir, _down) = prepare("nat44");
+    dut_exec(&["nft", "add table inet xlat_ctlimit"]);
+    dut_exec(&[
+        "nft",
+        "add chain inet xlat_ctlimit limiter { type filter hook forward priority -10 ; }",
+    ]);
+    dut_exec(&[
+        "nft",
+        "add rule inet xlat_ctlimit limiter ct state new limit rate over 20000/second burst 500 packets drop",
+    ]);
+    let out = script(
+        &dir,
+        "conn-rate.sh",
+        &[("MAX", "80000"), ("N", "10000"), ("E", "2000"), ("STARTCMD", FLUSH)],
+    );
+    let rate = number_after(&out, "Connection establishment rate: ");
+    // With the burst of 500, 10,000 connections pass up to 20,000 x 10,000 / 9,500 = 21,052/s.
+    assert!((19_000..=21_100).contains(&rate), "{rate} for a limit of 20,000/s:\n{out}");
+    dut_exec(&["nft", "delete table inet xlat_ctlimit"]);
+
+    // 100 x 100 = 10,000 connections, N = M = all of them.
+    set_conf(&dir, &[("Fwd-sport-max", "10099"), ("Fwd-dport-max", "100")]);
+    dut_exec(&["nft", "add table inet xlat_limit"]);
+    dut_exec(&["nft", "add chain inet xlat_limit limiter { type filter hook forward priority 0 ; }"]);
+    dut_exec(&[
+        "nft",
+        "add rule inet xlat_limit limiter limit rate over 50000/second burst 2000 packets drop",
+    ]);
+    let out = script(
+        &dir,
+        "stateful-throughput.sh",
+        &[
+            ("MAX", "40000"),
+            ("N", "10000"),
+            ("PR", "20000"),
+            ("E", "1000"),
+            ("STARTCMD", FLUSH),
+        ],
+    );
+    let tp = number_after(&out, "Throughput: ");
+    assert!(
+        (23_000..=26_000).contains(&tp),
+        "throughput {tp}, the DUT forwards 25,000 per direction:\n{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

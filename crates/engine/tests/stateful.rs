@@ -151,7 +151,11 @@ fn phase_two_after_an_unfilled_table_when_asked() {
     t.set_phase_two_after(PhaseTwoAfter::AnyPhaseOne);
     let r = t.run_trial(&spec(5_000, 4_000)).unwrap();
     assert!(!r.valid);
-    assert!(r.invalid_reasons[0].starts_with("Failed to fill state table (valid entries: 3750,"), "{:?}", r.invalid_reasons);
+    assert!(
+        r.invalid_reasons[0].starts_with("Failed to fill state table (valid entries: 3750,"),
+        "{:?}",
+        r.invalid_reasons
+    );
     // Phase 2 ran: the Initiator's direction all through (the wire keeps no state); the
     // Responder answered on 3,750 learnt entries and on nothing for the other 250.
     let f = r.forward.as_ref().expect("phase 2's forward direction");
@@ -175,7 +179,11 @@ fn phase_two_after_a_too_slow_phase_one_when_asked() {
     let r = t.run_trial(&sp).unwrap();
     let p = r.preliminary.as_ref().unwrap();
     assert!(!p.sending_valid && !r.valid);
-    assert!(r.invalid_reasons[0].starts_with("Preliminary sending was too slow"), "{:?}", r.invalid_reasons);
+    assert!(
+        r.invalid_reasons[0].starts_with("Preliminary sending was too slow"),
+        "{:?}",
+        r.invalid_reasons
+    );
     assert_eq!(r.directions().count(), 2, "phase 2 ran");
 }
 
