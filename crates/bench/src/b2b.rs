@@ -25,7 +25,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::TrialSpec;
+use xlat_trial::TrialSpec;
 
 use crate::error::{config, BenchError};
 use crate::record::TrialRecord;

@@ -15,7 +15,7 @@
 //! `dut.before_trial` command does that (the lab presets it).
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{PreliminarySpec, TrialReport};
+use xlat_trial::{PreliminarySpec, TrialReport};
 
 use crate::error::{config, BenchError};
 use crate::record::TrialRecord;
@@ -409,7 +409,7 @@ impl BenchResult for ConnRateResult {
 mod tests {
     use super::*;
     use crate::runner::NoProgress;
-    use xlat_engine::{PreliminaryReport, TrialSpec};
+    use xlat_trial::{PreliminaryReport, TrialSpec};
 
     /// A DUT that establishes connections up to `limit` per second and a tester that cannot
     /// send faster than `tester`.

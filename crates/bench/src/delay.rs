@@ -18,8 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use xlat_engine::delay::{Bucket, DelayRecorder, DelayStore, IpdvRecorder, IpdvStore, LogHistogram};
-use xlat_engine::PdvReport;
+pub use xlat_trial::delay::{Bucket, DelayRecorder, DelayStore, IpdvRecorder, IpdvStore, LogHistogram};
+use xlat_trial::PdvReport;
 
 /// A delay in nanoseconds, or infinite (a lost frame: `u64::MAX`). Serialised as a number of
 /// nanoseconds, or as the string `"infinite"`.

@@ -14,7 +14,7 @@
 //! [`BenchError::TesterLimit`].
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::TrialSpec;
+use xlat_trial::TrialSpec;
 
 use crate::error::{config, BenchError};
 use crate::record::{loss_percent, TrialRecord};
@@ -141,7 +141,7 @@ pub fn frame_loss(runner: &mut dyn TrialRunner, cfg: &FrameLossConfig, progress:
         };
         let out = s.run(&spec, "frame-loss", 0.0)?;
         let valid = out.pass.is_some();
-        let loss = |d: Option<&xlat_engine::DirectionReport>| d.filter(|_| valid).and_then(|d| loss_percent(d.sent, d.received));
+        let loss = |d: Option<&xlat_trial::DirectionReport>| d.filter(|_| valid).and_then(|d| loss_percent(d.sent, d.received));
         let point = FrameLossPoint {
             rate,
             percent_of_max: if cfg.max_rate > 0 {

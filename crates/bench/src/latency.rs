@@ -7,7 +7,7 @@
 //! [`crate::BenchError::TesterLimit`] (the rate is fixed: there is no lower one to go on with).
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{LatencySpec, TrialSpec};
+use xlat_trial::{LatencySpec, TrialSpec};
 
 use crate::delay::{Delay, LatencyStats};
 use crate::error::{config, BenchError};
@@ -168,7 +168,7 @@ pub fn latency(runner: &mut dyn TrialRunner, cfg: &LatencyConfig, progress: &mut
         // A fixed rate: there is nothing lower to go to, so a trial that stays invalid after
         // the retries is the error that the tester cannot send at this rate.
         let (report, _) = s.run_valid(&spec, "latency", 1.0)?;
-        let stats = |d: Option<&xlat_engine::DirectionReport>| -> Result<Option<LatencyStats>, BenchError> {
+        let stats = |d: Option<&xlat_trial::DirectionReport>| -> Result<Option<LatencyStats>, BenchError> {
             match d {
                 None => Ok(None),
                 Some(d) => match LatencyStats::from_samples(&d.latency_ns) {

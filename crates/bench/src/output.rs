@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{PreliminaryReport, TrialReport};
+use xlat_trial::{PreliminaryReport, TrialReport};
 
 use crate::error::BenchError;
 use crate::record::{loss_percent, DirectionCounts, TrialRecord};
@@ -360,7 +360,7 @@ pub fn human_results<T: BenchResult>(results: &[SizeResult<T>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xlat_engine::DirectionReport;
+    use xlat_trial::DirectionReport;
 
     #[test]
     fn csv_quoting() {

@@ -8,14 +8,14 @@
 //! the timeout counts as lost, and each trial passes or fails like a throughput trial. (The
 //! throughput and frame-loss commands take `--frame-timeout` for the search and the sweep.)
 //!
-//! The engine records the delays ([`xlat_engine::PdvReport`]); the statistics are computed here
+//! The engine records the delays ([`xlat_trial::PdvReport`]); the statistics are computed here
 //! ([`crate::delay::PdvDetail`]). The procedure is a repetition of one trial through the shared
 //! `Session`: an invalid trial is retried and never judged or summarised; one that stays
 //! invalid after the retries ends the test with [`BenchError::TesterLimit`] (the rate is fixed:
 //! there is no lower one to go on with).
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{DirectionReport, PdvSpec, TrialSpec};
+use xlat_trial::{DirectionReport, PdvSpec, TrialSpec};
 
 use crate::delay::{Delay, IpdvStats, PdvDetail, PdvStats};
 use crate::error::BenchError;
@@ -235,8 +235,8 @@ mod tests {
     use super::*;
     use crate::result::BenchResult;
     use crate::NoProgress;
-    use xlat_engine::delay::{DelayRecorder, IpdvRecorder};
-    use xlat_engine::{PdvReport, TrialReport};
+    use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
+    use xlat_trial::{PdvReport, TrialReport};
 
     /// What the engine records for `frames` frames of which none is lost: a delay of 10 us, the
     /// highest two `pdv_ns` more (so that the 99.9th percentile of 1000 frames is that), and

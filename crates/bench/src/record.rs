@@ -2,7 +2,7 @@
 //! direction, and the one frame loss formula every command uses ([`loss_percent`]).
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{DirectionReport, HookRun, PreliminaryReport, TrialReport, TrialSpec};
+use xlat_trial::{DirectionReport, HookRun, PreliminaryReport, TrialReport, TrialSpec};
 
 /// Frame loss in percent, RFC 2544 section 26.3: (input count - output count) x 100 / input
 /// count. `None` when nothing was sent. Every loss percentage xlatperf prints or writes is this.

@@ -15,7 +15,7 @@
 //! rates are fixed by the throughput, there is no lower one to go on with.
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{DirectionReport, RateChange, TrialReport, TrialSpec};
+use xlat_trial::{DirectionReport, RateChange, TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
 use crate::record::TrialRecord;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use xlat_engine::{TrialReport, TrialSpec};
+use xlat_trial::{TrialReport, TrialSpec};
 
 use crate::error::BenchError;
 use crate::record::TrialRecord;

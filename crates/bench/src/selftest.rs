@@ -6,7 +6,7 @@
 //! the tester, not by the DUT.
 
 use serde::Serialize;
-use xlat_engine::{TrialReport, TrialSpec};
+use xlat_trial::{TrialReport, TrialSpec};
 
 use crate::error::BenchError;
 use crate::runner::{NoProgress, Progress, ProgressEvent, TrialRunner};

@@ -26,7 +26,7 @@
 //! connections onto one tuple) goes on extra `Info:` lines that hold neither `Error:` nor
 //! `invalid`, the words siitperf's scripts grep.
 
-use xlat_engine::{PreliminaryReport, TrialReport, TOLERANCE};
+use xlat_trial::{PreliminaryReport, TrialReport, TOLERANCE};
 
 use crate::delay::{Delay, LatencyStats, PdvStats};
 

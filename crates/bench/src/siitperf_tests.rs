@@ -3,7 +3,7 @@
 use super::*;
 use crate::delay::DelayRecorder;
 use crate::output::{preliminary_summary, trial_summary};
-use xlat_engine::{DirectionReport, PdvReport};
+use xlat_trial::{DirectionReport, PdvReport};
 
 fn direction(sent: u64, received: u64) -> DirectionReport {
     DirectionReport {

@@ -6,7 +6,7 @@
 //! what deleting costs without connections (the command's start, walking an empty hash).
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::{PreliminarySpec, TrialSpec};
+use xlat_trial::{PreliminarySpec, TrialSpec};
 
 use crate::error::{config, BenchError};
 use crate::record::TrialRecord;
@@ -155,7 +155,7 @@ impl BenchResult for TeardownResult {
 mod tests {
     use super::*;
     use crate::runner::NoProgress;
-    use xlat_engine::{PreliminaryReport, TrialReport};
+    use xlat_trial::{PreliminaryReport, TrialReport};
 
     /// A DUT that loads every connection and deletes at `per_s` connections/s plus `fixed_s`.
     struct Dut {

@@ -41,7 +41,7 @@
 //! Every result lists every trial and the total trial-seconds.
 
 use serde::{Deserialize, Serialize};
-use xlat_engine::TrialSpec;
+use xlat_trial::TrialSpec;
 
 use crate::error::{config, BenchError};
 use crate::record::TrialRecord;
@@ -366,7 +366,7 @@ fn short_then_confirm(s: &mut Session, cfg: &ThroughputConfig, short_s: f64) -> 
 }
 
 /// The forwarding-rate estimate of a failed trial: rate x received / sent, smallest direction.
-fn forwarding_estimate(report: &xlat_engine::TrialReport, rate: u64) -> u64 {
+fn forwarding_estimate(report: &xlat_trial::TrialReport, rate: u64) -> u64 {
     report
         .directions()
         .map(|(_, d)| {

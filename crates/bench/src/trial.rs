@@ -1,7 +1,7 @@
 //! How a trial is judged, and the [`Session`] every procedure runs its trials through: the
 //! retry rule for invalid trials, the record of every trial, the test time and the progress.
 
-use xlat_engine::{TrialReport, TrialSpec};
+use xlat_trial::{TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
 use crate::record::{state_table_not_filled, TrialRecord};

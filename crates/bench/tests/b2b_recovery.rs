@@ -5,7 +5,7 @@ use std::time::Duration;
 use xlat_bench::b2b::corrected_buffer_time_s;
 use xlat_bench::sim::SimDut;
 use xlat_bench::{back_to_back, system_recovery, BackToBackConfig, BenchError, NoProgress, NoSleep, RecoveryConfig, TrialRunner};
-use xlat_engine::{TrialReport, TrialSpec};
+use xlat_trial::{TrialReport, TrialSpec};
 
 const LINE: u64 = 1_488_095;
 
@@ -230,7 +230,7 @@ fn recovery_is_one_trial_with_a_rate_change_and_the_time_comes_from_the_sequence
     assert_eq!(dut.log.len(), 1);
     let spec = &dut.log[0];
     assert_eq!((spec.rate, spec.duration_s), (440_000, 5.0));
-    assert_eq!(spec.rate_change, Some(xlat_engine::RateChange { at_s: 2.0, rate: 200_000 }));
+    assert_eq!(spec.rate_change, Some(xlat_trial::RateChange { at_s: 2.0, rate: 200_000 }));
     let f = r.forward.as_ref().unwrap();
     assert!((f.last_lost_s.unwrap() - (2.0 + 49_999.0 / 200_000.0)).abs() < 1e-9, "{f:?}");
     assert!((r.recovery_time_s.unwrap() - 49_999.0 / 200_000.0).abs() < 1e-9);

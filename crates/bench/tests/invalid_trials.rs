@@ -6,7 +6,7 @@
 
 use xlat_bench::sim::SimDut;
 use xlat_bench::*;
-use xlat_engine::{TrialReport, TrialSpec};
+use xlat_trial::{TrialReport, TrialSpec};
 
 const REASON: &str = "injected: the sender fell behind its schedule";
 

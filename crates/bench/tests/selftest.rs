@@ -30,7 +30,7 @@ fn each_search_runs_its_own_directions_and_finds_the_limit() {
     // The first search's trials had only the forward direction, the second's only the reverse.
     let mut s2 = SimDut::new(400_000.0, 1);
     s2.set_directions(false, true).unwrap();
-    let t = s2.run(&xlat_engine::TrialSpec::new(84, 1000, 1.0, 100)).unwrap();
+    let t = s2.run(&xlat_trial::TrialSpec::new(84, 1000, 1.0, 100)).unwrap();
     assert!(t.forward.is_none() && t.reverse.is_some());
 }
 
@@ -49,7 +49,7 @@ fn a_tester_that_cannot_send_above_a_rate_is_bounded_there() {
 struct Fixed;
 
 impl TrialRunner for Fixed {
-    fn run(&mut self, _: &xlat_engine::TrialSpec) -> Result<xlat_engine::TrialReport, xlat_bench::BenchError> {
+    fn run(&mut self, _: &xlat_trial::TrialSpec) -> Result<xlat_trial::TrialReport, xlat_bench::BenchError> {
         unreachable!("never asked: the directions cannot be chosen")
     }
 }

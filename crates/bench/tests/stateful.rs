@@ -9,7 +9,7 @@ use xlat_bench::sim::SimDut;
 use xlat_bench::text::trials_table;
 use xlat_bench::trial::FILL_ATTEMPTS;
 use xlat_bench::*;
-use xlat_engine::{PreliminarySpec, TrialSpec};
+use xlat_trial::{PreliminarySpec, TrialSpec};
 
 /// N = M = 10,000 at R = 100,000 fps.
 const PRE: PreliminarySpec = PreliminarySpec {
@@ -221,7 +221,7 @@ fn phase_1_sending_too_slowly_is_the_tester_limit() {
     // Once only (the next attempt sends in time): retried like an invalid trial.
     struct OnceSlow(SimDut, bool);
     impl TrialRunner for OnceSlow {
-        fn run(&mut self, spec: &TrialSpec) -> Result<xlat_engine::TrialReport, BenchError> {
+        fn run(&mut self, spec: &TrialSpec) -> Result<xlat_trial::TrialReport, BenchError> {
             if !self.1 {
                 self.1 = true;
                 let mut slow = SimDut::new(400_000.0, 1).preliminary_tester_max(80_000);

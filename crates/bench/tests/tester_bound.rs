@@ -5,7 +5,7 @@
 use xlat_bench::output::TRIALS_CSV_HEADER;
 use xlat_bench::sim::SimDut;
 use xlat_bench::*;
-use xlat_engine::{TrialReport, TrialSpec};
+use xlat_trial::{TrialReport, TrialSpec};
 
 const MAX: u64 = 1_000_000;
 const ERROR: u64 = 1000;

@@ -5,7 +5,7 @@ use xlat_bench::output::{trial_csv_row, TRIALS_CSV_HEADER};
 use xlat_bench::sim::SimDut;
 use xlat_bench::text::trials_table;
 use xlat_bench::*;
-use xlat_engine::{TrialReport, TrialSpec};
+use xlat_trial::{TrialReport, TrialSpec};
 
 /// A SimDut whose tester reports drops: forward tx 3 / rx 4, reverse tx 5 / rx 6.
 struct Drops(SimDut);

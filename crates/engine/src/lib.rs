@@ -11,9 +11,7 @@
 //! | `trial/receiver.rs` | one port's receiver: the per-frame count (`Count::test_frame`), ARP/NDP answers |
 //! | `trial/worker.rs` | the per-core loop (`worker_loop`) with its deadline, failure and abort checks |
 //! | [`neighbour`] | ARP and NDP: answering, resolving the DUT, announcing the tester's addresses |
-//! | [`delay`] | recording one-way delays (exact or a bounded histogram) |
-//! | [`report`] | [`TrialReport`], [`DirectionReport`] |
-//! | [`spec`] | [`TrialSpec`] and its check, [`CpuPlan`] |
+//! | `delay`, `report`, `spec` | re-exported from `xlat-trial`: the trial boundary's types, which the engine fills in |
 //! | [`clock`], [`pin`] | the TSC clock; pinning and priority of worker threads |
 //! | [`saturate`] | the sender's hot path flat out, for benchmarks |
 //!
@@ -22,13 +20,14 @@
 //! core puts them in one thread (on 2 CPUs the lab's TAYGA topologies run all four on CPU 0).
 
 pub mod clock;
-pub mod delay;
 pub mod neighbour;
 pub mod pin;
-pub mod report;
 pub mod saturate;
-pub mod spec;
 pub mod trial;
+
+// The trial boundary's types live in xlat-trial (the procedures use them without the engine);
+// re-exported so that the engine's users keep one import path.
+pub use xlat_trial::{delay, report, spec};
 
 pub use clock::Clock;
 pub use report::PdvReport;

@@ -30,10 +30,7 @@ use xlat_io::{IoError, Port, Queues, RxQueue, TxQueue, RX_BURST};
 use xlat_traffic::{BurstScratch, Direction, DirectionStream, Setup, SideId, StateTable, Stateful, Variation};
 use xlat_wire::{classify, MacAddr};
 
-/// siitperf's TOLERANCE: sending must end within duration x 1.00001.
-pub const TOLERANCE: f64 = 1.00001;
-/// The largest trial: the receiver keeps one bit per frame (2 GiB per direction at most).
-pub const MAX_FRAMES: u64 = 1 << 34;
+pub use xlat_trial::{MAX_FRAMES, TOLERANCE};
 /// A sender still sending this long after the duration x TOLERANCE limit gives up.
 const GIVE_UP_S: f64 = 0.5;
 /// No worker runs longer than this after the receivers' timeout should have ended.
@@ -1087,6 +1084,11 @@ fn last_missing(seen: &[u64], sent: u64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trials_default_burst_is_the_ports_default_burst() {
+        assert_eq!(xlat_trial::DEFAULT_BURST, xlat_io::DEFAULT_BURST);
+    }
 
     #[test]
     fn last_missing_finds_the_highest_hole() {

@@ -74,7 +74,7 @@ pub enum SpecError {
 
 impl TrialSpec {
     /// Check that the trial can run: a rate, a duration and a burst above 0, and between 1 and
-    /// [`crate::trial::MAX_FRAMES`] frames per direction.
+    /// [`crate::MAX_FRAMES`] frames per direction.
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.rate == 0 {
             return Err(SpecError::ZeroRate);
@@ -92,10 +92,10 @@ impl TrialSpec {
                 duration_s: self.duration_s,
             });
         }
-        if frames > crate::trial::MAX_FRAMES {
+        if frames > crate::MAX_FRAMES {
             return Err(SpecError::TooManyFrames {
                 frames,
-                max: crate::trial::MAX_FRAMES,
+                max: crate::MAX_FRAMES,
             });
         }
         Ok(())
@@ -107,7 +107,7 @@ impl TrialSpec {
             rate,
             duration_s,
             timeout_ms,
-            burst: xlat_io::DEFAULT_BURST,
+            burst: crate::DEFAULT_BURST,
             latency: None,
             pdv: None,
             rate_change: None,
@@ -141,11 +141,11 @@ impl PreliminarySpec {
         if self.rate == 0 {
             return bad("R (preliminary rate) must be at least 1 frame/s".into());
         }
-        if self.frames > crate::trial::MAX_FRAMES {
+        if self.frames > crate::MAX_FRAMES {
             return bad(format!(
                 "N {} is more than the {} frames one phase can track",
                 self.frames,
-                crate::trial::MAX_FRAMES
+                crate::MAX_FRAMES
             ));
         }
         Ok(())
