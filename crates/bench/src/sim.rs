@@ -19,9 +19,9 @@
 //! `unfilled_next` stateful trials lose one phase 1 frame. When phase 1 fails (too slow, or the
 //! state table of M entries not filled) phase 2 does not run, as in the engine.
 
+use xlat_traffic::rng::SplitMix64;
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
 use xlat_trial::{DirectionReport, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, TrialReport, TrialSpec};
-use xlat_traffic::rng::SplitMix64;
 
 use crate::error::BenchError;
 use crate::runner::TrialRunner;
