@@ -304,8 +304,7 @@ fn siitperf_dir_for_lab(info: &xlat_lab::LabInfo, dir: &Path) -> Result<()> {
     let exe = std::env::current_exe().context("finding this program's path")?;
     for name in ["siitperf-tp", "siitperf-lat", "siitperf-pdv"] {
         let link = build.join(name);
-        let tmp = build.join(format!(".{name}.tmp-xlatperf"));
-        let _ = std::fs::remove_file(&tmp);
+        let tmp = xlat_config::files::temp_path(&link);
         std::os::unix::fs::symlink(&exe, &tmp).with_context(|| format!("linking {} to {}", tmp.display(), exe.display()))?;
         std::fs::rename(&tmp, &link).with_context(|| format!("renaming {} to {}", tmp.display(), link.display()))?;
     }
@@ -366,12 +365,9 @@ fn convert(file: &Path, out_dir: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Write `text` to `path` through a temporary file renamed over it: never half a file.
+/// Write `text` to `path` atomically (never half a file; see [`output::write_atomic`]).
 fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp-xlatperf");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
-    Ok(())
+    output::write_atomic(path, text.as_bytes())
 }
 
 fn lab(cmd: &LabCmd) -> Result<()> {

@@ -60,15 +60,10 @@ impl std::fmt::Display for JsonTo {
     }
 }
 
-/// Write `contents` to `path` through `path.tmp` and a rename: readers see the old file or the
-/// new one, never a part.
+/// Write `contents` to `path` atomically (`xlat_config::files::write_atomic`: a temporary file
+/// of its own beside it, renamed over it): readers see the old file or the new one, never a part.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, contents).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
-    Ok(())
+    xlat_config::files::write_atomic(path, contents).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Fail early (before any trial) if `path` cannot be written: its directory must exist.
@@ -124,13 +119,9 @@ pub fn write_plot(path: &Path, svg: &str) -> Result<()> {
     match plot_format(path)? {
         PlotFormat::Svg => write_atomic(path, svg.as_bytes()),
         PlotFormat::Png => {
-            let mut src = path.as_os_str().to_owned();
-            src.push(".svg.tmp");
-            let src = PathBuf::from(src);
+            let src = xlat_config::files::temp_path(&path.with_extension("svg"));
             std::fs::write(&src, svg).with_context(|| format!("writing {}", src.display()))?;
-            let mut tmp = path.as_os_str().to_owned();
-            tmp.push(".tmp");
-            let tmp = PathBuf::from(tmp);
+            let tmp = xlat_config::files::temp_path(path);
             let out = std::process::Command::new("rsvg-convert")
                 .arg("-f")
                 .arg("png")
@@ -194,7 +185,7 @@ mod tests {
         let f = dir.join("a.json");
         write_atomic(&f, b"{}").unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"{}");
-        assert!(!dir.join("a.json.tmp").exists());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
         assert_eq!(plot_format(&dir.join("p.svg")).unwrap(), PlotFormat::Svg);
         let e = plot_format(&dir.join("p.pdf")).unwrap_err().to_string();
         assert!(e.contains(".svg"), "{e}");

@@ -169,6 +169,15 @@ pub fn sweep(
             bail!("sweep: give {o} to the sweep, not to the procedure (it writes every point into one file)");
         }
     }
+    // Every output checked before hours of trials: the plot's format too.
+    for (o, p) in [("--json", json), ("--csv", csv)] {
+        if let Some(p) = p {
+            crate::output::check_writable(o, p)?;
+        }
+    }
+    if let Some(p) = plot {
+        crate::output::plot_format(p)?;
+    }
     let option = format!("--{name}");
     if !name.contains('.') && command.iter().any(|x| *x == option || x.starts_with(&format!("{option}="))) {
         bail!("sweep: {option} is swept; leave it out of the procedure's arguments");
@@ -201,7 +210,8 @@ pub fn sweep(
     print!("{}", human(name, procedure, &points));
     if let Some(p) = plot {
         let svg = plot_svg(name, procedure, &points);
-        crate::write_atomically(p, &svg)?;
+        // The one plot writer: SVG, or PNG through rsvg-convert, or a clear refusal.
+        crate::output::write_plot(p, &svg)?;
     }
     Ok(())
 }

@@ -25,6 +25,7 @@ mod build;
 mod doc;
 mod emit;
 mod error;
+pub mod files;
 pub mod keys;
 mod model;
 mod validate;

@@ -72,9 +72,7 @@ pub(crate) fn write(state: &LabState) -> Result<(), LabError> {
         path: STATE_FILE.into(),
         detail: e.to_string(),
     })?;
-    let tmp = format!("{STATE_FILE}.tmp");
-    std::fs::write(&tmp, text + "\n").map_err(|e| LabError::io(&tmp, e))?;
-    std::fs::rename(&tmp, STATE_FILE).map_err(|e| LabError::io(STATE_FILE, e))
+    xlat_config::files::write_atomic(Path::new(STATE_FILE), (text + "\n").as_bytes()).map_err(|e| LabError::io(STATE_FILE, e))
 }
 
 /// Read the state file: `Ok(None)` if there is none.

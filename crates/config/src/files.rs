@@ -1,0 +1,59 @@
+//! Writing the user's files: every file xlatperf writes (results, plots, configurations, the
+//! lab's state) goes through [`write_atomic`], so that a reader sees the old file or the new
+//! one, never a part, and two writers (two files of one command, two processes) never share a
+//! temporary file.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A temporary name beside `path`, unique to this process and call:
+/// `DIR/.NAME.<pid>-<n>.tmp-xlatperf` (hidden, and named after the file it becomes).
+pub fn temp_path(path: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = format!(".{name}.{}-{n}.tmp-xlatperf", std::process::id());
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.join(tmp),
+        _ => PathBuf::from(tmp),
+    }
+}
+
+/// Write `contents` to `path` through a temporary file beside it ([`temp_path`]) renamed over
+/// it; on failure the temporary file is removed and `path` is as it was.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let tmp = temp_path(path);
+    let r = std::fs::write(&tmp, contents).and_then(|_| std::fs::rename(&tmp, path));
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_differ_and_nothing_is_left_behind() {
+        let dir = std::env::temp_dir().join(format!("xlat-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.json"), dir.join("a.csv"));
+        assert_ne!(temp_path(&a), temp_path(&a), "two writes of one file");
+        let t = temp_path(&b);
+        assert_eq!(t.parent(), Some(dir.as_path()));
+        assert!(t.file_name().unwrap().to_string_lossy().starts_with(".a.csv."), "{t:?}");
+        write_atomic(&a, b"{}").unwrap();
+        write_atomic(&b, b"x,y\n").unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"{}");
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // A directory that does not exist: an error, no file.
+        assert!(write_atomic(&dir.join("no/such/x"), b"").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(temp_path(Path::new("x")).parent(), Some(Path::new("")));
+    }
+}
