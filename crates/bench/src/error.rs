@@ -44,15 +44,23 @@ pub enum BenchError {
     /// The trial runner cannot do what the procedure needs.
     #[error("not supported by this trial runner: {0}")]
     Unsupported(String),
-    /// The trial runner failed (an engine or I/O error, as text).
-    #[error("trial failed: {0}")]
-    Trial(String),
+    /// The trial runner failed (an engine, port or DUT hook error). The error keeps its causes
+    /// (`TrialError::source`); the message shows them all, so the variant is not itself marked as
+    /// a source (an error report would print them twice).
+    #[error("trial failed: {}", .0.chain())]
+    Trial(xlat_trial::TrialError),
     /// A trial report that cannot be judged (for example, no active direction).
     #[error("unusable trial report: {0}")]
     Report(String),
     /// Writing a result failed.
     #[error("output: {0}")]
     Output(String),
+}
+
+impl From<xlat_trial::TrialError> for BenchError {
+    fn from(e: xlat_trial::TrialError) -> Self {
+        BenchError::Trial(e)
+    }
 }
 
 pub(crate) fn config<T>(msg: impl Into<String>) -> Result<T, BenchError> {

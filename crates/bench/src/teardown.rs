@@ -92,12 +92,12 @@ pub fn teardown_rate(
     }
     if !loaded {
         let last = trials.last().map(|t| t.invalid_reasons.join("; ")).unwrap_or_default();
-        return Err(BenchError::Trial(format!(
+        return Err(BenchError::Trial(xlat_trial::TrialError::msg(format!(
             "could not load {} connections at {} conn/s in {} attempts ({last}): try a lower --rate",
             group(cfg.connections),
             group(cfg.rate),
             trials.len()
-        )));
+        ))));
     }
     let full_s = runner.time_dut_command(DELETE_ALL)?;
     let empty_s = runner.time_dut_command(DELETE_ALL)?;

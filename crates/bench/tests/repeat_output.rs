@@ -67,7 +67,7 @@ fn repeat_runs_n_times_and_summarises() {
     let e = repeat(5, |i| {
         n += 1;
         if i == 2 {
-            Err(BenchError::Trial("link down".into()))
+            Err(BenchError::Trial(xlat_trial::TrialError::msg("link down")))
         } else {
             throughput(&mut SimDut::new(1000.0, 1), &ThroughputConfig::new(84, 2000, 10), &mut NoProgress)
         }

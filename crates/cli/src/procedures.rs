@@ -24,6 +24,7 @@ use xlat_bench::{
 use xlat_config::TestConfig;
 use xlat_engine::{PdvSpec, PreliminarySpec, TrialReport, TrialSpec};
 use xlat_traffic::IpVersion;
+use xlat_trial::TrialError;
 
 use crate::args::*;
 use crate::interrupt;
@@ -346,7 +347,7 @@ impl TrialRunner for CliRunner {
         }
         self.inner
             .run_preliminary(spec, validation)
-            .map_err(|e| BenchError::Trial(format!("{e:#}")))
+            .map_err(|e| BenchError::Trial(TrialError::new(e)))
     }
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
@@ -361,7 +362,7 @@ impl TrialRunner for CliRunner {
             ))
         })?;
         let start = std::time::Instant::now();
-        runner::run_hook(key, &command, runner::HOOK_DEADLINE).map_err(BenchError::Trial)?;
+        runner::run_hook(key, &command, runner::HOOK_DEADLINE).map_err(|e| BenchError::Trial(TrialError::msg(e)))?;
         Ok(start.elapsed().as_secs_f64())
     }
 
@@ -381,7 +382,7 @@ impl TrialRunner for CliRunner {
             }
             _ => spec,
         };
-        let report = self.inner.run_trial(spec).map_err(|e| BenchError::Trial(format!("{e:#}")))?;
+        let report = self.inner.run_trial(spec).map_err(|e| BenchError::Trial(TrialError::new(e)))?;
         if report.valid && spec.latency.is_some() {
             for (name, d) in report.directions() {
                 self.collected

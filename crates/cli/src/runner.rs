@@ -73,7 +73,9 @@ pub struct BenchRunner(pub Box<dyn Runner>);
 
 impl xlat_bench::TrialRunner for BenchRunner {
     fn run(&mut self, spec: &TrialSpec) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
-        self.0.run_trial(spec).map_err(|e| xlat_bench::BenchError::Trial(format!("{e:#}")))
+        self.0
+            .run_trial(spec)
+            .map_err(|e| xlat_bench::BenchError::Trial(xlat_trial::TrialError::new(e)))
     }
 
     fn set_directions(&mut self, forward: bool, reverse: bool) -> std::result::Result<(), xlat_bench::BenchError> {
@@ -84,7 +86,7 @@ impl xlat_bench::TrialRunner for BenchRunner {
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
         self.0
             .run_preliminary(spec, validation)
-            .map_err(|e| xlat_bench::BenchError::Trial(format!("{e:#}")))
+            .map_err(|e| xlat_bench::BenchError::Trial(xlat_trial::TrialError::new(e)))
     }
 }
 

@@ -13,9 +13,11 @@
 #![forbid(unsafe_code)]
 
 pub mod delay;
+mod error;
 pub mod report;
 pub mod spec;
 
+pub use error::TrialError;
 pub use report::{DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
 

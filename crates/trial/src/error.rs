@@ -1,0 +1,93 @@
+//! Why a trial could not run (as opposed to an invalid trial, which is a result).
+
+use std::error::Error;
+use std::sync::Arc;
+
+/// A trial that could not run: the tester's error (an engine, port or hook failure) with its
+/// chain of causes kept (`source()`), so that the procedures pass it on whole instead of as
+/// text. Cheap to clone; equal when the messages are.
+#[derive(Debug, Clone)]
+pub struct TrialError {
+    message: String,
+    source: Option<Arc<dyn Error + Send + Sync>>,
+}
+
+impl TrialError {
+    /// An error of the tester: its message is `e`'s, its causes `e`'s causes.
+    pub fn new(e: impl Into<Box<dyn Error + Send + Sync>>) -> TrialError {
+        let e: Arc<dyn Error + Send + Sync> = Arc::from(e.into());
+        TrialError {
+            message: e.to_string(),
+            source: e.source().is_some().then_some(e),
+        }
+    }
+
+    /// An error that is only a message (no cause).
+    pub fn msg(message: impl Into<String>) -> TrialError {
+        TrialError {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// The message with every cause after it, `": "`-separated (anyhow's `{:#}`).
+    pub fn chain(&self) -> String {
+        let mut s = self.message.clone();
+        let mut next = self.source();
+        while let Some(e) = next {
+            s.push_str(": ");
+            s.push_str(&e.to_string());
+            next = e.source();
+        }
+        s
+    }
+}
+
+impl std::fmt::Display for TrialError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Error for TrialError {
+    /// The first cause of the error `new` was given (whose own message is this one's).
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_ref().and_then(|e| e.source())
+    }
+}
+
+impl PartialEq for TrialError {
+    fn eq(&self, other: &Self) -> bool {
+        self.chain() == other.chain()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("opening left port xlat-tl")
+        }
+    }
+    impl Error for Outer {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn the_chain_of_causes_is_kept() {
+        let e = TrialError::new(Outer(std::io::Error::other("no such device")));
+        assert_eq!(e.to_string(), "opening left port xlat-tl");
+        assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("no such device"));
+        assert_eq!(e.chain(), "opening left port xlat-tl: no such device");
+        assert_eq!(e.clone(), e);
+        let m = TrialError::msg("link down");
+        assert_eq!((m.chain(), m.source().is_none()), ("link down".to_string(), true));
+        assert_ne!(m, e);
+    }
+}
