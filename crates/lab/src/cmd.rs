@@ -5,7 +5,7 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
-use crate::LabError;
+use crate::error::LabError;
 
 /// The Debian package that provides a tool, for the "not installed" hint.
 pub(crate) fn package_of(tool: &str) -> &'static str {
@@ -144,6 +144,26 @@ pub(crate) fn sysctl_get(ns: Option<&str>, key: &str) -> Result<String, LabError
 pub(crate) fn have_tool(tool: &str) -> bool {
     let Some(path) = std::env::var_os("PATH") else { return false };
     std::env::split_paths(&path).any(|dir| dir.join(tool).is_file())
+}
+
+/// Is this process running with effective uid 0? (The lab needs CAP_NET_ADMIN and CAP_SYS_ADMIN.)
+pub fn is_root() -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1).map(|euid| euid == "0"))
+        .unwrap_or(false)
+}
+
+pub(crate) fn require_root() -> Result<(), LabError> {
+    if is_root() {
+        Ok(())
+    } else {
+        Err(LabError::NotRoot)
+    }
 }
 
 #[cfg(test)]

@@ -55,18 +55,20 @@
 #![deny(unsafe_code)]
 
 mod cmd;
+mod dut;
 mod error;
+mod report;
 mod setup;
 mod siitperf;
 mod state;
 mod status;
 mod topology;
 
-use std::fmt;
-use std::net::IpAddr;
-use std::path::PathBuf;
-
+pub use cmd::is_root;
+use cmd::require_root;
+pub use dut::{dut_exec, dut_neighbours, set_forwarding};
 pub use error::LabError;
+pub use report::{DownReport, LabInfo, UpOptions, CONNTRACK_LIMIT, MAX_QUEUES};
 pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, Status};
@@ -78,133 +80,6 @@ pub use topology::{
     STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6,
     TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
 };
-
-/// Options of [`up`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UpOptions {
-    /// Tear down an existing lab first instead of failing.
-    pub replace: bool,
-    /// The stateful DUTs' connection tracking table: `(nf_conntrack_max, hash buckets)` set to
-    /// exactly these (host-wide, restored by [`down`]) instead of raised to at least
-    /// [`CONNTRACK_MAX`] (e.g. a known capacity for RFC 9693's table capacity measurement).
-    pub conntrack: Option<(u64, u64)>,
-    /// The tester backend the written configuration names (`afpacket` or `afxdp`; `None`:
-    /// afpacket).
-    pub backend: Option<xlat_config::Backend>,
-    /// Queues of each veth end (`numtxqueues`, `numrxqueues`) and the `tester.queues` the
-    /// configuration names (`None`: 1).
-    pub queues: Option<u32>,
-}
-
-/// The most queues `lab up --queues` gives a veth end.
-pub const MAX_QUEUES: u32 = 16;
-
-/// The largest connection tracking table or hash `lab up` sets (2^26 entries).
-pub const CONNTRACK_LIMIT: u64 = 1 << 26;
-
-/// A lab that is up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LabInfo {
-    pub topology: Topology,
-    /// The xlatperf test configuration written for this topology.
-    pub config_path: PathBuf,
-    pub tester_ns: String,
-    pub dut_ns: String,
-    pub left_port: String,
-    pub right_port: String,
-}
-
-/// What [`down`] removed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DownReport {
-    /// A state file was found.
-    pub had_state: bool,
-    /// The topology from the state file.
-    pub topology: Option<Topology>,
-    /// TAYGA daemons stopped.
-    pub killed: Vec<u32>,
-    pub namespaces_removed: Vec<String>,
-    pub links_removed: Vec<String>,
-    /// Host-wide sysctls set back, as "key=value".
-    pub sysctls_restored: Vec<String>,
-    pub files_removed: Vec<PathBuf>,
-    /// Tester ports an XDP program was removed from (one the `afxdp` backend left behind:
-    /// normally none, as its program goes with the process that attached it).
-    pub xdp_removed: Vec<String>,
-    /// Things worth telling the user that are not failures.
-    pub notes: Vec<String>,
-}
-
-impl DownReport {
-    /// Nothing of a lab existed.
-    pub fn nothing_found(&self) -> bool {
-        !self.had_state
-            && self.killed.is_empty()
-            && self.namespaces_removed.is_empty()
-            && self.links_removed.is_empty()
-            && self.files_removed.is_empty()
-            && self.sysctls_restored.is_empty()
-            && self.xdp_removed.is_empty()
-    }
-}
-
-impl fmt::Display for DownReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.nothing_found() {
-            writeln!(f, "no lab found; nothing to do")?;
-        } else {
-            match self.topology {
-                Some(t) => writeln!(f, "lab {t} removed")?,
-                None => writeln!(f, "lab removed (no state file)")?,
-            }
-            let list = |v: &[String]| v.join(", ");
-            if !self.killed.is_empty() {
-                let pids: Vec<String> = self.killed.iter().map(|p| p.to_string()).collect();
-                writeln!(f, "  stopped tayga: pid {}", list(&pids))?;
-            }
-            if !self.xdp_removed.is_empty() {
-                writeln!(f, "  XDP programs: {}", list(&self.xdp_removed))?;
-            }
-            if !self.namespaces_removed.is_empty() {
-                writeln!(f, "  namespaces: {}", list(&self.namespaces_removed))?;
-            }
-            if !self.links_removed.is_empty() {
-                writeln!(f, "  links: {}", list(&self.links_removed))?;
-            }
-            if !self.sysctls_restored.is_empty() {
-                writeln!(f, "  restored: {}", list(&self.sysctls_restored))?;
-            }
-            if !self.files_removed.is_empty() {
-                let files: Vec<String> = self.files_removed.iter().map(|p| p.display().to_string()).collect();
-                writeln!(f, "  files: {}", list(&files))?;
-            }
-        }
-        for n in &self.notes {
-            writeln!(f, "  note: {n}")?;
-        }
-        Ok(())
-    }
-}
-
-/// Is this process running with effective uid 0? (The lab needs CAP_NET_ADMIN and CAP_SYS_ADMIN.)
-pub fn is_root() -> bool {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
-        return false;
-    };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1).map(|euid| euid == "0"))
-        .unwrap_or(false)
-}
-
-fn require_root() -> Result<(), LabError> {
-    if is_root() {
-        Ok(())
-    } else {
-        Err(LabError::NotRoot)
-    }
-}
 
 fn require_tools(t: Topology) -> Result<(), LabError> {
     let mut tools = vec!["ip", "nft", "sysctl", "kill"];
@@ -304,153 +179,4 @@ pub fn down() -> Result<DownReport, LabError> {
 pub fn status() -> Result<Status, LabError> {
     require_root()?;
     status::collect()
-}
-
-fn require_dut() -> Result<(), LabError> {
-    require_root()?;
-    if setup::list_netns()?.iter().any(|n| n == DUT_NS) {
-        Ok(())
-    } else {
-        Err(LabError::NotUp { ns: DUT_NS.to_string() })
-    }
-}
-
-/// Run a command (program and arguments, no shell) in the DUT namespace; return its stdout.
-pub fn dut_exec(args: &[&str]) -> Result<String, LabError> {
-    let Some((program, rest)) = args.split_first() else {
-        return Err(LabError::InvalidInput("dut_exec needs a command".into()));
-    };
-    if program.is_empty() {
-        return Err(LabError::InvalidInput("dut_exec: empty program name".into()));
-    }
-    require_dut()?;
-    cmd::run_in(DUT_NS, program, rest)
-}
-
-/// Switch the DUT's forwarding on or off: the families the topology forwards (IPv4 for router4
-/// and nat44, IPv6 for router6, both for siit and nat64; both without a state file).
-pub fn set_forwarding(on: bool) -> Result<(), LabError> {
-    require_dut()?;
-    let (v4, v6) = match state::read() {
-        Ok(Some(st)) => st.topology.forwarding(),
-        _ => (true, true),
-    };
-    let value = if on { "1" } else { "0" };
-    if v4 {
-        cmd::sysctl_set(Some(DUT_NS), "net.ipv4.ip_forward", value)?;
-    }
-    if v6 {
-        cmd::sysctl_set(Some(DUT_NS), "net.ipv6.conf.all.forwarding", value)?;
-    }
-    Ok(())
-}
-
-/// Check an interface name before handing it to `ip`.
-fn valid_ifname(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() < 16
-        && !name.starts_with('-')
-        && name != "."
-        && name != ".."
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
-}
-
-/// The DUT's neighbour entries on `iface` (IPv4 and IPv6): address, MAC ("" while unresolved),
-/// state (e.g. "REACHABLE", "STALE,NOARP" when several).
-pub fn dut_neighbours(iface: &str) -> Result<Vec<(IpAddr, String, String)>, LabError> {
-    if !valid_ifname(iface) {
-        return Err(LabError::InvalidInput(format!("not an interface name: {iface:?}")));
-    }
-    require_dut()?;
-    let out = cmd::ip_in(DUT_NS, &["-j", "neighbour", "show", "dev", iface])?;
-    parse_neighbours(&out)
-}
-
-fn parse_neighbours(out: &str) -> Result<Vec<(IpAddr, String, String)>, LabError> {
-    let bad = |detail: String| LabError::Output {
-        command: "ip -j neighbour show".into(),
-        detail,
-    };
-    let out = out.trim();
-    if out.is_empty() {
-        return Ok(Vec::new());
-    }
-    let v: serde_json::Value = serde_json::from_str(out).map_err(|e| bad(e.to_string()))?;
-    let mut list = Vec::new();
-    for n in v.as_array().ok_or_else(|| bad("not a JSON array".into()))? {
-        let dst = n
-            .get("dst")
-            .and_then(|d| d.as_str())
-            .ok_or_else(|| bad(format!("entry without dst: {n}")))?;
-        let ip: IpAddr = dst.parse().map_err(|_| bad(format!("bad address {dst:?}")))?;
-        let mac = n.get("lladdr").and_then(|m| m.as_str()).unwrap_or("").to_string();
-        let state: Vec<&str> = n
-            .get("state")
-            .and_then(|s| s.as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s.as_str())
-            .collect();
-        list.push((ip, mac, state.join(",")));
-    }
-    Ok(list)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn neighbour_json_is_parsed() {
-        let out = r#"[{"dst":"198.18.0.2","lladdr":"02:00:00:00:00:01","state":["REACHABLE"]},
-                      {"dst":"2001:2::2","state":["INCOMPLETE"]},
-                      {"dst":"198.18.0.3","lladdr":"02:00:00:00:00:03","state":["STALE","NOARP"]}]"#;
-        let n = parse_neighbours(out).unwrap();
-        assert_eq!(n.len(), 3);
-        assert_eq!(
-            n[0],
-            ("198.18.0.2".parse().unwrap(), "02:00:00:00:00:01".into(), "REACHABLE".into())
-        );
-        assert_eq!(n[1].1, "");
-        assert_eq!(n[2].2, "STALE,NOARP");
-        assert!(parse_neighbours("").unwrap().is_empty());
-        assert!(parse_neighbours("[]").unwrap().is_empty());
-        assert!(parse_neighbours("{").is_err());
-        assert!(parse_neighbours(r#"[{"dst":"nonsense"}]"#).is_err());
-        assert!(parse_neighbours(r#"{"dst":"1.2.3.4"}"#).is_err());
-    }
-
-    #[test]
-    fn interface_names_are_checked() {
-        assert!(valid_ifname("xlat-dl"));
-        for bad in ["", "-x", "a b", "a/b", "0123456789abcdef", "..", "x;rm"] {
-            assert!(!valid_ifname(bad), "{bad}");
-            assert!(matches!(dut_neighbours(bad), Err(LabError::InvalidInput(_))));
-        }
-    }
-
-    #[test]
-    fn dut_exec_rejects_empty_commands() {
-        assert!(matches!(dut_exec(&[]), Err(LabError::InvalidInput(_))));
-        assert!(matches!(dut_exec(&[""]), Err(LabError::InvalidInput(_))));
-    }
-
-    #[test]
-    fn down_report_display() {
-        assert_eq!(DownReport::default().to_string(), "no lab found; nothing to do\n");
-        let r = DownReport {
-            had_state: true,
-            topology: Some(Topology::Siit),
-            killed: vec![7],
-            namespaces_removed: vec![DUT_NS.into()],
-            ..Default::default()
-        };
-        let s = r.to_string();
-        assert!(
-            s.contains("lab siit removed") && s.contains("pid 7") && s.contains("xlat-dut"),
-            "{s}"
-        );
-    }
 }

@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::cmd::{ip_in, run, run_in, run_with_input, sysctl_get, sysctl_set};
+use crate::error::LabError;
+use crate::report::{DownReport, LabInfo};
 use crate::state::{self, LabState, SavedSysctl, TAYGA_CONF, TAYGA_PIDFILE};
 use crate::topology::*;
-use crate::{DownReport, LabError, LabInfo};
 
 /// Neighbour table limits of the initial namespace (the tables are host-wide: the kernel does
 /// not expose them in other namespaces). Raised so that 65k tester addresses per side fit.
@@ -143,7 +144,7 @@ pub(crate) fn existing() -> Result<Option<String>, LabError> {
 }
 
 /// `up`, after the checks: build everything, recording it in `st` as it goes.
-pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::UpOptions) -> Result<LabInfo, LabError> {
+pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOptions) -> Result<LabInfo, LabError> {
     for ns in NAMESPACES {
         run("ip", &["netns", "add", ns])?;
         ip_in(ns, &["link", "set", "dev", "lo", "up"])?;

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{LabError, Topology};
+use crate::error::LabError;
+use crate::topology::Topology;
 
 /// Directory of the state file, the written test configuration and TAYGA's files.
 pub const RUN_DIR: &str = "/run/xlatperf";

@@ -3,10 +3,10 @@
 use std::fmt;
 
 use crate::cmd::{ip_in, run_in, sysctl_get};
+use crate::error::LabError;
 use crate::setup::{alive, list_netns, root_links};
 use crate::state::{self, LabState};
 use crate::topology::*;
-use crate::LabError;
 
 /// One lab interface as seen in its namespace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,7 +167,7 @@ pub(crate) fn collect() -> Result<Status, LabError> {
     if st.namespace_exists(DUT_NS) {
         for mut l in links_in(DUT_NS)? {
             if l.name == DUT_LEFT || l.name == DUT_RIGHT {
-                l.neighbours = crate::dut_neighbours(&l.name).ok().map(|n| n.len());
+                l.neighbours = crate::dut::dut_neighbours(&l.name).ok().map(|n| n.len());
             }
             st.links.push(l);
         }

@@ -23,6 +23,7 @@
 
 mod burst;
 pub mod enumerate;
+pub mod permutation;
 mod plan;
 pub mod rng;
 pub mod setup;

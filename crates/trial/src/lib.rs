@@ -14,6 +14,7 @@
 
 pub mod delay;
 mod error;
+mod limits;
 pub mod report;
 pub mod spec;
 
@@ -21,13 +22,4 @@ pub use error::TrialError;
 pub use report::{DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
 
-/// The most frames one direction of a trial may send: each receiver keeps a bit per frame
-/// (2 GiB at this limit).
-pub const MAX_FRAMES: u64 = 1 << 34;
-
-/// siitperf's TOLERANCE: sending must end within duration x 1.00001.
-pub const TOLERANCE: f64 = 1.00001;
-
-/// Frames per transmit burst of a trial unless it says otherwise: the ports' own default burst
-/// (`xlat_io::DEFAULT_BURST`, which the engine checks is the same).
-pub const DEFAULT_BURST: usize = 32;
+pub use limits::{DEFAULT_BURST, MAX_FRAMES, TOLERANCE};

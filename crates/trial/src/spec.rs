@@ -74,7 +74,7 @@ pub enum SpecError {
 
 impl TrialSpec {
     /// Check that the trial can run: a rate, a duration and a burst above 0, and between 1 and
-    /// [`crate::MAX_FRAMES`] frames per direction.
+    /// [`crate::limits::MAX_FRAMES`] frames per direction.
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.rate == 0 {
             return Err(SpecError::ZeroRate);
@@ -92,10 +92,10 @@ impl TrialSpec {
                 duration_s: self.duration_s,
             });
         }
-        if frames > crate::MAX_FRAMES {
+        if frames > crate::limits::MAX_FRAMES {
             return Err(SpecError::TooManyFrames {
                 frames,
-                max: crate::MAX_FRAMES,
+                max: crate::limits::MAX_FRAMES,
             });
         }
         Ok(())
@@ -107,7 +107,7 @@ impl TrialSpec {
             rate,
             duration_s,
             timeout_ms,
-            burst: crate::DEFAULT_BURST,
+            burst: crate::limits::DEFAULT_BURST,
             latency: None,
             pdv: None,
             rate_change: None,
@@ -141,11 +141,11 @@ impl PreliminarySpec {
         if self.rate == 0 {
             return bad("R (preliminary rate) must be at least 1 frame/s".into());
         }
-        if self.frames > crate::MAX_FRAMES {
+        if self.frames > crate::limits::MAX_FRAMES {
             return bad(format!(
                 "N {} is more than the {} frames one phase can track",
                 self.frames,
-                crate::MAX_FRAMES
+                crate::limits::MAX_FRAMES
             ));
         }
         Ok(())

@@ -9,16 +9,17 @@
 //! several receive queues the trial merges their counts (`assemble`): a frame seen on two of
 //! them is a duplicate.
 
+use super::error::Res;
 use super::schedule::TagPlan;
 use super::sender::{ts_epoch, Split, TS_RING};
-use super::{Res, SEQ_MASK, TAG_SHIFT};
+use super::sender::{SEQ_MASK, TAG_SHIFT};
 use crate::clock::Clock;
-use crate::delay::{DelayRecorder, IpdvRecorder};
 use crate::neighbour::Neighbour;
-use crate::report::DirectionReport;
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::{RxQueue, TxQueue, RX_BURST};
 use xlat_traffic::{Direction, StateTable, Tuple4};
+use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
+use xlat_trial::report::DirectionReport;
 use xlat_wire::{classify, udp_tuple, Rx};
 
 /// Per-frame delay state of a receiver.

@@ -2,7 +2,7 @@
 //! frames carry latency tags (RFC 8219 section 7.2).
 
 use crate::clock::Clock;
-use crate::spec::TrialSpec;
+use xlat_trial::spec::TrialSpec;
 
 /// When each frame is due: at `rate`, or with a rate change at `at` ticks, at `rate2` after.
 #[derive(Debug, Clone, Copy)]
@@ -101,7 +101,7 @@ impl TagPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{LatencySpec, RateChange};
+    use xlat_trial::spec::{LatencySpec, RateChange};
 
     #[test]
     fn schedule_with_a_rate_change() {

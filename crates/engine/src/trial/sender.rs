@@ -6,8 +6,8 @@
 //! ..., each frame at its own time in the direction's schedule, so the queues together keep
 //! the direction's rate and every frame keeps its one sequence number.
 
+use super::error::Res;
 use super::schedule::{Schedule, TagPlan};
-use super::Res;
 use crate::clock::Clock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::TxQueue;
@@ -17,6 +17,11 @@ use xlat_traffic::{BurstScratch, Direction, DirectionStream};
 /// `seq % TS_RING` holds `tsc << 8 | (seq / TS_RING) % 256`, so a receiver can tell a stale
 /// entry from the frame's own.
 pub(super) const TS_RING: usize = 1 << 22;
+
+/// The top byte of the 64-bit field carries a trial tag, so that a straggler from an earlier
+/// trial is never counted in a later one; the low 56 bits are the sequence number.
+pub(super) const TAG_SHIFT: u32 = 56;
+pub(super) const SEQ_MASK: u64 = (1 << TAG_SHIFT) - 1;
 const TS_SHIFT: u32 = 22;
 
 /// A transmit stamp entry for frame `seq` sent at `tsc`.

@@ -3,9 +3,9 @@
 //! until they are finished, a worker failed, the user interrupted, or the trial's hard deadline
 //! passed. Every wait of a trial ends at that deadline.
 
+use super::error::Res;
 use super::receiver::Receiver;
 use super::sender::Sender;
-use super::Res;
 use crate::clock::Clock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use xlat_io::{RxQueue, TxQueue};

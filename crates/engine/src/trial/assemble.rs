@@ -1,0 +1,169 @@
+//! Turning what the workers counted into the trial's report, and judging its validity.
+
+use super::phase::TrialPlan;
+use super::receiver::{PdvState, Receiver};
+use super::sender::{Sender, StampSkew};
+use super::worker::dir_index;
+use super::worker::{Shared, Worker};
+use crate::clock::Clock;
+use std::sync::atomic::Ordering;
+use xlat_io::{RxQueue, TxQueue};
+use xlat_traffic::Direction;
+use xlat_trial::report::{PdvReport, TrialReport};
+use xlat_trial::TOLERANCE;
+
+/// A sender still sending this long after the duration x TOLERANCE limit gives up.
+pub(super) const GIVE_UP_S: f64 = 0.5;
+/// RFC 8219 section 7.3.1: PDV takes the 99.9th percentile, so with more than 0.1 % of the
+/// frames lost (infinite delay) PDV is infinite; the same holds for IPDV here.
+const PDV_LOST_LIMIT: f64 = 0.001;
+
+/// Turn what the workers counted into the trial's report, judging its validity.
+pub(super) fn assemble<T: TxQueue, R: RxQueue>(
+    trial: &TrialPlan<'_>,
+    sh: &Shared<'_>,
+    workers: Vec<Worker<'_, '_, T, R>>,
+) -> (TrialReport, [u64; 2]) {
+    let clock = sh.clock;
+    let spec = trial.spec;
+    let mut report = TrialReport::of(spec);
+    let mut invalid = |why: String| report.invalidate(why);
+    if workers.iter().any(|w| w.cut_off) {
+        invalid(format!(
+            "the trial was stopped at its deadline ({:.3} s after the start) before every receiver had waited out the timeout, the test is invalid",
+            clock.secs(sh.hard_end - sh.t0)
+        ));
+    }
+    // One sender and one receiver per direction: the queues' own merged into the first's.
+    let mut senders: Vec<Sender<'_, T>> = Vec::new();
+    let mut receivers: Vec<Receiver<'_, '_, R, T>> = Vec::new();
+    for w in workers {
+        for s in w.senders {
+            match senders.iter_mut().find(|m| m.dir == s.dir) {
+                Some(m) => m.absorb(&s),
+                None => senders.push(s),
+            }
+        }
+        for r in w.receivers.into_iter().filter(|r| r.dir.is_some()) {
+            match receivers.iter_mut().find(|m| m.dir == r.dir) {
+                Some(m) => m.count.absorb(r.count),
+                None => receivers.push(r),
+            }
+        }
+    }
+    let limit = spec.duration_s * TOLERANCE;
+    let mut dirs = Vec::new();
+    let mut learnt = [0u64; 2];
+    for s in senders {
+        let Some(i) = receivers.iter().position(|r| r.dir == Some(s.dir)) else {
+            continue;
+        };
+        let count = receivers.swap_remove(i).count;
+        let d = s.dir;
+        learnt[dir_index(d)] = count.learnt;
+        let mut dr = count.report;
+        dr.sent = s.sent;
+        dr.lost = s.sent.saturating_sub(dr.received);
+        dr.tester_tx_dropped = s.dropped;
+        dr.send_duration_s = clock.secs(s.end.saturating_sub(sh.t0));
+        dr.achieved_rate = if dr.send_duration_s > 0.0 {
+            s.sent as f64 / dr.send_duration_s
+        } else {
+            0.0
+        };
+        dr.max_lag_ns = clock.ns(s.max_lag);
+        if dr.lost > 0 {
+            dr.last_lost_seq = last_missing(&count.seen, s.sent);
+        }
+        if let Some(p) = count.pdv {
+            dr.pdv = Some(pdv_report(p, dr.lost, s.sent, &s.skew, &clock));
+        }
+        if s.gave_up {
+            invalid(format!(
+                "{} sending stopped {:.1} s after the {:.10} seconds limit with {} of {} frames sent (the port took no more), the test is invalid",
+                d.title(),
+                GIVE_UP_S,
+                limit,
+                s.sent,
+                s.total
+            ));
+        } else if dr.send_duration_s > limit {
+            invalid(format!(
+                "{} sending exceeded the {:.10} seconds limit (took {:.6} s), the test is invalid",
+                d.title(),
+                limit,
+                dr.send_duration_s
+            ));
+        }
+        if dr.tester_tx_dropped + dr.tester_rx_dropped > 0 {
+            invalid(format!(
+                "{}: the tester itself dropped frames ({} not transmitted, {} not received by its port), the test is invalid",
+                d.title(),
+                dr.tester_tx_dropped,
+                dr.tester_rx_dropped
+            ));
+        }
+        if dr.foreign > 0 {
+            invalid(format!(
+                "{}: {} test frames carried a trial tag this tester never used: another tester is sending into these ports (or frames of an earlier run came back late), the test is invalid",
+                d.title(),
+                dr.foreign
+            ));
+        }
+        if let Some(p) = trial.tags {
+            let txs = &trial.tx_ts[dir_index(d)];
+            dr.latency_ns = (0..p.count as usize)
+                .map(|i| {
+                    let (t, r) = (txs[i].load(Ordering::Relaxed), count.rx_ts[i]);
+                    if t != 0 && r != 0 {
+                        clock.ns(r.saturating_sub(t))
+                    } else {
+                        u64::MAX
+                    }
+                })
+                .collect();
+        }
+        dirs.push((d, dr));
+    }
+    for (d, dr) in dirs {
+        match d {
+            Direction::Forward => report.forward = Some(dr),
+            Direction::Reverse => report.reverse = Some(dr),
+        }
+    }
+    (report, learnt)
+}
+
+/// What a direction recorded of its delays: every lost frame (including those later than the
+/// frame timeout) is recorded as an infinite delay (RFC 8219 section 7.3.1), so PDV is infinite
+/// when more than 0.1 % of the frames were lost; IPDV is then marked infinite too. The
+/// statistics are computed from the record by the bench crate.
+pub(super) fn pdv_report(mut p: PdvState, lost: u64, sent: u64, skew: &StampSkew, clock: &Clock) -> PdvReport {
+    p.delays.record_lost(lost);
+    PdvReport {
+        delays: p.delays,
+        ipdv_infinite: sent > 0 && lost as f64 > PDV_LOST_LIMIT * sent as f64,
+        ipdv: p.ipdv,
+        timed: p.timed,
+        late: p.late,
+        burst_stamp_skew_mean_ns: skew.sum_ticks.checked_div(skew.frames).map_or(0, |t| clock.ns(t)),
+        burst_stamp_skew_max_ns: clock.ns(skew.max_ticks),
+    }
+}
+
+/// The highest sequence number below `sent` whose bit is clear.
+pub(super) fn last_missing(seen: &[u64], sent: u64) -> Option<u64> {
+    let words = sent.div_ceil(64) as usize;
+    for w in (0..words.min(seen.len())).rev() {
+        let valid = if w as u64 == sent / 64 {
+            (1u64 << (sent % 64)) - 1
+        } else {
+            u64::MAX
+        };
+        let missing = !seen[w] & valid;
+        if missing != 0 {
+            return Some(w as u64 * 64 + 63 - u64::from(missing.leading_zeros()));
+        }
+    }
+    None
+}

@@ -1,0 +1,209 @@
+//! Planning a run: which core runs which sender and receiver (`plan_cores`, `plan_workers`),
+//! and running one worker thread per core (`run_workers`).
+
+use super::error::{EngineError, Res};
+use super::phase::TrialPlan;
+use super::port::SidePort;
+use super::receiver::{Count, PdvState, Receiver};
+use super::sender::{Sender, Split, StampSkew};
+use super::worker::{dir_index, run_worker, Shared, Worker};
+use crate::neighbour::Neighbour;
+use crate::pin::{allowed_cores, pin_current_thread};
+use std::sync::atomic::Ordering;
+use xlat_io::{Port, Queues, RxQueue, TxQueue};
+use xlat_traffic::{BurstScratch, Direction, Setup, SideId};
+use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
+use xlat_trial::report::DirectionReport;
+use xlat_trial::spec::CpuPlan;
+
+/// How many frames of a direction go out in one go on one queue before the next queue's turn
+/// (several queues per port): a burst's worth, so that each sender still sends whole bursts.
+const QUEUE_CHUNK: u64 = 64;
+
+/// The cores of (sender, receiver) of the left and the right port, per queue. By default each
+/// port's queue gets its own core (queue `q` of the left port the `q`-th this process may use,
+/// the right port's after the left's, wrapping around: on two cores with two queues each
+/// direction's senders run on both); roles given the same core share one worker thread. A
+/// plan's cores are those of the first queue.
+pub(super) fn plan_cores(cpus: &CpuPlan, queues: usize) -> Vec<[(usize, usize); 2]> {
+    let c = allowed_cores();
+    let auto = |side: usize, q: usize| -> usize {
+        if c.is_empty() {
+            0
+        } else {
+            c[(side * queues + q) % c.len()]
+        }
+    };
+    (0..queues)
+        .map(|q| {
+            if q > 0 {
+                return [(auto(0, q), auto(0, q)), (auto(1, q), auto(1, q))];
+            }
+            let left_send = cpus.left_send.unwrap_or(auto(0, 0));
+            let right_send = cpus.right_send.unwrap_or(auto(1, 0));
+            [
+                (left_send, cpus.left_recv.unwrap_or(left_send)),
+                (right_send, cpus.right_recv.unwrap_or(right_send)),
+            ]
+        })
+        .collect()
+}
+
+/// Build the senders of the active directions and a receiver per port, and group them into one
+/// worker per core.
+pub(super) fn plan_workers<'s, P: Port>(
+    setup: &'s Setup,
+    sides: [&'s mut SidePort<P>; 2],
+    trial: &TrialPlan<'s>,
+    cores: Vec<[(usize, usize); 2]>,
+) -> Res<Vec<Worker<'s, 's, P::Tx, P::Rx>>> {
+    let mut workers: Vec<Worker<'s, 's, P::Tx, P::Rx>> = Vec::new();
+    fn at<'w, 's, T: TxQueue, R: RxQueue>(workers: &'w mut Vec<Worker<'s, 's, T, R>>, core: usize) -> &'w mut Worker<'s, 's, T, R> {
+        let i = match workers.iter().position(|w| w.core == core) {
+            Some(i) => i,
+            None => {
+                workers.push(Worker {
+                    core,
+                    senders: Vec::new(),
+                    receivers: Vec::new(),
+                    cut_off: false,
+                });
+                workers.len() - 1
+            }
+        };
+        &mut workers[i]
+    }
+    for (s, sp) in sides.into_iter().enumerate() {
+        let (send_dir, recv_dir) = match sp.id {
+            SideId::Left => (Direction::Forward, Direction::Reverse),
+            SideId::Right => (Direction::Reverse, Direction::Forward),
+        };
+        let queues = sp.q.len() as u64;
+        let (id, mac, dut_mac) = (sp.id, sp.mac, sp.dut_mac);
+        for (q, Queues { tx, rx, ctl }) in sp.q.iter_mut().enumerate() {
+            let (send_core, recv_core) = cores[q][s];
+            let split = Split {
+                queue: q as u64,
+                queues,
+                chunk: QUEUE_CHUNK,
+            };
+            if trial.active[dir_index(send_dir)] {
+                let dut = dut_mac.ok_or(EngineError::Port {
+                    side: id.name(),
+                    msg: "the DUT's MAC is unknown".into(),
+                })?;
+                let stream = trial.phase.stream(setup, send_dir, trial.spec.frame_size, mac, dut)?;
+                at(&mut workers, send_core).senders.push(Sender {
+                    dir: send_dir,
+                    split,
+                    next: split.first(),
+                    tx,
+                    stream,
+                    scratch: BurstScratch::new(trial.spec.burst),
+                    total: trial.total,
+                    tag: trial.tag,
+                    burst: trial.spec.burst,
+                    schedule: trial.schedule,
+                    give_up_at: trial.give_up_at,
+                    tags: trial.tags,
+                    tx_ts: &trial.tx_ts[dir_index(send_dir)],
+                    frame_ts: &trial.frame_ts[dir_index(send_dir)],
+                    sent: 0,
+                    max_lag: 0,
+                    end: 0,
+                    gave_up: false,
+                    skew: StampSkew::default(),
+                    dropped: 0,
+                });
+            }
+            let counting = trial.active[dir_index(recv_dir)];
+            let lanes = rx.lanes().max(1);
+            let mut nb = Neighbour::new(setup, id, mac);
+            nb.learnt_dut_mac = dut_mac;
+            at(&mut workers, recv_core).receivers.push(Receiver {
+                rx,
+                ctl,
+                nb,
+                dir: counting.then_some(recv_dir),
+                count: Count {
+                    tag: trial.tag,
+                    own: trial.own,
+                    total: trial.total,
+                    seen: if counting {
+                        vec![0u64; trial.total.div_ceil(64) as usize]
+                    } else {
+                        Vec::new()
+                    },
+                    report: DirectionReport::default(),
+                    split,
+                    max_seen: vec![None; queues as usize * lanes],
+                    tags: if counting { trial.tags } else { None },
+                    rx_ts: if counting {
+                        vec![0; trial.tags.map_or(0, |p| p.count as usize)]
+                    } else {
+                        Vec::new()
+                    },
+                    pdv: match trial.spec.pdv {
+                        Some(p) if counting => Some(PdvState {
+                            frame_timeout_ns: p.frame_timeout_ms.saturating_mul(1_000_000),
+                            delays: if p.exact {
+                                DelayRecorder::exact()
+                            } else {
+                                DelayRecorder::histogram()
+                            },
+                            ipdv: if p.exact {
+                                IpdvRecorder::exact()
+                            } else {
+                                IpdvRecorder::histogram()
+                            },
+                            prev_seq: None,
+                            timed: 0,
+                            late: 0,
+                            mul: trial.ns_mul,
+                        }),
+                        _ => None,
+                    },
+                    learnt: 0,
+                },
+                frame_ts: &trial.frame_ts[dir_index(recv_dir)],
+                learn: if counting { trial.phase.learns(recv_dir) } else { None },
+                fg: (u64::from(setup.fg_n.max(1)), u64::from(setup.fg_m)),
+            });
+        }
+    }
+    Ok(workers)
+}
+
+/// Run every worker on its own thread, pinned to its core, and wait for all of them. Returns
+/// the first error of any worker (the others stop when one fails).
+pub(super) fn run_workers<'s, T: TxQueue, R: RxQueue>(
+    workers: Vec<Worker<'s, 's, T, R>>,
+    shared: &Shared<'_>,
+) -> Res<Vec<Worker<'s, 's, T, R>>> {
+    let results: Vec<Res<Worker<'s, 's, T, R>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|mut w| {
+                sc.spawn(move || -> Res<Worker<'s, 's, T, R>> {
+                    if let Err(msg) = pin_current_thread(w.core) {
+                        shared.failed.store(true, Ordering::Relaxed);
+                        return Err(EngineError::Cpu { core: w.core, msg });
+                    }
+                    crate::pin::raise_priority();
+                    run_worker(&mut w, shared)?;
+                    Ok(w)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    shared.failed.store(true, Ordering::Relaxed);
+                    Err(EngineError::Panicked)
+                })
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}

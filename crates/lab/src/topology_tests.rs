@@ -1,0 +1,244 @@
+//! Tests of `topology.rs`.
+
+use super::*;
+
+/// `lab up --backend afxdp`: the same configuration with the afxdp backend.
+#[test]
+fn the_afxdp_backend_and_queues_are_written_when_asked() {
+    for t in Topology::ALL {
+        let text = config_toml_for(t, Some(Backend::AfXdp), 1);
+        assert!(text.contains("backend = \"afxdp\""), "{t}: {text}");
+        let back = xlat_config::parse_toml(&text, "lab.toml").unwrap_or_else(|e| panic!("{t}: {e}"));
+        let mut want = config(t);
+        want.tester.backend = Backend::AfXdp;
+        assert_eq!((back.tester, back.setup), (want.tester, want.setup), "{t}");
+        assert_eq!(config_toml_for(t, None, 1), config_toml(t));
+        let two = config_toml_for(t, None, 2);
+        assert!(two.contains("queues = 2"), "{t}: {two}");
+        let mut want = config(t);
+        want.tester.queues = 2;
+        assert_eq!(xlat_config::parse_toml(&two, "lab.toml").unwrap().tester, want.tester);
+    }
+}
+
+/// The same configuration, where it was read from aside.
+fn assert_same(a: &TestConfig, b: &TestConfig, what: &str) {
+    assert_eq!(a.setup, b.setup, "{what}");
+    assert_eq!(a.tester, b.tester, "{what}");
+    assert_eq!(a.trial, b.trial, "{what}");
+}
+
+fn splits() -> [Option<CpuSplit>; 3] {
+    [None, CpuSplit::for_cpus(2), CpuSplit::for_cpus(8)]
+}
+
+#[test]
+fn a_user_space_dut_gets_a_cpu_of_its_own() {
+    assert_eq!(CpuSplit::for_cpus(1), None);
+    assert_eq!(CpuSplit::for_cpus(2), Some(CpuSplit { tester: Some(0), dut: 1 }));
+    assert_eq!(CpuSplit::for_cpus(8), Some(CpuSplit { tester: None, dut: 7 }));
+    assert_eq!(CpuSplit::here(Topology::Router4), None);
+    let all_on = |c: usize| Cpus {
+        left_send: Some(c),
+        right_recv: Some(c),
+        right_send: Some(c),
+        left_recv: Some(c),
+    };
+    assert_eq!(config_for(Topology::Siit, CpuSplit::for_cpus(2)).tester.cpus, all_on(0));
+    assert_eq!(config_for(Topology::Siit, CpuSplit::for_cpus(8)).tester.cpus, Cpus::default());
+    assert_eq!(config_for(Topology::Siit, None).tester.cpus, Cpus::default());
+    assert!(config_comment(Topology::Nat64, CpuSplit::for_cpus(2)).contains("TAYGA runs on CPU 1;"));
+    assert!(!config_comment(Topology::Nat64, CpuSplit::for_cpus(8)).contains("CPU"));
+    // This machine: the file has the split exactly when a TAYGA topology runs on 2 CPUs.
+    let on_two = std::thread::available_parallelism().map_or(1, |n| n.get()) == 2;
+    for t in Topology::ALL {
+        let cfg = xlat_config::parse_toml(&config_toml(t), "lab.toml").unwrap();
+        let expected = if on_two && t.uses_tayga() { all_on(0) } else { Cpus::default() };
+        assert_eq!(cfg.tester.cpus, expected, "{t}");
+    }
+}
+
+#[test]
+fn names_round_trip() {
+    for t in Topology::ALL {
+        assert_eq!(t.to_string().parse::<Topology>().unwrap(), t);
+        assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{t}\""));
+    }
+    assert_eq!(" Router4 ".parse::<Topology>().unwrap(), Topology::Router4);
+    assert!(matches!("router5".parse::<Topology>(), Err(LabError::UnknownTopology(_))));
+    assert!("".parse::<Topology>().is_err());
+}
+
+/// The file reads back, with the config crate's own reader, as the typed value it was
+/// written from, and opens with the comment that says what the DUT is.
+#[test]
+fn every_file_reads_back_as_its_typed_value() {
+    for t in Topology::ALL {
+        for split in splits() {
+            let cfg = config_for(t, split);
+            xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
+            let text = to_toml_with_comment(&cfg, &config_comment(t, split));
+            let back = xlat_config::parse_toml(&text, "lab.toml").unwrap_or_else(|e| panic!("{t}: {e}\n{text}"));
+            assert_same(&cfg, &back, &format!("{t} {split:?}"));
+            let head: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+            assert_eq!(head[0], format!("# written by `xlatperf lab up {t}`"));
+            assert!(head[1].starts_with("# DUT: "), "{text}");
+        }
+        let back = xlat_config::parse_toml(&config_toml(t), "lab.toml").unwrap();
+        assert_same(&config(t), &back, t.name());
+    }
+}
+
+/// What `xlatperf lab up router4` wrote before the lab used the config crate's writer: the
+/// file it writes now means the same.
+#[test]
+fn router4_means_what_it_meant() {
+    let before = r#"# written by `xlatperf lab up router4`
+# DUT: the Linux kernel forwarding IPv4 in namespace xlat-dut
+[tester]
+backend = "afpacket"
+left_port = "xlat-tl"
+right_port = "xlat-tr"
+netns = "xlat-tester"
+
+[left]
+ip_version = 4
+ipv4_real = "198.18.0.2"
+ipv6_real = "2001:2::2"
+dut_ipv4 = "198.18.0.1"
+dut_ipv6 = "2001:2::1"
+
+[right]
+ip_version = 4
+ipv4_real = "198.19.0.2"
+ipv6_real = "2001:2:0:8000::2"
+dut_ipv4 = "198.19.0.1"
+dut_ipv6 = "2001:2:0:8000::1"
+
+[traffic]
+forward = true
+reverse = true
+foreground = { n = 2, m = 2 }
+
+[trial]
+frame_size = 84
+duration = 60
+timeout_ms = 2000
+"#;
+    let before = xlat_config::parse_toml(before, "before.toml").unwrap();
+    assert_same(&before, &config(Topology::Router4), "router4");
+    let now = config_toml(Topology::Router4);
+    assert!(now.starts_with("# written by `xlatperf lab up router4`\n# DUT: the Linux kernel forwarding IPv4 in namespace xlat-dut\n"));
+}
+
+#[test]
+fn versions_and_virtual_addresses() {
+    let v = |t: Topology| {
+        let c = config(t);
+        (c.setup.left.ip_version.number(), c.setup.right.ip_version.number())
+    };
+    for t in Topology::ALL {
+        assert_eq!(v(t), t.ip_versions(), "{t}");
+    }
+    assert_eq!(v(Topology::Router6), (6, 6));
+    assert_eq!(v(Topology::Siit), (6, 4));
+    assert_eq!(v(Topology::Nat66), (6, 6));
+    let nat66 = config(Topology::Nat66).setup;
+    assert_eq!(
+        (nat66.left.ipv6_real, nat66.right.ipv6_real),
+        (v6(TESTER_LEFT_IPV6), v6(TESTER_RIGHT_IPV6))
+    );
+    assert_eq!(
+        (nat66.left.ipv4_virt, nat66.right.ipv4_virt, nat66.right.ipv6_virt),
+        (None, None, None)
+    );
+    let siit = config(Topology::Siit).setup;
+    assert_eq!(siit.left.ipv4_virt, Some(Ipv4Addr::new(198, 18, 1, 2)));
+    assert_eq!(siit.right.ipv6_virt, Some("2001:2:0:6464::198.19.0.2".parse().unwrap()));
+    assert_eq!(config(Topology::Nat64).setup.left.ipv4_virt, None);
+    assert!(config(Topology::Nat64).setup.right.ipv6_virt.is_some());
+    for t in Topology::ALL {
+        assert!(config(t).setup.forward && config(t).setup.reverse, "{t}");
+    }
+}
+
+/// nat44, nat64 and nat66 are stateful tests, Initiator left (an IPv4 Responder for nat44
+/// and nat64, an IPv6 one for nat66); the others stay stateless.
+#[test]
+fn the_nat_topologies_are_stateful() {
+    for t in Topology::ALL {
+        let s = config(t).setup;
+        if !t.uses_nat() {
+            assert_eq!(s.stateful, StatefulSpec::default(), "{t}");
+            assert_eq!(s.forward_ports, PortSpec::default(), "{t}");
+            assert!(t.stateful().is_none(), "{t}");
+            // (The writer writes every key: an unset one as a "# preliminary_frames (not
+            // set)" comment.)
+            assert!(!config_toml(t).lines().any(|l| l.starts_with("preliminary")), "{t}");
+            continue;
+        }
+        assert_eq!(s.stateful.mode, Stateful::InitiatorLeft, "{t}");
+        assert_eq!(s.stateful.enumerate_ports, Variation::Pseudorandom, "{t}");
+        assert_eq!(s.stateful.enumerate_ips, Variation::Fixed, "{t}");
+        assert_eq!(s.stateful.responder_tuples, Variation::Pseudorandom, "{t}");
+        let responder = if t == Topology::Nat66 { IpVersion::V6 } else { IpVersion::V4 };
+        assert_eq!(s.right.ip_version, responder, "{t}");
+        let p = s.forward_ports;
+        assert_eq!(
+            (p.sport.variation, p.dport.variation),
+            (Variation::Pseudorandom, Variation::Pseudorandom)
+        );
+        assert_eq!((p.sport.min, p.sport.max, p.dport.min, p.dport.max), (10_000, 10_999, 1, 1000));
+        let combinations = u64::from(p.sport.max - p.sport.min + 1) * u64::from(p.dport.max - p.dport.min + 1);
+        let sf = t.stateful().unwrap();
+        // Phase 1 enumerates every combination exactly once: N = M = the combinations.
+        assert_eq!(combinations, sf.preliminary_frames, "{t}");
+        assert_eq!(sf.state_table, sf.preliminary_frames, "{t}");
+        assert!(sf.preliminary_frames >= 1_000_000, "{t}: the must-show run needs 1,000,000");
+        assert_eq!(sf.before_trial, "ip netns exec xlat-dut conntrack -F");
+    }
+}
+
+/// siitperf's D = 1000 N / R + 2 T, and the DUT forgets nothing before phase 2 ends; its
+/// table holds twice the lab's connections.
+#[test]
+fn stateful_timing_fits_the_dut() {
+    let sf = StatefulLab::default();
+    assert_eq!(
+        sf.phase_delay_ms,
+        1000 * sf.preliminary_frames / sf.preliminary_rate + 2 * sf.preliminary_timeout_ms
+    );
+    let trial = config(Topology::Nat44).trial;
+    let end_of_phase2_s = (sf.phase_delay_ms + trial.timeout_ms) as f64 / 1000.0 + trial.duration_s;
+    assert!((CONNTRACK_UDP_TIMEOUT_S as f64) > 5.0 * end_of_phase2_s, "{end_of_phase2_s}");
+    const { assert!(CONNTRACK_MAX >= 2_000_000 && CONNTRACK_BUCKETS >= 2_000_000) };
+    assert!(CONNTRACK_MAX >= 2 * sf.state_table);
+}
+
+#[test]
+fn addresses_parse_and_stay_in_benchmarking_ranges() {
+    let v6: Ipv6Addr = RIGHT_IPV6_VIRT.parse().unwrap();
+    assert_eq!(v6.segments()[..6], [0x2001, 2, 0, 0x6464, 0, 0]);
+    assert_eq!(v6.segments()[6..], [0xc613, 0x0002]);
+    for a in [
+        TESTER_LEFT_IPV4,
+        TESTER_RIGHT_IPV4,
+        SIIT_LEFT_IPV4_VIRT,
+        TAYGA_IPV4,
+        addr(DUT_LEFT_IPV4),
+        addr(DUT_RIGHT_IPV4),
+    ] {
+        let o = a.parse::<std::net::Ipv4Addr>().unwrap().octets();
+        assert!(o[0] == 198 && (o[1] == 18 || o[1] == 19), "{a}");
+    }
+    for a in [
+        TESTER_LEFT_IPV6,
+        TESTER_RIGHT_IPV6,
+        addr(DUT_LEFT_IPV6),
+        addr(DUT_RIGHT_IPV6),
+        addr(NAT64_PREFIX),
+    ] {
+        let s = a.parse::<Ipv6Addr>().unwrap().segments();
+        assert_eq!(s[..3], [0x2001, 2, 0], "{a}");
+    }
+}

@@ -1,0 +1,12 @@
+//! The limits of one trial, defined once.
+
+/// The most frames one direction of a trial may send: each receiver keeps a bit per frame
+/// (2 GiB at this limit).
+pub const MAX_FRAMES: u64 = 1 << 34;
+
+/// siitperf's TOLERANCE: sending must end within duration x 1.00001.
+pub const TOLERANCE: f64 = 1.00001;
+
+/// Frames per transmit burst of a trial unless it says otherwise: the ports' own default burst
+/// (`xlat_io::DEFAULT_BURST`, which the engine checks is the same).
+pub const DEFAULT_BURST: usize = 32;
