@@ -2,6 +2,7 @@
 //! parser returns a message that clap prefixes with the option's name, so a bad value always
 //! says which option it was given to.
 
+use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -315,6 +316,16 @@ pub fn parse_factor(s: &str) -> Result<f64, String> {
         return Err(format!("'{s}' must be above 0 and at most 10 (1000%)"));
     }
     Ok(v)
+}
+
+/// `--set KEY=VALUE` options as pairs.
+pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
+    sets.iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+            _ => bail!("--set {s}: expected KEY=VALUE"),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -20,7 +20,24 @@ use xlat_bench::text::group;
 use xlat_bench::BenchResult;
 
 use crate::args::parse_rate;
-use crate::{interrupt, procedures, Cli, Cmd};
+use crate::{interrupt, procedures};
+
+/// The procedures the demo runs, parsed from the command lines it shows: the argument structs
+/// of `xlatperf`'s own subcommands, so that a line runs as shown when typed.
+#[derive(clap::Parser)]
+#[command(name = "xlatperf")]
+struct Shown {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Subcommand)]
+enum Cmd {
+    Throughput(procedures::ThroughputArgs),
+    Latency(procedures::LatencyArgs),
+    ConnRate(procedures::ConnRateArgs),
+    TeardownRate(procedures::TeardownArgs),
+}
 
 #[derive(Args, Clone, Debug)]
 pub struct DemoArgs {
@@ -63,7 +80,7 @@ impl Drop for LabGuard {
 }
 
 fn parse(argv: &[String]) -> Result<Cmd> {
-    Ok(Cli::try_parse_from(argv)?.cmd)
+    Ok(Shown::try_parse_from(argv)?.cmd)
 }
 
 fn show(argv: &[String]) {

@@ -30,7 +30,7 @@ mod sender_bench;
 mod siitperf;
 mod sweep;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use args::{ConfigArgs, StatefulArgs};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -200,19 +200,9 @@ enum LabCmd {
     Status,
 }
 
-/// `--set KEY=VALUE` options as pairs.
-fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>> {
-    sets.iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-            _ => bail!("--set {s}: expected KEY=VALUE"),
-        })
-        .collect()
-}
-
 /// The configuration of `-c` with the `--set` overrides.
 fn load(c: &ConfigArgs) -> Result<xlat_config::TestConfig> {
-    let sets = parse_sets(&c.set)?;
+    let sets = args::parse_sets(&c.set)?;
     Ok(xlat_config::load(&c.config, &sets)?)
 }
 
@@ -229,7 +219,7 @@ struct TrialOptions<'a> {
 /// The configuration and the trial `xlatperf trial` runs: the options over the configuration's
 /// defaults, and in a stateful test phase 1 from `[stateful]` and the phase 1 options.
 fn trial_spec(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<(xlat_config::TestConfig, TrialSpec)> {
-    let (cfg, preliminary) = runner::load_stateful(&c.config, &parse_sets(&c.set)?, o.stateful)?;
+    let (cfg, preliminary) = runner::load_stateful(&c.config, &args::parse_sets(&c.set)?, o.stateful)?;
     let rate = o
         .rate
         .or(cfg.trial.rate)

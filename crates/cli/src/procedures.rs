@@ -411,7 +411,7 @@ pub struct Prepared {
 /// command that can run a stateful test; `None` for one that cannot (`command`), which then
 /// refuses a stateful configuration.
 pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &str, argv: &[String]) -> Result<Prepared> {
-    let sets = crate::parse_sets(&common.cfg.set)?;
+    let sets = crate::args::parse_sets(&common.cfg.set)?;
     let (mut cfg, preliminary) = match stateful {
         Some(flags) => runner::load_stateful(&common.cfg.config, &sets, flags)?,
         None => {

@@ -300,7 +300,7 @@ fn write_outputs(
             points,
             runs,
         };
-        crate::write_atomically(path, &(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        crate::output::write_atomic(path, (serde_json::to_string_pretty(&doc)? + "\n").as_bytes())?;
     }
     if let Some(path) = csv {
         let cols = columns(procedure, points);
@@ -320,7 +320,7 @@ fn write_outputs(
             }
             s.push('\n');
         }
-        crate::write_atomically(path, &s)?;
+        crate::output::write_atomic(path, s.as_bytes())?;
     }
     Ok(())
 }
