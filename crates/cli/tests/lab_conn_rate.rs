@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dut_exec, lab_lock, lab_up, lab_up_with, ok, skip_unless_root, LabDown, LAB_TOOLS};
+use common::{dut_exec, dut_forward_rule, lab_lock, lab_up, lab_up_with, ok, skip_unless_root, LabDown, LAB_TOOLS};
 use serde_json::Value;
 
 /// Run xlatperf `procedure` with `args` and `--json` into a temporary file: the first run's
@@ -65,15 +65,11 @@ fn conn_rate_finds_a_nat44_connection_limit_and_says_when_every_step_passed() {
     assert!(out.contains("the result is bounded by the tester"), "{out}");
 
     // 20,000 new connections/s.
-    dut_exec(&["nft", "add table inet xlat_ctlimit"]);
-    dut_exec(&[
-        "nft",
-        "add chain inet xlat_ctlimit limiter { type filter hook forward priority -10 ; }",
-    ]);
-    dut_exec(&[
-        "nft",
-        "add rule inet xlat_ctlimit limiter ct state new limit rate over 20000/second burst 500 packets drop",
-    ]);
+    dut_forward_rule(
+        "xlat_ctlimit",
+        -10,
+        "ct state new limit rate over 20000/second burst 500 packets drop",
+    );
     let (r, out) = conn_rate(&config, "10000", "80000", &[]);
     let rate = r["rate"].as_u64().unwrap_or_else(|| panic!("no rate: {r}"));
     // With the burst of 500, N = 10,000 connections pass up to 20,000 x 10,000 / 9,500 =

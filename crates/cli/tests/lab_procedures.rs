@@ -615,6 +615,9 @@ fn router4_siitperf_lat_and_pdv_entry_points() {
     ] {
         let o = siitperf(&lab.dir, name, &args);
         let err = String::from_utf8_lossy(&o.stderr).to_string();
-        assert!(o.status.code() == Some(255) && err.starts_with("Input Error:"), "{name} {args:?}: {err}");
+        assert!(
+            o.status.code() == Some(255) && err.starts_with("Input Error:"),
+            "{name} {args:?}: {err}"
+        );
     }
 }

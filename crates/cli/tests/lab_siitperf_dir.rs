@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dut_exec, lab_lock, skip_unless_root, xlatperf, LabDown, LAB_TOOLS};
+use common::{dut_exec, dut_forward_rule, lab_lock, skip_unless_root, xlatperf, LabDown, LAB_TOOLS};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -89,12 +89,7 @@ fn a_siitperf_binary_search_finds_the_limit_of_a_rate_limited_router4() {
     let _g = lab_lock();
     let (dir, _down) = prepare("router4");
     // The DUT drops what exceeds 50,000 frames/s over both directions: 25,000 per direction.
-    dut_exec(&["nft", "add table inet xlat_limit"]);
-    dut_exec(&["nft", "add chain inet xlat_limit limiter { type filter hook forward priority 0 ; }"]);
-    dut_exec(&[
-        "nft",
-        "add rule inet xlat_limit limiter limit rate over 50000/second burst 2000 packets drop",
-    ]);
+    dut_forward_rule("xlat_limit", 0, "limit rate over 50000/second burst 2000 packets drop");
     let out = script(&dir, "binary-search.sh", &[("L", "1000"), ("H", "40000"), ("E", "1000")]);
     let tp = number_after(&out, "Throughput: ");
     assert!(
@@ -227,15 +222,11 @@ fn siitperfs_rate_scripts_find_an_nftables_connection_limit_and_a_forwarding_lim
     }
     let _g = lab_lock();
     let (dir, _down) = prepare("nat44");
-    dut_exec(&["nft", "add table inet xlat_ctlimit"]);
-    dut_exec(&[
-        "nft",
-        "add chain inet xlat_ctlimit limiter { type filter hook forward priority -10 ; }",
-    ]);
-    dut_exec(&[
-        "nft",
-        "add rule inet xlat_ctlimit limiter ct state new limit rate over 20000/second burst 500 packets drop",
-    ]);
+    dut_forward_rule(
+        "xlat_ctlimit",
+        -10,
+        "ct state new limit rate over 20000/second burst 500 packets drop",
+    );
     let out = script(
         &dir,
         "conn-rate.sh",
@@ -248,12 +239,7 @@ fn siitperfs_rate_scripts_find_an_nftables_connection_limit_and_a_forwarding_lim
 
     // 100 x 100 = 10,000 connections, N = M = all of them.
     set_conf(&dir, &[("Fwd-sport-max", "10099"), ("Fwd-dport-max", "100")]);
-    dut_exec(&["nft", "add table inet xlat_limit"]);
-    dut_exec(&["nft", "add chain inet xlat_limit limiter { type filter hook forward priority 0 ; }"]);
-    dut_exec(&[
-        "nft",
-        "add rule inet xlat_limit limiter limit rate over 50000/second burst 2000 packets drop",
-    ]);
+    dut_forward_rule("xlat_limit", 0, "limit rate over 50000/second burst 2000 packets drop");
     let out = script(
         &dir,
         "stateful-throughput.sh",

@@ -100,6 +100,18 @@ pub fn dut_exec(args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).to_string()
 }
 
+/// Put an nftables rule into the DUT's forward path: table `inet TABLE`, a filter chain on the
+/// forward hook at `priority`, and `rule` (e.g. `ct state new limit rate over 20000/second
+/// burst 500 packets drop`). `lab down` removes it with the namespace.
+pub fn dut_forward_rule(table: &str, priority: i32, rule: &str) {
+    dut_exec(&["nft", &format!("add table inet {table}")]);
+    dut_exec(&[
+        "nft",
+        &format!("add chain inet {table} fw {{ type filter hook forward priority {priority} ; }}"),
+    ]);
+    dut_exec(&["nft", &format!("add rule inet {table} fw {rule}")]);
+}
+
 /// A lab for one test that runs trials: up on creation (holding the lab lock), down on drop
 /// (also when the test fails).
 pub struct TrialLab {
