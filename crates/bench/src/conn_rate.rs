@@ -419,10 +419,10 @@ mod tests {
     }
 
     impl TrialRunner for Dut {
-        fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, BenchError> {
-            Err(BenchError::Unsupported("phase 2".into()))
+        fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
+            Err(xlat_trial::TrialError::unsupported("phase 2"))
         }
-        fn run_preliminary(&mut self, spec: &TrialSpec, _validation: Option<u64>) -> Result<TrialReport, BenchError> {
+        fn run_preliminary(&mut self, spec: &TrialSpec, _validation: Option<u64>) -> Result<TrialReport, xlat_trial::TrialError> {
             let p = spec.preliminary.expect("phase 1");
             let mut r = TrialReport::of(spec);
             let got = if p.rate <= self.limit {
@@ -550,10 +550,10 @@ mod tests {
         // more with fewer (the small phases overestimate it, the last one corrects).
         struct Scaling(Vec<(u64, u64)>);
         impl TrialRunner for Scaling {
-            fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, BenchError> {
-                Err(BenchError::Unsupported("phase 2".into()))
+            fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
+                Err(xlat_trial::TrialError::unsupported("phase 2"))
             }
-            fn run_preliminary(&mut self, spec: &TrialSpec, v: Option<u64>) -> Result<TrialReport, BenchError> {
+            fn run_preliminary(&mut self, spec: &TrialSpec, v: Option<u64>) -> Result<TrialReport, xlat_trial::TrialError> {
                 let p = spec.preliminary.expect("phase 1");
                 let limit = 40_000 + 2_000 * (10_000 - p.frames) / 10_000;
                 self.0.push((p.frames, p.rate));

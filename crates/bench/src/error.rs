@@ -57,9 +57,19 @@ pub enum BenchError {
     Output(String),
 }
 
+/// A runner's error as the procedures report it: Ctrl-C as [`BenchError::Interrupted`] (the
+/// procedure fills in its trials), a runner that cannot do something as
+/// [`BenchError::Unsupported`], a missing DUT command as [`BenchError::Config`], a failure as
+/// [`BenchError::Trial`] with its causes.
 impl From<xlat_trial::TrialError> for BenchError {
     fn from(e: xlat_trial::TrialError) -> Self {
-        BenchError::Trial(e)
+        use xlat_trial::TrialErrorKind as K;
+        match e.kind() {
+            K::Interrupted => BenchError::Interrupted { trials: Vec::new() },
+            K::Unsupported => BenchError::Unsupported(e.to_string()),
+            K::Config => BenchError::Config(e.to_string()),
+            K::Failed => BenchError::Trial(e),
+        }
     }
 }
 

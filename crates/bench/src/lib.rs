@@ -1,8 +1,9 @@
-//! The measurement procedures of xlatperf (RFC 2544, RFC 8219, RFC 9004) over a [`TrialRunner`],
-//! a trait that performs one trial, and the statistics and output of their results. Nothing here
-//! touches hardware: the binary implements [`TrialRunner`] over the engine's `Tester`
-//! (`CliRunner` in `crates/cli/src/procedures.rs`, around `BenchRunner`'s backend in
-//! `crates/cli/src/runner.rs`); [`sim::SimDut`] implements it for tests.
+//! The measurement procedures of xlatperf (RFC 2544, RFC 8219, RFC 9004) over a [`TrialRunner`]
+//! (`xlat_trial`'s one runner trait, which performs one trial), and the statistics and output
+//! of their results. Nothing here touches hardware: the engine's `Tester` implements
+//! [`TrialRunner`], the binary wraps it (`Hooks` in `crates/cli/src/runner.rs` for DUT
+//! commands, `CliRunner` in `crates/cli/src/procedures.rs` for Ctrl-C and phase 1);
+//! [`sim::SimDut`] implements it for tests.
 //!
 //! | procedure | function | RFC |
 //! | --- | --- | --- |

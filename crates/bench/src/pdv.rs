@@ -266,7 +266,7 @@ mod tests {
     }
 
     impl TrialRunner for Fake {
-        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
             self.calls += 1;
             let frames = spec.frames();
             let d = DirectionReport {
@@ -329,11 +329,11 @@ mod tests {
     }
 
     impl TrialRunner for Poisoned {
-        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
             let n = self.calls;
             self.calls += 1;
             if self.interrupt_at == Some(n) {
-                return Err(BenchError::Interrupted { trials: Vec::new() });
+                return Err(xlat_trial::TrialError::interrupted());
             }
             let bad = self.invalid.contains(&n);
             let frames = spec.frames();
@@ -418,7 +418,7 @@ mod tests {
     fn missing_statistics_are_an_error_not_zero() {
         struct NoPdv;
         impl TrialRunner for NoPdv {
-            fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+            fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
                 Ok(TrialReport {
                     dut_hooks: Vec::new(),
                     preliminary: None,

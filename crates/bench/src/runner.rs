@@ -3,60 +3,11 @@
 
 use std::time::Duration;
 
-use xlat_trial::{TrialReport, TrialSpec};
-
-use crate::error::BenchError;
 use crate::record::TrialRecord;
 
-/// Performs one trial. The binary implements it over the engine's `Tester` and real ports
-/// (`CliRunner` in `crates/cli/src/procedures.rs`, over `BenchRunner`'s `Runner` in
-/// `crates/cli/src/runner.rs`); [`crate::sim::SimDut`] implements it for tests. The procedures
-/// never touch hardware themselves.
-pub trait TrialRunner {
-    /// Run one trial as `spec` says and report what was sent and received (with a rate change,
-    /// the sequence number of the last lost frame: system recovery needs it).
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError>;
-
-    /// Choose the active directions of the next trials (the self-test searches forward only,
-    /// reverse only and both ways on the same open ports). Runners that cannot say so.
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), BenchError> {
-        let _ = (forward, reverse);
-        Err(BenchError::Unsupported("choosing the active directions".into()))
-    }
-
-    /// Run the preliminary phase of `spec` (stateful) alone, no phase 2 (RFC 9693's connection
-    /// establishment rate), followed by a validation phase at `validation` frames/s when given
-    /// (the Responder sends once to every learnt tuple; its direction's report counts what
-    /// came back). Runners that cannot say so.
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, BenchError> {
-        let _ = (spec, validation);
-        Err(BenchError::Unsupported("running phase 1 alone".into()))
-    }
-
-    /// Run the DUT command of configuration key `key` (e.g. `dut.delete_all`) and return how
-    /// many seconds it took; an error if it is not configured, fails or overruns its deadline.
-    fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
-        Err(BenchError::Unsupported(format!("running the DUT command {key}")))
-    }
-}
-
-impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
-        (**self).run(spec)
-    }
-
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), BenchError> {
-        (**self).set_directions(forward, reverse)
-    }
-
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, BenchError> {
-        (**self).run_preliminary(spec, validation)
-    }
-
-    fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
-        (**self).time_dut_command(key)
-    }
-}
+/// The procedures run their trials through `xlat_trial`'s [`TrialRunner`]: the engine's
+/// `Tester` (wrapped by the binary for DUT commands and Ctrl-C) or [`crate::sim::SimDut`].
+pub use xlat_trial::TrialRunner;
 
 /// Where a procedure is, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq)]

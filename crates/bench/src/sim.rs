@@ -23,7 +23,6 @@ use xlat_traffic::rng::SplitMix64;
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
 use xlat_trial::{DirectionReport, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, TrialReport, TrialSpec};
 
-use crate::error::BenchError;
 use crate::runner::TrialRunner;
 
 /// The simulation's noise: the workspace's one SplitMix64 (xlat_traffic's), as a uniform value.
@@ -308,7 +307,7 @@ impl SimDut {
 }
 
 impl TrialRunner for SimDut {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
         self.log.push(spec.clone());
         let preliminary = spec.preliminary.as_ref().map(|p| self.preliminary(p));
         if let Some((p, Some(why))) = preliminary.clone() {
@@ -337,12 +336,12 @@ impl TrialRunner for SimDut {
 
     /// Phase 1 as [`SimDut::run`] simulates it; a validation (at any rate) gets back one frame
     /// per connection the table holds, on the Initiator's side (reverse).
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, BenchError> {
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, xlat_trial::TrialError> {
         self.log.push(spec.clone());
         let p = spec
             .preliminary
             .as_ref()
-            .ok_or_else(|| BenchError::Config("no preliminary phase".into()))?;
+            .ok_or_else(|| xlat_trial::TrialError::of(xlat_trial::TrialErrorKind::Config, "no preliminary phase"))?;
         let (pre, why) = self.preliminary(p);
         let mut r = TrialReport::of(spec);
         let m = pre.state_table;
@@ -365,9 +364,12 @@ impl TrialRunner for SimDut {
         Ok(r)
     }
 
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), BenchError> {
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), xlat_trial::TrialError> {
         if !forward && !reverse {
-            return Err(BenchError::Config("no active direction".into()));
+            return Err(xlat_trial::TrialError::of(
+                xlat_trial::TrialErrorKind::Config,
+                "no active direction",
+            ));
         }
         self.bidirectional = forward && reverse;
         self.reverse_only = reverse && !forward;

@@ -166,10 +166,10 @@ mod tests {
     }
 
     impl TrialRunner for Dut {
-        fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, BenchError> {
-            Err(BenchError::Unsupported("phase 2".into()))
+        fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
+            Err(xlat_trial::TrialError::unsupported("phase 2"))
         }
-        fn run_preliminary(&mut self, spec: &TrialSpec, _validation: Option<u64>) -> Result<TrialReport, BenchError> {
+        fn run_preliminary(&mut self, spec: &TrialSpec, _validation: Option<u64>) -> Result<TrialReport, xlat_trial::TrialError> {
             let p = spec.preliminary.expect("phase 1");
             let mut r = TrialReport::of(spec);
             let got = if self.fills { p.frames } else { p.frames / 2 };
@@ -190,7 +190,7 @@ mod tests {
             });
             Ok(r)
         }
-        fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
+        fn time_dut_command(&mut self, key: &str) -> Result<f64, xlat_trial::TrialError> {
             assert_eq!(key, DELETE_ALL);
             let t = self.fixed_s + self.loaded as f64 / self.per_s;
             self.loaded = 0;

@@ -137,8 +137,8 @@ impl<'a> Session<'a> {
     }
 
     /// A runner's error, with the trials so far if it is an interruption.
-    fn runner_error(&self, e: BenchError) -> BenchError {
-        match e {
+    fn runner_error(&self, e: xlat_trial::TrialError) -> BenchError {
+        match BenchError::from(e) {
             BenchError::Interrupted { .. } => self.interrupted(),
             e => e,
         }

@@ -201,7 +201,7 @@ fn invalid_recovery_trials_are_retried_then_reported() {
 struct NoLastLost(SimDut);
 
 impl TrialRunner for NoLastLost {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
         let mut r = self.0.run(spec)?;
         for d in [&mut r.forward, &mut r.reverse].into_iter().flatten() {
             d.last_lost_seq = None;

@@ -39,7 +39,7 @@ impl Inject {
 }
 
 impl TrialRunner for Inject {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
         let mut r = self.inner.run(spec)?;
         if self.next() {
             r.valid = false;
@@ -147,7 +147,7 @@ fn frame_loss_tester_bound_step_is_neither_loss_nor_zero_loss() {
     let cfg = FrameLossConfig::new(64, 1_000_000);
     struct At400k(SimDut);
     impl TrialRunner for At400k {
-        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
             let mut r = self.0.run(spec)?;
             if spec.rate == 400_000 {
                 r.valid = false;

@@ -49,7 +49,7 @@ fn a_tester_that_cannot_send_above_a_rate_is_bounded_there() {
 struct Fixed;
 
 impl TrialRunner for Fixed {
-    fn run(&mut self, _: &xlat_trial::TrialSpec) -> Result<xlat_trial::TrialReport, xlat_bench::BenchError> {
+    fn run(&mut self, _: &xlat_trial::TrialSpec) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
         unreachable!("never asked: the directions cannot be chosen")
     }
 }

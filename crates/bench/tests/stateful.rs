@@ -221,7 +221,7 @@ fn phase_1_sending_too_slowly_is_the_tester_limit() {
     // Once only (the next attempt sends in time): retried like an invalid trial.
     struct OnceSlow(SimDut, bool);
     impl TrialRunner for OnceSlow {
-        fn run(&mut self, spec: &TrialSpec) -> Result<xlat_trial::TrialReport, BenchError> {
+        fn run(&mut self, spec: &TrialSpec) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
             if !self.1 {
                 self.1 = true;
                 let mut slow = SimDut::new(400_000.0, 1).preliminary_tester_max(80_000);

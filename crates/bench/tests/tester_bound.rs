@@ -220,7 +220,7 @@ struct ShortOnly {
 }
 
 impl TrialRunner for ShortOnly {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
         let mut r = self.dut.run(spec)?;
         if spec.rate > self.rate && spec.duration_s > self.seconds {
             r.valid = false;
@@ -312,7 +312,7 @@ struct BurstLimit {
 }
 
 impl TrialRunner for BurstLimit {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
         let mut r = self.dut.run(spec)?;
         if spec.frames() > self.frames {
             r.valid = false;

@@ -11,7 +11,7 @@ use xlat_trial::{TrialReport, TrialSpec};
 struct Drops(SimDut);
 
 impl TrialRunner for Drops {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
         let mut r = self.0.run(spec)?;
         for (d, (tx, rx)) in [(&mut r.forward, (3, 4)), (&mut r.reverse, (5, 6))] {
             if let Some(d) = d {

@@ -5,8 +5,8 @@
 //! | --- | --- |
 //! | `main` | the subcommands, `run` (one function per command), the `trial` command |
 //! | [`args`] | the options every procedure shares and the parsers of their values |
-//! | [`procedures`] | the procedure commands: options into bench configurations, `CliRunner` (the bench crate's `TrialRunner` with Ctrl-C), repetitions per frame size, writing the outputs |
-//! | [`runner`] | opening the configured backend (`Runner`) and `BenchRunner` |
+//! | [`procedures`] | the procedure commands: options into bench configurations, `CliRunner` (the `TrialRunner` the procedures drive: Ctrl-C between trials, phase 1 in every stateful trial), repetitions per frame size, writing the outputs |
+//! | [`runner`] | opening the configured backend as a `Box<dyn TrialRunner>`, DUT commands around each trial (`Hooks`) |
 //! | [`output`] | where output goes: `--json FILE` or `-`, atomic files, SVG/PNG plots |
 //! | [`progress`] | the progress display on standard error |
 //! | [`interrupt`] | Ctrl-C: stop before the next trial |
@@ -262,7 +262,7 @@ fn trial(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<()> {
             );
         }
     }
-    let report = r.run_trial(&spec)?;
+    let report = r.run(&spec)?;
     if let Some(to) = json {
         to.write(&serde_json::to_string(&report)?)?;
     }

@@ -24,13 +24,13 @@ use xlat_bench::{
 use xlat_config::TestConfig;
 use xlat_engine::{PdvSpec, PreliminarySpec, TrialReport, TrialSpec};
 use xlat_traffic::IpVersion;
-use xlat_trial::TrialError;
+use xlat_trial::{TrialError, TrialErrorKind};
 
 use crate::args::*;
 use crate::interrupt;
 use crate::output;
 use crate::progress::TermProgress;
-use crate::runner::{self, Runner};
+use crate::runner;
 
 /// What a procedure command's result must be: a bench result with a plot, as JSON.
 pub trait CommandResult: Plot + Serialize + Clone {}
@@ -312,7 +312,7 @@ pub fn line_rate(cfg: &TestConfig, frame_size: usize, gbps: f64) -> u64 {
 /// latency samples kept for plots. In a stateful test every trial gets phase 1: a spec that
 /// a procedure built without it gets `preliminary`.
 pub struct CliRunner {
-    inner: Box<dyn Runner>,
+    inner: Box<dyn TrialRunner>,
     preliminary: Option<PreliminarySpec>,
     pub collected: Collected,
     /// The configuration's DUT commands (`dut.delete_all` for teardown-rate).
@@ -320,7 +320,7 @@ pub struct CliRunner {
 }
 
 impl CliRunner {
-    pub fn new(inner: Box<dyn Runner>, preliminary: Option<PreliminarySpec>) -> CliRunner {
+    pub fn new(inner: Box<dyn TrialRunner>, preliminary: Option<PreliminarySpec>) -> CliRunner {
         CliRunner {
             inner,
             preliminary,
@@ -334,42 +334,51 @@ impl CliRunner {
         self.dut = dut;
         self
     }
-
-    pub fn describe(&self) -> String {
-        self.inner.describe()
-    }
 }
 
 impl TrialRunner for CliRunner {
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, BenchError> {
-        if interrupt::requested() {
-            return Err(BenchError::Interrupted { trials: Vec::new() });
-        }
-        self.inner
-            .run_preliminary(spec, validation)
-            .map_err(|e| BenchError::Trial(TrialError::new(e)))
+    fn describe(&self) -> String {
+        self.inner.describe()
     }
 
-    fn time_dut_command(&mut self, key: &str) -> Result<f64, BenchError> {
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
+        self.inner.set_directions(forward, reverse)
+    }
+
+    fn set_phase_two_after(&mut self, when: xlat_trial::PhaseTwoAfter) -> Result<(), TrialError> {
+        self.inner.set_phase_two_after(when)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
+        if interrupt::requested() {
+            return Err(TrialError::interrupted());
+        }
+        self.inner.run_preliminary(spec, validation)
+    }
+
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
         let command = match key {
             "dut.delete_all" => self.dut.delete_all.clone(),
             _ => None,
         }
         .ok_or_else(|| {
-            BenchError::Config(format!(
-                "the configuration has no {key} command (TOML [dut] {})",
-                key.trim_start_matches("dut.")
-            ))
+            TrialError::of(
+                TrialErrorKind::Config,
+                format!(
+                    "the configuration has no {key} command (TOML [dut] {})",
+                    key.trim_start_matches("dut.")
+                ),
+            )
         })?;
         let start = std::time::Instant::now();
-        runner::run_hook(key, &command, runner::HOOK_DEADLINE).map_err(|e| BenchError::Trial(TrialError::msg(e)))?;
+        runner::run_hook(key, &command, runner::HOOK_DEADLINE).map_err(TrialError::msg)?;
         Ok(start.elapsed().as_secs_f64())
     }
 
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, BenchError> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
         if interrupt::requested() {
             // The procedure fills in its trials so far.
-            return Err(BenchError::Interrupted { trials: Vec::new() });
+            return Err(TrialError::interrupted());
         }
         let with_phase_1;
         let spec = match (spec.preliminary, self.preliminary) {
@@ -382,7 +391,7 @@ impl TrialRunner for CliRunner {
             }
             _ => spec,
         };
-        let report = self.inner.run_trial(spec).map_err(|e| BenchError::Trial(TrialError::new(e)))?;
+        let report = self.inner.run(spec)?;
         if report.valid && spec.latency.is_some() {
             for (name, d) in report.directions() {
                 self.collected

@@ -1,5 +1,7 @@
-//! Opening the configured backend and running trials on it, behind one object-safe trait so
-//! the rest of the CLI does not care which backend it is.
+//! Opening the configured backend and running trials on it: a `Box<dyn TrialRunner>`
+//! (`xlat_trial`'s one runner trait, which the engine's `Tester` implements), wrapped by
+//! [`Hooks`] when the configuration has DUT commands, so that the rest of the CLI does not care
+//! which backend it is.
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::Read;
@@ -11,51 +13,9 @@ use xlat_config::{Backend, ConfigError, TestConfig};
 use xlat_engine::{CpuPlan, HookRun, PhaseTwoAfter, PreliminarySpec, Tester, TrialReport, TrialSpec};
 use xlat_io::Port;
 use xlat_traffic::Stateful;
+use xlat_trial::{TrialError, TrialRunner};
 
 use crate::args::StatefulArgs;
-
-/// A tester ready to run trials.
-pub trait Runner {
-    fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport>;
-    /// Phase 1 of the stateful `spec` alone (RFC 9693's connection establishment rate), and a
-    /// validation phase at `validation` frames/s when given.
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
-        let _ = (spec, validation);
-        Err(anyhow!("this runner cannot run phase 1 alone"))
-    }
-    /// "left-port -> right-port" and the DUT MACs, for the human header.
-    fn describe(&self) -> String;
-    /// Choose the active directions of the next trials.
-    fn set_directions(&mut self, forward: bool, reverse: bool);
-    /// After which phase 1 the next stateful trials run phase 2 (siitperf's command lines
-    /// run it after an invalid one too).
-    fn set_phase_two_after(&mut self, when: PhaseTwoAfter);
-}
-
-impl<P: Port> Runner for Tester<P> {
-    fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
-        Ok(Tester::run_trial(self, spec)?)
-    }
-
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
-        Ok(Tester::run_preliminary(self, spec, validation)?)
-    }
-
-    fn set_directions(&mut self, forward: bool, reverse: bool) {
-        Tester::set_directions(self, forward, reverse)
-    }
-
-    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) {
-        Tester::set_phase_two_after(self, when)
-    }
-
-    fn describe(&self) -> String {
-        let (l, r) = self.port_names();
-        let (dl, dr) = self.dut_macs();
-        let m = |m: Option<xlat_wire::MacAddr>| m.map(|m| m.to_string()).unwrap_or_else(|| "?".into());
-        format!("left {l} (DUT {}), right {r} (DUT {})", m(dl), m(dr))
-    }
-}
 
 fn cpu_plan(cfg: &TestConfig) -> CpuPlan {
     let c = &cfg.tester.cpus;
@@ -65,28 +25,6 @@ fn cpu_plan(cfg: &TestConfig) -> CpuPlan {
         right_send: c.right_send,
         left_recv: c.left_recv,
         queues: cfg.tester.queues as usize,
-    }
-}
-
-/// The adapter that lets the bench procedures drive a [`Runner`].
-pub struct BenchRunner(pub Box<dyn Runner>);
-
-impl xlat_bench::TrialRunner for BenchRunner {
-    fn run(&mut self, spec: &TrialSpec) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
-        self.0
-            .run_trial(spec)
-            .map_err(|e| xlat_bench::BenchError::Trial(xlat_trial::TrialError::new(e)))
-    }
-
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> std::result::Result<(), xlat_bench::BenchError> {
-        self.0.set_directions(forward, reverse);
-        Ok(())
-    }
-
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> std::result::Result<TrialReport, xlat_bench::BenchError> {
-        self.0
-            .run_preliminary(spec, validation)
-            .map_err(|e| xlat_bench::BenchError::Trial(xlat_trial::TrialError::new(e)))
     }
 }
 
@@ -300,7 +238,7 @@ fn tag_start() -> u8 {
     (mixed >> 56) as u8
 }
 
-fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<dyn Runner>> {
+fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<dyn TrialRunner>> {
     let mut setup = cfg.setup.clone();
     if cfg.tester.loopback || cfg.tester.backend == Backend::Mem {
         // The ports are cabled to each other (self-test): each side's "DUT" is the other port.
@@ -356,7 +294,7 @@ fn record(log: &Mutex<Vec<HookRun>>, run: HookRun) {
 /// the report's `preliminary.dut_connections`; every command run for a trial (also
 /// `dut.between_phases`, which the tester runs) recorded in the report's `dut_hooks`.
 struct Hooks {
-    inner: Box<dyn Runner>,
+    inner: Box<dyn TrialRunner>,
     before_trial: Option<String>,
     count_command: Option<String>,
     count: Arc<AtomicU64>,
@@ -365,27 +303,27 @@ struct Hooks {
 
 impl Hooks {
     /// Before a trial: forget the last one's records, run `dut.before_trial`.
-    fn before(&mut self, what: &str) -> Result<()> {
+    fn before(&mut self, what: &str) -> std::result::Result<(), TrialError> {
         self.log.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.count.store(NOT_COUNTED, Ordering::Relaxed);
         if let Some(command) = &self.before_trial {
             let (run, r) = run_command("dut.before_trial", command, HOOK_DEADLINE, false);
             record(&self.log, run);
-            r.map_err(|e| anyhow!("{e}; the {what} was not run"))?;
+            r.map_err(|e| TrialError::msg(format!("{e}; the {what} was not run")))?;
         }
         Ok(())
     }
 
     /// After a trial: the count (read now after a valid phase 1 that ran alone) and the
     /// records into the report.
-    fn after(&mut self, mut r: TrialReport) -> Result<TrialReport> {
+    fn after(&mut self, mut r: TrialReport) -> std::result::Result<TrialReport, TrialError> {
         let mut n = self.count.swap(NOT_COUNTED, Ordering::Relaxed);
         if let (Some(command), Some(_)) = (&self.count_command, &r.preliminary) {
             if n == NOT_COUNTED && r.forward.is_none() && r.reverse.is_none() && r.valid {
                 let (run, res) = run_command("dut.count", command, HOOK_DEADLINE, true);
                 record(&self.log, run.clone());
-                res.map_err(|e| anyhow!(e))?;
-                n = parse_count(&run).map_err(|e| anyhow!(e))?;
+                res.map_err(TrialError::msg)?;
+                n = parse_count(&run).map_err(TrialError::msg)?;
             }
         }
         if let Some(p) = r.preliminary.as_mut() {
@@ -396,14 +334,14 @@ impl Hooks {
     }
 }
 
-impl Runner for Hooks {
-    fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+impl TrialRunner for Hooks {
+    fn run(&mut self, spec: &TrialSpec) -> std::result::Result<TrialReport, TrialError> {
         self.before("trial")?;
-        let r = self.inner.run_trial(spec)?;
+        let r = self.inner.run(spec)?;
         self.after(r)
     }
 
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport> {
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> std::result::Result<TrialReport, TrialError> {
         self.before("step")?;
         let r = self.inner.run_preliminary(spec, validation)?;
         self.after(r)
@@ -420,17 +358,17 @@ impl Runner for Hooks {
         s
     }
 
-    fn set_directions(&mut self, forward: bool, reverse: bool) {
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> std::result::Result<(), TrialError> {
         self.inner.set_directions(forward, reverse)
     }
 
-    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) {
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> std::result::Result<(), TrialError> {
         self.inner.set_phase_two_after(when)
     }
 }
 
 /// Open both ports of the configured backend and resolve the DUT.
-pub fn open(cfg: &TestConfig) -> Result<Box<dyn Runner>> {
+pub fn open(cfg: &TestConfig) -> Result<Box<dyn TrialRunner>> {
     let t = &cfg.tester;
     match t.backend {
         Backend::Mem => {
@@ -472,12 +410,12 @@ pub(crate) fn open_afxdp(iface: &str, side: &str, opts: &xlat_io::afxdp::AfXdpOp
 }
 
 #[cfg(feature = "dpdk")]
-fn open_dpdk(cfg: &TestConfig) -> Result<Box<dyn Runner>> {
+fn open_dpdk(cfg: &TestConfig) -> Result<Box<dyn TrialRunner>> {
     crate::dpdk_glue::open(cfg, |l, r| ready(cfg, l, r))
 }
 
 #[cfg(not(feature = "dpdk"))]
-fn open_dpdk(_cfg: &TestConfig) -> Result<Box<dyn Runner>> {
+fn open_dpdk(_cfg: &TestConfig) -> Result<Box<dyn TrialRunner>> {
     anyhow::bail!("{}", xlat_io::IoError::Absent("dpdk"))
 }
 
@@ -508,16 +446,14 @@ pub(crate) mod tests {
     /// Records the trials it is asked to run.
     pub(crate) struct Recorder(pub std::sync::Arc<std::sync::Mutex<Vec<TrialSpec>>>);
 
-    impl Runner for Recorder {
-        fn run_trial(&mut self, spec: &TrialSpec) -> Result<TrialReport> {
+    impl TrialRunner for Recorder {
+        fn run(&mut self, spec: &TrialSpec) -> std::result::Result<TrialReport, TrialError> {
             self.0.lock().expect("lock").push(spec.clone());
             Ok(TrialReport::default())
         }
         fn describe(&self) -> String {
             "recorder".into()
         }
-        fn set_directions(&mut self, _: bool, _: bool) {}
-        fn set_phase_two_after(&mut self, _: PhaseTwoAfter) {}
     }
 
     #[test]
@@ -534,8 +470,8 @@ pub(crate) mod tests {
             log: Arc::default(),
         };
         let spec = TrialSpec::new(84, 1000, 1.0, 10);
-        r.run_trial(&spec).expect("trial 1");
-        let report = r.run_trial(&spec).expect("trial 2");
+        r.run(&spec).expect("trial 1");
+        let report = r.run(&spec).expect("trial 2");
         // Each trial records its own hook runs: the command, its exit status, its time.
         assert_eq!(report.dut_hooks.len(), 1, "{:?}", report.dut_hooks);
         let h = &report.dut_hooks[0];
@@ -550,7 +486,7 @@ pub(crate) mod tests {
             count: Arc::new(AtomicU64::new(NOT_COUNTED)),
             log: Arc::default(),
         };
-        let e = r.run_trial(&spec).expect_err("hook fails");
+        let e = r.run(&spec).expect_err("hook fails");
         assert!(e.to_string().contains("DUT hook dut.before_trial"), "{e}");
         assert!(e.to_string().contains("(exit status: 1)"), "{e}");
         assert!(e.to_string().contains("conntrack: no such table"), "{e}");
@@ -562,11 +498,11 @@ pub(crate) mod tests {
     /// Phase 1 alone, valid, as a stateful DUT's conn-rate step.
     struct PhaseOne;
 
-    impl Runner for PhaseOne {
-        fn run_trial(&mut self, _: &TrialSpec) -> Result<TrialReport> {
-            bail!("phase 1 only")
+    impl TrialRunner for PhaseOne {
+        fn run(&mut self, _: &TrialSpec) -> std::result::Result<TrialReport, TrialError> {
+            Err(TrialError::msg("phase 1 only"))
         }
-        fn run_preliminary(&mut self, spec: &TrialSpec, _: Option<u64>) -> Result<TrialReport> {
+        fn run_preliminary(&mut self, spec: &TrialSpec, _: Option<u64>) -> std::result::Result<TrialReport, TrialError> {
             let mut r = TrialReport::of(spec);
             r.preliminary = Some(xlat_engine::PreliminaryReport::default());
             Ok(r)
@@ -574,8 +510,6 @@ pub(crate) mod tests {
         fn describe(&self) -> String {
             "phase one".into()
         }
-        fn set_directions(&mut self, _: bool, _: bool) {}
-        fn set_phase_two_after(&mut self, _: PhaseTwoAfter) {}
     }
 
     #[test]

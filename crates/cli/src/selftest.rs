@@ -5,7 +5,8 @@
 //! frame size and traffic options. A DUT result near these figures measured the tester, not the
 //! DUT.
 
-use crate::runner::{self, BenchRunner};
+use crate::procedures::CliRunner;
+use crate::{interrupt, runner};
 use anyhow::Result;
 use xlat_bench::{selftest, Progress, ProgressEvent, SelftestConfig, SelftestResult};
 use xlat_config::TestConfig;
@@ -55,7 +56,9 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
     // Open the ports once: DPDK devices cannot be opened twice in one process.
     cfg.setup.forward = true;
     cfg.setup.reverse = true;
-    let mut r = BenchRunner(runner::open(&cfg)?);
+    // The procedures' runner: Ctrl-C stops the self-test between trials, as it stops them.
+    let mut r = CliRunner::new(runner::open(&cfg)?, None);
+    interrupt::install();
     let st = SelftestConfig {
         frame_size,
         duration_s: a.duration,

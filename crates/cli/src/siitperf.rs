@@ -326,20 +326,24 @@ pub fn main(program: &str, args: &[String]) -> i32 {
         }
     };
     // siitperf-tp and -lat run phase 2 after any phase 1; -pdv stops on an unfilled table.
-    r.set_phase_two_after(match prog {
+    let when = match prog {
         Program::Pdv { .. } => PhaseTwoAfter::FilledTable,
         _ => PhaseTwoAfter::AnyPhaseOne,
-    });
+    };
+    if let Err(e) = r.set_phase_two_after(when) {
+        eprintln!("Error: {}", e.chain());
+        return 1;
+    }
     let start = SystemTime::now();
     let testing = start + Duration::from_millis(spec.preliminary.map_or(0, |p| p.phase_delay_ms));
     let times = Times {
         preliminary: Some(local_time(unix_secs(start))),
         testing: Some(local_time(unix_secs(testing))),
     };
-    let report = match r.run_trial(&spec) {
+    let report = match r.run(&spec) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            eprintln!("Error: {}", e.chain());
             return 1;
         }
     };

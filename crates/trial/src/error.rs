@@ -3,11 +3,25 @@
 use std::error::Error;
 use std::sync::Arc;
 
+/// What kind of [`TrialError`] it is: what a procedure does about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrialErrorKind {
+    /// The tester failed (an engine, port or DUT hook error): the procedure stops.
+    Failed,
+    /// Ctrl-C: the procedure stops and keeps its trials so far.
+    Interrupted,
+    /// The runner cannot do what was asked (e.g. phase 1 alone on a simulated DUT).
+    Unsupported,
+    /// The configuration lacks what was asked (e.g. no `dut.delete_all` command).
+    Config,
+}
+
 /// A trial that could not run: the tester's error (an engine, port or hook failure) with its
 /// chain of causes kept (`source()`), so that the procedures pass it on whole instead of as
-/// text. Cheap to clone; equal when the messages are.
+/// text, and its [`TrialErrorKind`]. Cheap to clone; equal when kinds and messages are.
 #[derive(Debug, Clone)]
 pub struct TrialError {
+    kind: TrialErrorKind,
     message: String,
     source: Option<Arc<dyn Error + Send + Sync>>,
 }
@@ -17,17 +31,38 @@ impl TrialError {
     pub fn new(e: impl Into<Box<dyn Error + Send + Sync>>) -> TrialError {
         let e: Arc<dyn Error + Send + Sync> = Arc::from(e.into());
         TrialError {
+            kind: TrialErrorKind::Failed,
             message: e.to_string(),
             source: e.source().is_some().then_some(e),
         }
     }
 
-    /// An error that is only a message (no cause).
+    /// A failure that is only a message (no cause).
     pub fn msg(message: impl Into<String>) -> TrialError {
+        TrialError::of(TrialErrorKind::Failed, message)
+    }
+
+    /// An error of `kind` that is only a message.
+    pub fn of(kind: TrialErrorKind, message: impl Into<String>) -> TrialError {
         TrialError {
+            kind,
             message: message.into(),
             source: None,
         }
+    }
+
+    /// Ctrl-C stopped the trial (or kept it from starting).
+    pub fn interrupted() -> TrialError {
+        TrialError::of(TrialErrorKind::Interrupted, "interrupted")
+    }
+
+    /// The runner cannot do `what`.
+    pub fn unsupported(what: impl Into<String>) -> TrialError {
+        TrialError::of(TrialErrorKind::Unsupported, what)
+    }
+
+    pub fn kind(&self) -> TrialErrorKind {
+        self.kind
     }
 
     /// The message with every cause after it, `": "`-separated (anyhow's `{:#}`).
@@ -58,7 +93,7 @@ impl Error for TrialError {
 
 impl PartialEq for TrialError {
     fn eq(&self, other: &Self) -> bool {
-        self.chain() == other.chain()
+        self.kind == other.kind && self.chain() == other.chain()
     }
 }
 
@@ -89,5 +124,10 @@ mod tests {
         let m = TrialError::msg("link down");
         assert_eq!((m.chain(), m.source().is_none()), ("link down".to_string(), true));
         assert_ne!(m, e);
+        assert_eq!(
+            (e.kind(), TrialError::interrupted().kind()),
+            (TrialErrorKind::Failed, TrialErrorKind::Interrupted)
+        );
+        assert_ne!(TrialError::unsupported("x"), TrialError::msg("x"));
     }
 }

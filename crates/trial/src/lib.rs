@@ -9,6 +9,7 @@
 //! | [`spec`] | [`TrialSpec`] and its check, [`PreliminarySpec`], [`CpuPlan`], [`PhaseTwoAfter`] |
 //! | [`report`] | [`TrialReport`], [`DirectionReport`], [`PreliminaryReport`], [`HookRun`] |
 //! | [`delay`] | recording one-way delays (exact or a bounded histogram) and IPDV |
+//! | `runner` | [`TrialRunner`], the one interface the procedures run trials through, and [`TrialError`] |
 
 #![forbid(unsafe_code)]
 
@@ -16,10 +17,12 @@ pub mod delay;
 mod error;
 mod limits;
 pub mod report;
+mod runner;
 pub mod spec;
 
-pub use error::TrialError;
+pub use error::{TrialError, TrialErrorKind};
 pub use report::{DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
+pub use runner::TrialRunner;
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
 
 pub use limits::{DEFAULT_BURST, MAX_FRAMES, TOLERANCE};

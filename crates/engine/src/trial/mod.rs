@@ -14,6 +14,7 @@ mod phase;
 mod plan;
 mod port;
 mod receiver;
+mod runner;
 mod schedule;
 mod sender;
 mod stateful;

@@ -1,0 +1,44 @@
+//! The tester as the procedures see it: `xlat_trial`'s [`TrialRunner`] over [`Tester`].
+
+use super::error::EngineError;
+use super::Tester;
+use xlat_io::Port;
+use xlat_trial::report::TrialReport;
+use xlat_trial::spec::{PhaseTwoAfter, TrialSpec};
+use xlat_trial::{TrialError, TrialRunner};
+
+/// An engine error as a trial error: Ctrl-C (the abort flag) as interrupted, the rest as a
+/// failure with its causes.
+fn trial_error(e: EngineError) -> TrialError {
+    match e {
+        EngineError::Interrupted => TrialError::interrupted(),
+        e => TrialError::new(e),
+    }
+}
+
+impl<P: Port> TrialRunner for Tester<P> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+        self.run_trial(spec).map_err(trial_error)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
+        Tester::run_preliminary(self, spec, validation).map_err(trial_error)
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
+        Tester::set_directions(self, forward, reverse);
+        Ok(())
+    }
+
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
+        Tester::set_phase_two_after(self, when);
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        let (l, r) = self.port_names();
+        let (dl, dr) = self.dut_macs();
+        let m = |m: Option<xlat_wire::MacAddr>| m.map(|m| m.to_string()).unwrap_or_else(|| "?".into());
+        format!("left {l} (DUT {}), right {r} (DUT {})", m(dl), m(dr))
+    }
+}

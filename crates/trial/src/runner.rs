@@ -1,0 +1,101 @@
+//! The one interface between the procedures and whatever runs their trials.
+
+use crate::error::TrialError;
+use crate::report::TrialReport;
+use crate::spec::{PhaseTwoAfter, TrialSpec};
+
+/// Performs trials. The engine's `Tester` implements it over real ports; the binary wraps it
+/// (DUT commands around each trial, Ctrl-C); `xlat_bench::sim::SimDut` implements it for tests.
+/// The procedures (`xlat-bench`) drive nothing else and never touch hardware themselves.
+pub trait TrialRunner {
+    /// Run one trial as `spec` says and report what was sent and received (with a rate change,
+    /// the sequence number of the last lost frame: system recovery needs it). A stateful
+    /// `spec` runs phase 1 first.
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError>;
+
+    /// Choose the active directions of the next trials (the self-test searches forward only,
+    /// reverse only and both ways on the same open ports). Runners that cannot say so.
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
+        let _ = (forward, reverse);
+        Err(TrialError::unsupported("choosing the active directions"))
+    }
+
+    /// Run the preliminary phase of `spec` (stateful) alone, no phase 2 (RFC 9693's connection
+    /// establishment rate), followed by a validation phase at `validation` frames/s when given
+    /// (the Responder sends once to every learnt tuple; its direction's report counts what
+    /// came back). Runners that cannot say so.
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
+        let _ = (spec, validation);
+        Err(TrialError::unsupported("running phase 1 alone"))
+    }
+
+    /// After which phase 1 the next stateful trials run phase 2 (siitperf's command lines
+    /// run it after an invalid one too). Runners that cannot say so.
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
+        let _ = when;
+        Err(TrialError::unsupported("choosing when phase 2 runs"))
+    }
+
+    /// Run the DUT command of configuration key `key` (e.g. `dut.delete_all`) and return how
+    /// many seconds it took; an error if it is not configured, fails or overruns its deadline.
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
+        Err(TrialError::unsupported(format!("running the DUT command {key}")))
+    }
+
+    /// The ports and the DUT, for a human header ("left ... (DUT ...), right ...").
+    fn describe(&self) -> String {
+        String::new()
+    }
+}
+
+impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+        (**self).run(spec)
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
+        (**self).set_directions(forward, reverse)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
+        (**self).run_preliminary(spec, validation)
+    }
+
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
+        (**self).set_phase_two_after(when)
+    }
+
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
+        (**self).time_dut_command(key)
+    }
+
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+}
+
+impl<T: TrialRunner + ?Sized> TrialRunner for Box<T> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+        (**self).run(spec)
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
+        (**self).set_directions(forward, reverse)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
+        (**self).run_preliminary(spec, validation)
+    }
+
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
+        (**self).set_phase_two_after(when)
+    }
+
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
+        (**self).time_dut_command(key)
+    }
+
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+}
