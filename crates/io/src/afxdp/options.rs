@@ -18,7 +18,7 @@ pub struct AfXdpOptions {
     /// Attach the program in generic (SKB) mode without trying driver mode first.
     pub generic: bool,
     /// Sockets, one per receive queue of the interface from queue 0 on, each with its own UMEM
-    /// (see [`Port::open_queues`]); the interface must have no more receive queues than this,
+    /// (see [`Port::open_queues`](crate::Port::open_queues)); the interface must have no more receive queues than this,
     /// or frames on the others would reach the kernel instead of the tester.
     pub queues: u32,
 }
