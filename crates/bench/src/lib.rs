@@ -62,6 +62,7 @@ pub mod record;
 pub mod recovery;
 pub mod repeat;
 pub mod result;
+pub mod result_text;
 pub mod runner;
 pub mod selftest;
 pub mod siitperf;
