@@ -299,14 +299,12 @@ fn nat44_siitperf_tp_stateful_command_line() {
     let args = ["84", "1000", "2", "500", "2", "2", "20000", "20000", "20000", "500", "2000"];
     // A run made invalid by another process taking the cores says so (siitperf's "invalid"
     // lines): the first of three that is not.
-    let (mut ok, mut out) = run(&args);
-    for _ in 0..2 {
-        if !(ok && out.contains("invalid")) {
-            break;
-        }
-        eprintln!("invalid run, again:\n{out}");
-        (ok, out) = run(&args);
-    }
+    let (ok, out) = common::retry::until_valid(
+        "siitperf-tp",
+        || run(&args),
+        |(ok, out)| !(*ok && out.contains("invalid")),
+        |(_, out)| out.clone(),
+    );
     let _ = std::fs::remove_dir_all(&dir);
     assert!(ok, "{out}");
     for line in [

@@ -28,15 +28,13 @@ fn clean_bidirectional_trial_is_valid_and_lossless() {
     let mut t = tester(setup(IpVersion::V4, true, true), Impairment::default(), Impairment::default());
     // This machine may be shared: a trial made invalid by another process taking the cores is
     // reported as invalid (correctly); three tries must give one valid trial.
-    let mut r = t.run_trial(&TrialSpec::new(84, 20_000, 1.0, 100)).unwrap();
-    for _ in 0..2 {
-        if r.valid {
-            break;
-        }
-        eprintln!("invalid, retrying: {:?}", r.invalid_reasons);
-        r = t.run_trial(&TrialSpec::new(84, 20_000, 1.0, 100)).unwrap();
-    }
-    assert!(r.valid, "{:?}", r.invalid_reasons);
+    let spec = TrialSpec::new(84, 20_000, 1.0, 100);
+    let r = common::retry::until_valid(
+        "trial",
+        || t.run_trial(&spec).unwrap(),
+        |r| r.valid,
+        |r| format!("{:?}", r.invalid_reasons),
+    );
     for (_, d) in r.directions() {
         assert_eq!(
             (d.sent, d.received, d.lost, d.duplicates, d.reordered, d.unexpected),

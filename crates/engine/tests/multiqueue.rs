@@ -44,16 +44,12 @@ fn tester(s: Setup, queues: usize, fwd: Impairment) -> Tester<MemPort> {
 /// A trial that is valid (this machine is shared: a trial made invalid by another process
 /// taking the cores is retried, three tries in all).
 fn valid_trial(t: &mut Tester<MemPort>, spec: &TrialSpec) -> TrialReport {
-    let mut r = t.run_trial(spec).unwrap();
-    for _ in 0..2 {
-        if r.valid {
-            break;
-        }
-        eprintln!("invalid, retrying: {:?}", r.invalid_reasons);
-        r = t.run_trial(spec).unwrap();
-    }
-    assert!(r.valid, "{:?}", r.invalid_reasons);
-    r
+    common::retry::until_valid(
+        "trial",
+        || t.run_trial(spec).unwrap(),
+        |r| r.valid,
+        |r| format!("{:?}", r.invalid_reasons),
+    )
 }
 
 /// (sent, received, lost, duplicates, reordered, unexpected) of a direction.

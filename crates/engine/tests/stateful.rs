@@ -9,7 +9,7 @@ use xlat_io::mem::{pair, Impairment, MemPort};
 use xlat_traffic::{IpVersion, PortField, Setup, Stateful, Variation};
 mod common;
 
-use common::{serial, setup};
+use common::{retry, serial, setup};
 
 fn stateful_setup() -> Setup {
     let mut s = setup(IpVersion::V4, true, true);
@@ -50,16 +50,12 @@ fn tester(s: Setup) -> (Tester<MemPort>, xlat_io::mem::Wire) {
 /// A trial on a shared machine can be made invalid by another process taking the cores
 /// (correctly reported): the first valid one of three.
 fn valid(t: &mut Tester<MemPort>, spec: &TrialSpec) -> TrialReport {
-    let mut r = t.run_trial(spec).unwrap();
-    for _ in 0..2 {
-        if r.valid {
-            break;
-        }
-        eprintln!("invalid, again: {:?}", r.invalid_reasons);
-        r = t.run_trial(spec).unwrap();
-    }
-    assert!(r.valid, "{:?}", r.invalid_reasons);
-    r
+    retry::until_valid(
+        "trial",
+        || t.run_trial(spec).unwrap(),
+        |r| r.valid,
+        |r| format!("{:?}", r.invalid_reasons),
+    )
 }
 
 #[test]
@@ -328,16 +324,12 @@ fn phase_one_alone_reports_the_table_and_runs_no_phase_two() {
 
 /// The first valid of three `run_preliminary` calls (see [`valid`]).
 fn valid_preliminary(t: &mut Tester<MemPort>, spec: &TrialSpec, validation: Option<u64>) -> TrialReport {
-    let mut r = t.run_preliminary(spec, validation).unwrap();
-    for _ in 0..2 {
-        if r.valid {
-            break;
-        }
-        eprintln!("invalid, again: {:?}", r.invalid_reasons);
-        r = t.run_preliminary(spec, validation).unwrap();
-    }
-    assert!(r.valid, "{:?}", r.invalid_reasons);
-    r
+    retry::until_valid(
+        "phase 1",
+        || t.run_preliminary(spec, validation).unwrap(),
+        |r| r.valid,
+        |r| format!("{:?}", r.invalid_reasons),
+    )
 }
 
 /// Responder frames to the 100 connections whose destination port was 7 (their source port now).

@@ -9,6 +9,9 @@ use std::sync::{Mutex, MutexGuard};
 #[path = "../../../wire/tests/common/skip.rs"]
 mod skip;
 
+#[path = "../../../wire/tests/common/retry.rs"]
+pub mod retry;
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -76,17 +79,13 @@ pub fn lab_up_with(topology: &str, extra: &[&str]) -> String {
 /// Run a trial (a closure giving its JSON report) until it is valid, three times at most: on a
 /// shared machine another process may take the cores and make a trial invalid (correctly
 /// reported as such, but not what the caller tests).
-pub fn until_valid(mut trial: impl FnMut() -> serde_json::Value) -> serde_json::Value {
-    let mut v = trial();
-    for _ in 0..2 {
-        if v["valid"] == serde_json::Value::Bool(true) {
-            break;
-        }
-        eprintln!("invalid trial, again: {}", v["invalid_reasons"]);
-        v = trial();
-    }
-    assert_eq!(v["valid"], serde_json::Value::Bool(true), "{v}");
-    v
+pub fn until_valid(trial: impl FnMut() -> serde_json::Value) -> serde_json::Value {
+    retry::until_valid(
+        "trial",
+        trial,
+        |v| v["valid"] == serde_json::Value::Bool(true),
+        |v| v["invalid_reasons"].to_string(),
+    )
 }
 
 /// Run a command in the lab's DUT namespace, which must succeed; its standard output.

@@ -2,6 +2,9 @@
 #![allow(dead_code)]
 
 use xlat_traffic::{IpVersion, PortSpec, Setup, Side, StatefulSpec};
+
+#[path = "../../../wire/tests/common/retry.rs"]
+pub mod retry;
 use xlat_wire::MacAddr;
 
 /// Tester addresses on both sides, and each side's "DUT MAC" the other mem port's MAC (no DUT
