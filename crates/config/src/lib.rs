@@ -15,6 +15,7 @@
 //! | `validate` | the rules between keys, the addresses and ranges; also [`validate()`] | model, doc, error |
 //! | `build` | the document into a [`TestConfig`]: defaults, per-key ranges, then `validate` | model, keys, doc, validate, error |
 //! | `emit` | [`to_toml`]: a configuration as commented TOML | model, keys |
+//! | [`files`] | writing the user's files atomically ([`files::write_atomic`]) | none |
 //!
 //! Imports only go down this table, never back (`tests/modules.rs` checks it), and the modules
 //! name each other's items by module path, never through this file's re-exports.
