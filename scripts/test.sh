@@ -17,8 +17,13 @@ echo "== tests"
 # and any line there fails the suite below. (With CI=true a skip panics at once.)
 XLAT_SKIP_LOG=$(mktemp /tmp/xlatperf-skips.XXXXXX)
 export XLAT_SKIP_LOG
+# Every run of a trial judged by the tester's own timing, and every retry of an invalid one,
+# is a line here (crates/wire/tests/common/retry.rs); more than one retry per four runs over
+# the suite fails it below.
+XLAT_RETRY_LOG=$(mktemp /tmp/xlatperf-retries.XXXXXX)
+export XLAT_RETRY_LOG
 # Lab tests create namespaces named xlat-*: leave none behind, even when a test fails.
-trap 'target/release/xlatperf lab down >/dev/null 2>&1 || true; rm -f "$XLAT_SKIP_LOG"' EXIT
+trap 'target/release/xlatperf lab down >/dev/null 2>&1 || true; rm -f "$XLAT_SKIP_LOG" "$XLAT_RETRY_LOG"' EXIT
 cargo test --release --locked --no-fail-fast --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log
 left=$(ip netns list | grep -c '^xlat-' || true)
 if [ "$left" != 0 ]; then
@@ -28,6 +33,14 @@ fi
 passed=$(grep -E '^test result:' /tmp/xlatperf-test.log | awk '{p+=$4; f+=$6} END {print p+0}')
 failed=$(grep -E '^test result:' /tmp/xlatperf-test.log | awk '{p+=$4; f+=$6} END {print f+0}')
 echo "$passed passed, $failed failed"
+runs=$(grep -c '^run ' "$XLAT_RETRY_LOG" || true)
+retries=$(grep -c '^retry ' "$XLAT_RETRY_LOG" || true)
+echo "timing-judged trials: $runs runs, $retries of them retries of an invalid trial"
+if [ "$retries" -gt 3 ] && [ $((retries * 4)) -gt "$runs" ]; then
+    echo "Error: more than one run in four was a retry of an invalid trial:" >&2
+    grep '^retry ' "$XLAT_RETRY_LOG" | sed 's/^/  /' >&2
+    exit 1
+fi
 if [ -s "$XLAT_SKIP_LOG" ]; then
     echo "Error: $(wc -l < "$XLAT_SKIP_LOG") tests skipped instead of running:" >&2
     sed 's/^/  /' "$XLAT_SKIP_LOG" >&2
