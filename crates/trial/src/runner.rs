@@ -73,29 +73,3 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
         (**self).describe()
     }
 }
-
-impl<T: TrialRunner + ?Sized> TrialRunner for Box<T> {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
-        (**self).run(spec)
-    }
-
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
-        (**self).set_directions(forward, reverse)
-    }
-
-    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
-        (**self).run_preliminary(spec, validation)
-    }
-
-    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
-        (**self).set_phase_two_after(when)
-    }
-
-    fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
-        (**self).time_dut_command(key)
-    }
-
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-}
