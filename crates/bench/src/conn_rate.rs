@@ -121,7 +121,7 @@ fn established(r: &TrialReport, validated: bool) -> bool {
     let phase1 = r
         .preliminary
         .as_ref()
-        .is_some_and(|p| p.received >= p.frames && p.valid_entries >= p.state_table && p.duplicate_tuples.unwrap_or(0) == 0);
+        .is_some_and(|p| p.received >= p.frames && p.table_filled() && p.duplicate_tuples.unwrap_or(0) == 0);
     let back = r.directions().all(|(_, d)| d.sent > 0 && d.received >= d.sent);
     phase1 && (!validated || (r.directions().count() == 1 && back))
 }

@@ -36,7 +36,7 @@ pub fn preliminary_summary(p: &PreliminaryReport) -> String {
             p.send_duration_s,
             preliminary_rate_percent(p)
         );
-    } else if p.valid_entries < p.state_table {
+    } else if !p.table_filled() {
         s.push_str("; state table NOT filled");
     }
     if let Some(n) = p.dut_connections {

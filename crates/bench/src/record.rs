@@ -15,7 +15,7 @@ pub fn loss_percent(sent: u64, received: u64) -> Option<f64> {
 /// at the preliminary rate, so phase 2 had no table to answer from. A failure at the preliminary
 /// rate `R`, not at the trial's rate, and not the tester's limit.
 pub fn state_table_not_filled(p: &PreliminaryReport) -> bool {
-    p.sending_valid && p.valid_entries < p.state_table
+    p.sending_valid && !p.table_filled()
 }
 
 /// The counts of one direction of a trial.

@@ -78,16 +78,12 @@ pub fn preliminary_lines(p: &PreliminaryReport) -> Vec<String> {
         ));
     }
     v.push(format!("Preliminary frames received: {}", p.received + p.duplicates));
-    v.push(if filled(p) {
+    v.push(if p.table_filled() {
         "Info: Preliminary phase finished.".to_string()
     } else {
         failed_to_fill(p)
     });
     v
-}
-
-fn filled(p: &PreliminaryReport) -> bool {
-    p.valid_entries >= p.state_table
 }
 
 fn failed_to_fill(p: &PreliminaryReport) -> String {
@@ -145,7 +141,7 @@ pub fn output(r: &TrialReport, program: Program, times: &Times) -> Output {
     if let Some(p) = &r.preliminary {
         out.extend(started("Preliminary frame sending", &times.preliminary));
         let lines = preliminary_lines(p);
-        if !filled(p) && matches!(program, Program::Pdv { .. }) {
+        if !p.table_filled() && matches!(program, Program::Pdv { .. }) {
             // siitperf-pdv's rte_exit: the error on standard error, no phase 2.
             out.extend(lines.iter().take(lines.len() - 1).cloned());
             return Output {

@@ -79,7 +79,7 @@ pub fn teardown_rate(
             remaining_s: None,
         });
         let report = runner.run_preliminary(&spec, None)?;
-        let filled = report.valid && report.preliminary.as_ref().is_some_and(|p| p.valid_entries >= p.state_table);
+        let filled = report.valid && report.preliminary.as_ref().is_some_and(|p| p.table_filled());
         let mut record = TrialRecord::from_report(trials.len(), "load", attempt, &spec, &report, Some(filled));
         record.frames = cfg.connections;
         record.duration_s = cfg.connections as f64 / cfg.rate as f64;

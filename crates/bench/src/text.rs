@@ -153,7 +153,7 @@ pub fn preliminary_table(trials: &[TrialRecord]) -> String {
             row.push(
                 if !p.sending_valid {
                     "too slow"
-                } else if p.valid_entries < p.state_table {
+                } else if !p.table_filled() {
                     "not filled"
                 } else {
                     "ok"

@@ -291,8 +291,8 @@ fn siitperf_dir_for_lab(info: &xlat_lab::LabInfo, dir: &Path) -> Result<()> {
     let files = xlat_config::to_siitperf(&cfg).map_err(|e| anyhow::anyhow!("{}: {e}", info.config_path.display()))?;
     let build = dir.join("build");
     std::fs::create_dir_all(&build).with_context(|| format!("creating {}", build.display()))?;
-    write_atomically(&dir.join("siitperf.conf"), &files.conf)?;
-    write_atomically(&dir.join(xlat_config::COMPANION), &files.companion)?;
+    output::write_atomic(&dir.join("siitperf.conf"), files.conf.as_bytes())?;
+    output::write_atomic(&dir.join(xlat_config::COMPANION), files.companion.as_bytes())?;
     let exe = std::env::current_exe().context("finding this program's path")?;
     for name in ["siitperf-tp", "siitperf-lat", "siitperf-pdv"] {
         let link = build.join(name);
@@ -311,7 +311,7 @@ fn siitperf_dir_for_lab(info: &xlat_lab::LabInfo, dir: &Path) -> Result<()> {
     // A stateful DUT: what siitperf's stateful scripts want, also kept beside them.
     if let Some(notes) = xlat_lab::siitperf_script_notes(info.topology) {
         let path = dir.join("XLATPERF-SCRIPTS.txt");
-        write_atomically(&path, &notes)?;
+        output::write_atomic(&path, notes.as_bytes())?;
         eprint!("{notes}");
         eprintln!("(also in {})", path.display());
     }
@@ -344,8 +344,8 @@ fn convert(file: &Path, out_dir: Option<&Path>) -> Result<()> {
         }
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            write_atomically(&dir.join("siitperf.conf"), &files.conf)?;
-            write_atomically(&dir.join(xlat_config::COMPANION), &files.companion)?;
+            output::write_atomic(&dir.join("siitperf.conf"), files.conf.as_bytes())?;
+            output::write_atomic(&dir.join(xlat_config::COMPANION), files.companion.as_bytes())?;
             println!(
                 "wrote {}/siitperf.conf and {}/{}",
                 dir.display(),
@@ -355,11 +355,6 @@ fn convert(file: &Path, out_dir: Option<&Path>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Write `text` to `path` atomically (never half a file; see [`output::write_atomic`]).
-fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    output::write_atomic(path, text.as_bytes())
 }
 
 fn lab(cmd: &LabCmd) -> Result<()> {

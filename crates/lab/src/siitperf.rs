@@ -2,14 +2,15 @@
 //! --siitperf-dir DIR`): the settings each script wants in siitperf.conf and its parameter
 //! block, and the DUT commands to put where the scripts ssh to their DUT.
 
-use crate::topology::{Topology, STATEFUL_BEFORE_TRIAL, STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_SPORT};
+use crate::topology::{Topology, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS, STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_SPORT};
 
 /// The notes for `t` (stateful topologies only), as printed by `lab up --siitperf-dir` and
 /// written beside the scripts' files.
 pub fn script_notes(t: Topology) -> Option<String> {
     t.stateful()?;
     let (s, d) = (STATEFUL_SPORT, STATEFUL_DPORT);
-    let combinations = (u64::from(s.1 - s.0) + 1) * (u64::from(d.1 - d.0) + 1);
+    // Every (source port, destination port) pair once (topology.rs checks the product).
+    let combinations = STATEFUL_CONNECTIONS;
     Some(format!(
         "siitperf's stateful scripts against lab {t}
 

@@ -162,6 +162,14 @@ pub struct PreliminaryReport {
     pub dut_connections: Option<u64>,
 }
 
+impl PreliminaryReport {
+    /// Every entry of the state table holds a learnt tuple (siitperf's "Preliminary phase
+    /// finished." rather than "Failed to fill state table").
+    pub fn table_filled(&self) -> bool {
+        self.valid_entries >= self.state_table
+    }
+}
+
 impl TrialReport {
     /// A valid report of `spec`'s trial with nothing measured yet.
     pub fn of(spec: &crate::spec::TrialSpec) -> TrialReport {

@@ -39,7 +39,7 @@ impl<P: Port> Tester<P> {
         let active = [self.setup.forward, self.setup.reverse];
         self.check(spec, active, Phase::Test(init))?;
         let (mut report, table, t1) = self.phase_one(spec, p, init)?;
-        let filled = report.preliminary.as_ref().is_some_and(|p| p.valid_entries >= p.state_table);
+        let filled = report.preliminary.as_ref().is_some_and(PreliminaryReport::table_filled);
         let go_on = match self.phase_two_after {
             PhaseTwoAfter::ValidPhaseOne => report.valid,
             PhaseTwoAfter::AnyPhaseOne => true,
@@ -207,7 +207,7 @@ impl<P: Port> Tester<P> {
         for r in r1.invalid_reasons.iter().filter(|r| !r.contains("seconds limit")) {
             invalid(format!("Preliminary phase: {r}"));
         }
-        if pre.valid_entries < pre.state_table {
+        if !pre.table_filled() {
             invalid(format!(
                 "Failed to fill state table (valid entries: {}, state table size: {})",
                 pre.valid_entries, pre.state_table
