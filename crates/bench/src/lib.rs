@@ -1,8 +1,8 @@
 //! The measurement procedures of xlatperf (RFC 2544, RFC 8219, RFC 9004) over a [`TrialRunner`]
 //! (`xlat_trial`'s one runner trait, which performs one trial), and the statistics and output
 //! of their results. Nothing here touches hardware: the engine's `Tester` implements
-//! [`TrialRunner`], the binary wraps it (`Hooks` in `crates/cli/src/runner.rs` for DUT
-//! commands, `CliRunner` in `crates/cli/src/procedures.rs` for Ctrl-C and phase 1);
+//! [`TrialRunner`], [`hooks::Hooks`] wraps it with the DUT's commands, and the binary
+//! with Ctrl-C and phase 1 (`CliRunner` in `crates/cli/src/procedures.rs`);
 //! [`sim::SimDut`] implements it for tests.
 //!
 //! | procedure | function | RFC |
@@ -24,7 +24,9 @@
 //! | [`trial`] | [`judge`], and the `Session` every procedure runs its trials through (the invalid-trial retry rule) |
 //! | [`record`] | [`TrialRecord`], [`DirectionCounts`], the one loss formula [`record::loss_percent`] |
 //! | [`delay`] | every delay statistic: nearest-rank percentiles, [`LatencyStats`], [`PdvStats`], [`IpdvStats`], [`delay::PdvDetail`] (the engine only records) |
-//! | [`media`] | [`media::line_rate`] |
+//! | [`media`] | [`media::line_rate`], of a frame size and of a test setup |
+//! | [`hooks`] | the DUT's commands as processes with deadlines, and [`hooks::Hooks`], the runner that runs them around trials |
+//! | [`sweep`] | a sweep's points, table, CSV and plot from its runs' typed documents |
 //! | [`result`] | [`BenchResult`], what every result offers |
 //! | [`repeat`] | [`Repeated`] and [`Summary`] over repetitions |
 //! | [`output`] | text of a trial, the JSON [`output::Document`], the CSV files, the human text over frame sizes |
@@ -53,6 +55,7 @@ pub mod conn_rate;
 pub mod delay;
 pub mod error;
 pub mod frame_loss;
+pub mod hooks;
 pub mod latency;
 pub mod media;
 pub mod output;
@@ -68,6 +71,7 @@ pub mod selftest;
 pub mod siitperf;
 pub mod sim;
 pub mod svg;
+pub mod sweep;
 pub mod teardown;
 pub mod text;
 pub mod throughput;
@@ -82,7 +86,7 @@ pub use delay::{
 pub use error::BenchError;
 pub use frame_loss::{frame_loss, FrameLossConfig, FrameLossResult};
 pub use latency::{latency, LatencyConfig, LatencyResult};
-pub use media::line_rate;
+pub use media::{line_rate, setup_line_rate};
 pub use output::{summary_csv, trials_csv, Collected, Document, InterruptedRun, RunMeta, SizeResult};
 pub use pdv::{pdv, PdvConfig, PdvResult};
 pub use plot::Plot;

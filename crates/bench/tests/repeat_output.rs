@@ -148,8 +148,15 @@ fn every_result_type_has_a_table_csv_and_json() {
             1 + 2 * x.trials().len()
         );
         assert!(!x.headline().is_empty());
+        let finite = rep.summaries.values().filter(|s| s.median.is_finite()).count();
         let json = Document::new(x.procedure(), RunMeta::new("t"), sized(rep)).to_json().unwrap();
         assert!(json.contains(x.procedure()));
+        // A sweep reads every procedure's document through its typed view: one point per
+        // frame size with the median of every metric that has a finite one.
+        let mut sweep = xlat_bench::sweep::Sweep::new("connections", x.procedure(), &["10k".to_string()]);
+        sweep.add_run("10k", &json).unwrap();
+        assert_eq!(sweep.points.len(), 1);
+        assert_eq!((sweep.points[0].frame_size, sweep.points[0].metrics.len()), (84, finite));
     }
     check(&t);
     check(&fl);
@@ -160,7 +167,12 @@ fn every_result_type_has_a_table_csv_and_json() {
     let rep = Repeated::from_runs(vec![l.clone()]);
     assert_eq!(rep.summaries["forward_wcl_ms"].infinite, 1);
     assert_eq!(rep.summaries["forward_wcl_ms"].median, f64::INFINITY);
-    serde_json::from_str::<serde_json::Value>(&Document::new("latency", RunMeta::new("t"), sized(rep)).to_json().unwrap()).unwrap();
+    let json = Document::new("latency", RunMeta::new("t"), sized(rep)).to_json().unwrap();
+    serde_json::from_str::<serde_json::Value>(&json).unwrap();
+    let mut sweep = xlat_bench::sweep::Sweep::new("connections", "latency", &["1".to_string()]);
+    sweep.add_run("1", &json).unwrap();
+    assert!(!sweep.points[0].metrics.contains_key("forward_wcl_ms"), "{:?}", sweep.points);
+    assert!(sweep.points[0].metrics.contains_key("forward_tl_ms"), "{:?}", sweep.points);
 }
 
 fn well_formed(svg: &str) {

@@ -83,33 +83,15 @@ pub struct StatefulArgs {
 }
 
 impl StatefulArgs {
-    /// The options given, as `--set` overrides of the `[stateful]` keys they stand for (so
-    /// that the configuration's checks between N, M, R, T, D and the ranges see them).
-    pub fn as_sets(&self) -> Vec<(String, String)> {
-        [
-            ("stateful.preliminary_frames", self.preliminary_frames.map(u64::from)),
-            ("stateful.state_table", self.state_table.map(u64::from)),
-            ("stateful.preliminary_rate", self.preliminary_rate),
-            ("stateful.preliminary_timeout_ms", self.preliminary_timeout),
-            ("stateful.phase_delay_ms", self.phase_delay),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k.to_string(), v.to_string())))
-        .collect()
-    }
-
-    /// The options given, by name.
-    pub fn given(&self) -> Vec<&'static str> {
-        [
-            ("--preliminary-frames", self.preliminary_frames.is_some()),
-            ("--state-table", self.state_table.is_some()),
-            ("--preliminary-rate", self.preliminary_rate.is_some()),
-            ("--preliminary-timeout", self.preliminary_timeout.is_some()),
-            ("--phase-delay", self.phase_delay.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(name, on)| on.then_some(name))
-        .collect()
+    /// The options for the configuration's phase 1 ([`xlat_config::load_stateful`]).
+    pub fn options(&self) -> xlat_config::PhaseOneOptions {
+        xlat_config::PhaseOneOptions {
+            preliminary_frames: self.preliminary_frames,
+            state_table: self.state_table,
+            preliminary_rate: self.preliminary_rate,
+            preliminary_timeout: self.preliminary_timeout,
+            phase_delay: self.phase_delay,
+        }
     }
 }
 
@@ -184,23 +166,7 @@ pub fn parse_frame_size(s: &str) -> Result<usize, String> {
     Ok(v)
 }
 
-pub fn parse_number(s: &str) -> Result<f64, String> {
-    let t = s.trim().replace('_', "");
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('M') => (&t[..t.len() - 1], 1e6),
-        Some('G') => (&t[..t.len() - 1], 1e9),
-        _ => (&t[..], 1.0),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number (examples: 20000, 20k, 1.5M)"))?;
-    let v = v * mult;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("'{s}' must be a non-negative number"));
-    }
-    Ok(v)
-}
+pub use xlat_bench::sweep::parse_number;
 
 /// A frame rate above 0: "20000", "20k", "1.5M", "14_880_952".
 pub fn parse_rate(s: &str) -> Result<u64, String> {

@@ -36,7 +36,7 @@ use anyhow::{Context, Result};
 use args::{ConfigArgs, StatefulArgs};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use xlat_engine::TrialSpec;
+use xlat_engine::{PreliminarySpec, TrialSpec};
 
 #[derive(Parser)]
 #[command(
@@ -221,7 +221,8 @@ struct TrialOptions<'a> {
 /// The configuration and the trial `xlatperf trial` runs: the options over the configuration's
 /// defaults, and in a stateful test phase 1 from `[stateful]` and the phase 1 options.
 fn trial_spec(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<(xlat_config::TestConfig, TrialSpec)> {
-    let (cfg, preliminary) = runner::load_stateful(&c.config, &args::parse_sets(&c.set)?, o.stateful)?;
+    let (cfg, preliminary) = xlat_config::load_stateful(&c.config, &args::parse_sets(&c.set)?, &o.stateful.options())?;
+    let preliminary = preliminary.map(PreliminarySpec::from);
     let rate = o
         .rate
         .or(cfg.trial.rate)
@@ -478,7 +479,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::Selftest { cfg, args } => {
             let c = load(cfg)?;
             // The self-test's trials are stateless (no DUT keeps state between the ports).
-            runner::refuse_stateful(&c, "selftest")?;
+            xlat_config::refuse_stateful(&c, "selftest")?;
             selftest::run(&c, args).map(|_| ())
         }
         Cmd::BenchSender {

@@ -341,7 +341,7 @@ fn line_rate_of_ten_gigabit_ethernet() {
         "t.toml",
     );
     let cfg = cfg.unwrap();
-    assert_eq!(procedures::line_rate(&cfg, 84, 10.0), 14_880_952);
-    assert_eq!(procedures::line_rate(&cfg, 1538, 10.0), 812_743);
-    assert_eq!(procedures::line_rate(&cfg, 84, 1.0), 1_488_095);
+    assert_eq!(xlat_bench::setup_line_rate(&cfg.setup, 84, 10.0), 14_880_952);
+    assert_eq!(xlat_bench::setup_line_rate(&cfg.setup, 1538, 10.0), 812_743);
+    assert_eq!(xlat_bench::setup_line_rate(&cfg.setup, 84, 1.0), 1_488_095);
 }

@@ -89,19 +89,13 @@ pub enum PlotFormat {
     Png,
 }
 
-fn have_tool(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-        .unwrap_or(false)
-}
-
 /// Check `--plot FILE` before anything runs.
 pub fn plot_format(path: &Path) -> Result<PlotFormat> {
     check_writable("--plot", path)?;
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("svg") => Ok(PlotFormat::Svg),
-        Some("png") if have_tool("rsvg-convert") => Ok(PlotFormat::Png),
+        Some("png") if xlat_lab::have_tool("rsvg-convert") => Ok(PlotFormat::Png),
         Some("png") => bail!(
             "--plot {}: only SVG plots are built in; give a FILE.svg, or install rsvg-convert \
              (Debian package librsvg2-bin) to get PNG",
@@ -189,7 +183,7 @@ mod tests {
         assert_eq!(plot_format(&dir.join("p.svg")).unwrap(), PlotFormat::Svg);
         let e = plot_format(&dir.join("p.pdf")).unwrap_err().to_string();
         assert!(e.contains(".svg"), "{e}");
-        if !have_tool("rsvg-convert") {
+        if !xlat_lab::have_tool("rsvg-convert") {
             let e = plot_format(&dir.join("p.png")).unwrap_err().to_string();
             assert!(e.contains("only SVG"), "{e}");
         }

@@ -23,7 +23,7 @@ use xlat_bench::{
 use xlat_config::TestConfig;
 use xlat_engine::{PdvSpec, PreliminarySpec, TrialReport, TrialSpec};
 use xlat_traffic::IpVersion;
-use xlat_trial::{TrialError, TrialErrorKind};
+use xlat_trial::TrialError;
 
 use crate::args::*;
 use crate::interrupt;
@@ -36,31 +36,6 @@ use crate::runner;
 pub trait CommandResult: Plot + Serialize + Clone {}
 impl<T: Plot + Serialize + Clone> CommandResult for T {}
 
-/// The maximum frame rate of a `gbps` link for `frame_size` ([`xlat_bench::line_rate`]) for the
-/// longest frame an active sender puts on the wire: IPv4 frames are 20 bytes shorter than the
-/// frame size, background frames are IPv6. 10 Gbit/s, size 84, IPv4: 14,880,952.
-pub fn line_rate(cfg: &TestConfig, frame_size: usize, gbps: f64) -> u64 {
-    let s = &cfg.setup;
-    let on_wire = |v: IpVersion| {
-        if v == IpVersion::V4 && !s.has_background() {
-            frame_size.saturating_sub(20)
-        } else {
-            frame_size
-        }
-    };
-    let mut longest = 0;
-    if s.forward {
-        longest = longest.max(on_wire(s.left.ip_version));
-    }
-    if s.reverse {
-        longest = longest.max(on_wire(s.right.ip_version));
-    }
-    if longest == 0 {
-        longest = frame_size;
-    }
-    xlat_bench::line_rate(gbps, longest)
-}
-
 /// The trial runner of the procedures: the configured backend, Ctrl-C between trials, and
 /// latency samples kept for plots. In a stateful test every trial gets phase 1: a spec that
 /// a procedure built without it gets `preliminary`.
@@ -68,8 +43,6 @@ pub struct CliRunner {
     inner: Box<dyn TrialRunner>,
     preliminary: Option<PreliminarySpec>,
     pub collected: Collected,
-    /// The configuration's DUT commands (`dut.delete_all` for teardown-rate).
-    dut: xlat_config::DutHooks,
 }
 
 impl CliRunner {
@@ -78,14 +51,7 @@ impl CliRunner {
             inner,
             preliminary,
             collected: Collected::default(),
-            dut: xlat_config::DutHooks::default(),
         }
-    }
-
-    /// With the configuration's DUT commands.
-    pub fn with_dut(mut self, dut: xlat_config::DutHooks) -> CliRunner {
-        self.dut = dut;
-        self
     }
 }
 
@@ -110,22 +76,7 @@ impl TrialRunner for CliRunner {
     }
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
-        let command = match key {
-            "dut.delete_all" => self.dut.delete_all.clone(),
-            _ => None,
-        }
-        .ok_or_else(|| {
-            TrialError::of(
-                TrialErrorKind::Config,
-                format!(
-                    "the configuration has no {key} command (TOML [dut] {})",
-                    key.trim_start_matches("dut.")
-                ),
-            )
-        })?;
-        let start = std::time::Instant::now();
-        runner::run_hook(key, &command, runner::HOOK_DEADLINE).map_err(TrialError::msg)?;
-        Ok(start.elapsed().as_secs_f64())
+        self.inner.time_dut_command(key)
     }
 
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
@@ -175,10 +126,13 @@ pub struct Prepared {
 pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &str, argv: &[String]) -> Result<Prepared> {
     let sets = crate::args::parse_sets(&common.cfg.set)?;
     let (mut cfg, preliminary) = match stateful {
-        Some(flags) => runner::load_stateful(&common.cfg.config, &sets, flags)?,
+        Some(flags) => {
+            let (cfg, pre) = xlat_config::load_stateful(&common.cfg.config, &sets, &flags.options())?;
+            (cfg, pre.map(PreliminarySpec::from))
+        }
         None => {
             let cfg = xlat_config::load(&common.cfg.config, &sets)?;
-            runner::refuse_stateful(&cfg, command)?;
+            xlat_config::refuse_stateful(&cfg, command)?;
             (cfg, None)
         }
     };
@@ -274,7 +228,7 @@ where
 {
     let repeat = p.common.repeat as usize;
     let mut progress = TermProgress::new(p.common.verbose);
-    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary).with_dut(p.cfg.dut.clone());
+    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary);
     interrupt::install();
     if crate::progress::stderr_is_tty() || p.common.verbose {
         progress.note(&format!(
@@ -359,7 +313,10 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
         }
     }
     let plans = per_size(&p.sizes, |size| {
-        let max = a.search.max_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps));
+        let max = a
+            .search
+            .max_rate
+            .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
         if a.search.min_rate > max {
             bail!("--min-rate {} is above --max-rate {max}", a.search.min_rate);
         }
@@ -392,7 +349,9 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
 pub fn frame_loss(a: &FrameLossArgs, argv: &[String]) -> Result<Vec<SizeResult<FrameLossResult>>> {
     let p = prepare(&a.common, Some(&a.stateful), "frame-loss", argv)?;
     let plans = per_size(&p.sizes, |size| {
-        let max = a.max_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps));
+        let max = a
+            .max_rate
+            .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
         let mut fc = FrameLossConfig::new(size, max);
         fc.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
         fc.trial.preliminary = p.preliminary;
@@ -465,7 +424,9 @@ pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
 pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResult>>> {
     let p = prepare(&a.common, Some(&a.stateful), "b2b", argv)?;
     let plans = per_size(&p.sizes, |size| {
-        let line = a.line_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps));
+        let line = a
+            .line_rate
+            .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
         let mut bc = BackToBackConfig::new(size, line);
         bc.trial.timeout_ms = a.common.timeout;
         bc.trial.preliminary = p.preliminary;
@@ -571,7 +532,10 @@ pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<Reco
     let plans = per_size(&p.sizes, |size| {
         let mut rc = RecoveryConfig::new(size, a.throughput);
         rc.trial.timeout_ms = a.common.timeout;
-        rc.line_rate = Some(a.line_rate.unwrap_or_else(|| line_rate(&p.cfg, size, a.link.link_gbps)));
+        rc.line_rate = Some(
+            a.line_rate
+                .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps)),
+        );
         rc.overload_factor = a.overload_factor;
         rc.reduced_factor = a.reduced_factor;
         rc.overload_s = a.overload;
@@ -588,6 +552,16 @@ mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
 
+    /// Records the trials it is asked to run.
+    struct Recorder(Arc<Mutex<Vec<TrialSpec>>>);
+
+    impl TrialRunner for Recorder {
+        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+            self.0.lock().expect("lock").push(spec.clone());
+            Ok(TrialReport::default())
+        }
+    }
+
     #[test]
     fn every_trial_of_a_stateful_test_gets_phase_1() {
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -598,7 +572,7 @@ mod tests {
             timeout_ms: 500,
             phase_delay_ms: 2000,
         };
-        let mut r = CliRunner::new(Box::new(crate::runner::tests::Recorder(seen.clone())), Some(phase_1));
+        let mut r = CliRunner::new(Box::new(Recorder(seen.clone())), Some(phase_1));
         // A spec without phase 1 (as xlat_bench's PDV procedure builds it) gets it ...
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
         // ... one with its own keeps it.
@@ -609,7 +583,7 @@ mod tests {
         })
         .expect("trial");
         // Stateless: nothing added.
-        let mut r = CliRunner::new(Box::new(crate::runner::tests::Recorder(seen.clone())), None);
+        let mut r = CliRunner::new(Box::new(Recorder(seen.clone())), None);
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
         let seen: Vec<Option<PreliminarySpec>> = seen.lock().expect("lock").iter().map(|s| s.preliminary).collect();
         assert_eq!(seen, vec![Some(phase_1), Some(own), None]);

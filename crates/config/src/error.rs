@@ -60,6 +60,11 @@ pub enum ConfigError {
     #[error("{at}: {msg}")]
     Invalid { at: Loc, msg: String },
 
+    /// A problem of the command line's options with the configuration (the message names
+    /// both).
+    #[error("{msg}")]
+    CommandLine { msg: String },
+
     // Cross-key rules: each names every key it involves.
     #[error("{at}: keys '{forward}' and '{reverse}' are both off: at least one direction must be active")]
     NoDirection { at: Loc, forward: String, reverse: String },
@@ -217,7 +222,7 @@ impl ConfigError {
     pub fn location(&self) -> Option<&Loc> {
         use ConfigError::*;
         match self {
-            Io { .. } => None,
+            Io { .. } | CommandLine { .. } => None,
             NotText { at }
             | Syntax { at, .. }
             | UnknownLine { at, .. }

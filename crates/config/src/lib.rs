@@ -181,3 +181,139 @@ pub fn preliminary(cfg: &TestConfig) -> Result<Preliminary, ConfigError> {
 pub fn combinations(setup: &xlat_traffic::Setup) -> Option<(u128, &'static str)> {
     validate::combinations(setup)
 }
+
+/// Phase 1 of a stateful test (RFC 9693; siitperf's `N M R T D`) as command-line options give
+/// it: each overrides its `[stateful]` key, and every one is refused in a stateless test.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PhaseOneOptions {
+    /// N: `--preliminary-frames`, `stateful.preliminary_frames`.
+    pub preliminary_frames: Option<u32>,
+    /// M: `--state-table`, `stateful.state_table`.
+    pub state_table: Option<u32>,
+    /// R: `--preliminary-rate`, `stateful.preliminary_rate`.
+    pub preliminary_rate: Option<u64>,
+    /// T: `--preliminary-timeout`, `stateful.preliminary_timeout_ms`.
+    pub preliminary_timeout: Option<u64>,
+    /// D: `--phase-delay`, `stateful.phase_delay_ms`.
+    pub phase_delay: Option<u64>,
+}
+
+impl PhaseOneOptions {
+    /// (option, configuration key, value) of each of N, M, R, T, D.
+    fn each(&self) -> [(&'static str, &'static str, Option<u64>); 5] {
+        [
+            (
+                "--preliminary-frames N",
+                "stateful.preliminary_frames",
+                self.preliminary_frames.map(u64::from),
+            ),
+            ("--state-table M", "stateful.state_table", self.state_table.map(u64::from)),
+            ("--preliminary-rate R", "stateful.preliminary_rate", self.preliminary_rate),
+            (
+                "--preliminary-timeout T",
+                "stateful.preliminary_timeout_ms",
+                self.preliminary_timeout,
+            ),
+            ("--phase-delay D", "stateful.phase_delay_ms", self.phase_delay),
+        ]
+    }
+
+    /// The options given, as `--set` overrides of the `[stateful]` keys they stand for (so
+    /// that the configuration's checks between N, M, R, T, D and the ranges see them).
+    pub fn as_sets(&self) -> Vec<(String, String)> {
+        self.each()
+            .into_iter()
+            .filter_map(|(_, k, v)| v.map(|v| (k.to_string(), v.to_string())))
+            .collect()
+    }
+
+    /// The options given, by name (`--phase-delay`).
+    pub fn given(&self) -> Vec<&'static str> {
+        self.each()
+            .into_iter()
+            .filter_map(|(o, _, v)| v.map(|_| o.split(' ').next().unwrap_or(o)))
+            .collect()
+    }
+}
+
+/// Load the configuration `path` with the `--set` overrides `sets` and the phase 1 options
+/// (which override `[stateful]` as `--set` does, so that every check sees them), and resolve
+/// phase 1 ([`phase_one`]). Phase 1 options with a stateless configuration are refused by
+/// their names.
+pub fn load_stateful(
+    path: &Path,
+    sets: &[(String, String)],
+    options: &PhaseOneOptions,
+) -> Result<(TestConfig, Option<Preliminary>), ConfigError> {
+    let mut all = sets.to_vec();
+    all.extend(options.as_sets());
+    let mut cfg = match load(path, &all) {
+        Ok(c) => c,
+        Err(e) if !options.given().is_empty() => {
+            // A stateless configuration refuses the keys: name the options instead.
+            if let Ok(mut plain) = load(path, sets) {
+                if plain.setup.stateful.mode == xlat_traffic::Stateful::Off {
+                    phase_one(&mut plain, options)?;
+                }
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
+    let pre = phase_one(&mut cfg, options)?;
+    Ok((cfg, pre))
+}
+
+/// Phase 1 of every trial of `cfg`'s stateful test, the options overriding `[stateful]`, with
+/// the defaults filled in and the values checked ([`preliminary`]); an error that a value is
+/// missing names its option too. `None` for a stateless test, which refuses the options.
+pub fn phase_one(cfg: &mut TestConfig, options: &PhaseOneOptions) -> Result<Option<Preliminary>, ConfigError> {
+    if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        let given = options.given();
+        if given.is_empty() {
+            return Ok(None);
+        }
+        return Err(ConfigError::CommandLine {
+            msg: format!(
+                "{} {} only for a stateful test, but stateful.mode is off in {} (set it, e.g. --set stateful.mode=initiator-left)",
+                given.join(", "),
+                if given.len() == 1 { "is" } else { "are" },
+                cfg.source.file
+            ),
+        });
+    }
+    let p = &mut cfg.stateful;
+    p.preliminary_frames = options.preliminary_frames.or(p.preliminary_frames);
+    p.state_table = options.state_table.or(p.state_table);
+    p.preliminary_rate = options.preliminary_rate.or(p.preliminary_rate);
+    p.preliminary_timeout_ms = options.preliminary_timeout.or(p.preliminary_timeout_ms);
+    p.phase_delay_ms = options.phase_delay.or(p.phase_delay_ms);
+    preliminary(cfg).map(Some).map_err(|e| match &e {
+        ConfigError::Required { key, .. } => {
+            let option = options
+                .each()
+                .into_iter()
+                .find(|(_, k, _)| k == key)
+                .map_or("--phase-delay D", |(o, _, _)| o);
+            ConfigError::CommandLine {
+                msg: format!("{e}; or give {option}"),
+            }
+        }
+        _ => e,
+    })
+}
+
+/// Refuse a stateful configuration in a command that cannot run one (rather than run it
+/// stateless without a word).
+pub fn refuse_stateful(cfg: &TestConfig, command: &str) -> Result<(), ConfigError> {
+    if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        return Ok(());
+    }
+    Err(ConfigError::CommandLine {
+        msg: format!(
+            "{command} cannot run a stateful test (RFC 9693), but stateful.mode is on in {}: use a stateless configuration \
+             (e.g. --set stateful.mode=off, with the enumeration and phase 1 keys removed)",
+            cfg.source.file
+        ),
+    })
+}

@@ -156,6 +156,18 @@ pub struct Preliminary {
     pub phase_delay_ms: u64,
 }
 
+impl From<Preliminary> for xlat_trial::PreliminarySpec {
+    fn from(p: Preliminary) -> xlat_trial::PreliminarySpec {
+        xlat_trial::PreliminarySpec {
+            frames: u64::from(p.frames),
+            state_table: u64::from(p.state_table),
+            rate: p.rate,
+            timeout_ms: p.timeout_ms,
+            phase_delay_ms: p.phase_delay_ms,
+        }
+    }
+}
+
 /// The foreground frames among the first `frames` frames when frame i is foreground iff
 /// `i mod n < m`: floor(frames/n)*m + min(frames mod n, m), exactly what the sender sends.
 /// (siitperf computes frames - floor(frames*(n-m)/n), which can be one less.)
@@ -178,24 +190,7 @@ impl StatefulTrial {
     }
 }
 
-/// Shell commands (run with `sh -c`) that prepare the DUT, e.g. `ip netns exec xlat-dut
-/// conntrack -F` to empty a stateful DUT's connection table.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DutHooks {
-    /// Run before every trial; a failure stops the run before the trial.
-    pub before_trial: Option<String>,
-    /// Run between phase 1 and phase 2 of every stateful trial; a failure ends the trial.
-    pub between_phases: Option<String>,
-    /// Deletes every connection of the DUT and returns when done: `xlatperf teardown-rate`
-    /// times it on a full and on an empty table.
-    #[serde(default)]
-    pub delete_all: Option<String>,
-    /// Prints the number of connections in the DUT's table (a whole number on its standard
-    /// output): run after phase 1 of every stateful trial, the number goes into the trial's
-    /// report (`preliminary.dut_connections`).
-    #[serde(default)]
-    pub count: Option<String>,
-}
+pub use xlat_trial::DutHooks;
 
 /// The format of a configuration file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -8,6 +8,7 @@ use xlat_wire::{classify, Rx};
 
 #[path = "../../wire/tests/common/skip.rs"]
 mod skip;
+use skip::skip_unless_root;
 
 const NS: &str = "xlat-iotest";
 
@@ -18,12 +19,9 @@ fn ip(args: &[&str]) -> bool {
 /// Removes the namespace (and with it the veth pair) also when the test fails.
 struct Netns;
 
-/// The tests share the namespace's name: one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 impl Netns {
     fn create() -> (Netns, std::sync::MutexGuard<'static, ()>) {
-        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let serial = skip::serial();
         ip(&["netns", "del", NS]);
         assert!(ip(&["netns", "add", NS]), "ip netns add");
         let g = Netns;
@@ -41,12 +39,6 @@ impl Drop for Netns {
     fn drop(&mut self) {
         ip(&["netns", "del", NS]);
     }
-}
-
-/// See [`skip::skip_unless`]: root and `tools` are needed, or the test skips (fails under CI).
-fn skip_unless_root(tools: &[&str]) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    skip::skip_unless(unsafe { libc::geteuid() } == 0, tools)
 }
 
 /// The two ends of the namespace's veth pair as AF_PACKET ports.

@@ -9,6 +9,7 @@ use xlat_wire::{classify, Rx};
 
 #[path = "../../wire/tests/common/skip.rs"]
 mod skip;
+use skip::skip_unless_root;
 
 const NS: &str = "xlat-xdptest";
 
@@ -52,11 +53,6 @@ impl Drop for Netns {
     }
 }
 
-fn skip_unless_root(tools: &[&str]) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    skip::skip_unless(unsafe { libc::geteuid() } == 0, tools)
-}
-
 fn opts(generic: bool) -> AfXdpOptions {
     AfXdpOptions {
         netns: Some(NS.into()),
@@ -74,14 +70,11 @@ fn raw(buf: &mut [u8], src: [u8; 6], et: u16) -> usize {
     60
 }
 
-/// One test at a time: they share the namespace.
-static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn frames_cross(generic: bool) {
     if skip_unless_root(&["ip"]) {
         return;
     }
-    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = skip::serial();
     let _ns = Netns::create();
     let mut a = AfXdpPort::open("xlat-xda", opts(generic)).unwrap();
     let mut b = AfXdpPort::open(

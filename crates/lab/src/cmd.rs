@@ -141,7 +141,7 @@ pub(crate) fn sysctl_get(ns: Option<&str>, key: &str) -> Result<String, LabError
 }
 
 /// Is `tool` runnable (found in PATH)?
-pub(crate) fn have_tool(tool: &str) -> bool {
+pub fn have_tool(tool: &str) -> bool {
     let Some(path) = std::env::var_os("PATH") else { return false };
     std::env::split_paths(&path).any(|dir| dir.join(tool).is_file())
 }

@@ -64,8 +64,8 @@ mod state;
 mod status;
 mod topology;
 
-pub use cmd::is_root;
 use cmd::require_root;
+pub use cmd::{have_tool, is_root};
 pub use dut::{dut_exec, dut_neighbours, set_forwarding};
 pub use error::LabError;
 pub use report::{DownReport, LabInfo, UpOptions, CONNTRACK_LIMIT, MAX_QUEUES};

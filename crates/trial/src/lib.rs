@@ -8,18 +8,21 @@
 //! | --- | --- |
 //! | [`spec`] | [`TrialSpec`] and its check, [`PreliminarySpec`], [`CpuPlan`], [`PhaseTwoAfter`] |
 //! | [`report`] | [`TrialReport`], [`DirectionReport`], [`PreliminaryReport`], [`HookRun`] |
+//! | `dut` | [`DutHooks`], the DUT's commands around trials, and the [`PhaseHook`] run between the phases |
 //! | [`delay`] | recording one-way delays (exact or a bounded histogram) and IPDV |
 //! | `runner` | [`TrialRunner`], the one interface the procedures run trials through, and [`TrialError`] |
 
 #![forbid(unsafe_code)]
 
 pub mod delay;
+mod dut;
 mod error;
 mod limits;
 pub mod report;
 mod runner;
 pub mod spec;
 
+pub use dut::{DutHooks, PhaseHook};
 pub use error::{TrialError, TrialErrorKind};
 pub use report::{DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use runner::TrialRunner;

@@ -1,5 +1,6 @@
 //! The one interface between the procedures and whatever runs their trials.
 
+use crate::dut::PhaseHook;
 use crate::error::TrialError;
 use crate::report::TrialReport;
 use crate::spec::{PhaseTwoAfter, TrialSpec};
@@ -36,6 +37,13 @@ pub trait TrialRunner {
         Err(TrialError::unsupported("choosing when phase 2 runs"))
     }
 
+    /// Run `hook` after phase 1 of every stateful trial and before its phase 2 (a DUT command);
+    /// an `Err` ends the trial. Runners that cannot say so.
+    fn set_between_phases(&mut self, hook: Option<PhaseHook>) -> Result<(), TrialError> {
+        let _ = hook;
+        Err(TrialError::unsupported("running a command between the phases"))
+    }
+
     /// Run the DUT command of configuration key `key` (e.g. `dut.delete_all`) and return how
     /// many seconds it took; an error if it is not configured, fails or overruns its deadline.
     fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
@@ -63,6 +71,10 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
 
     fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
         (**self).set_phase_two_after(when)
+    }
+
+    fn set_between_phases(&mut self, hook: Option<PhaseHook>) -> Result<(), TrialError> {
+        (**self).set_between_phases(hook)
     }
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 #[path = "../../../wire/tests/common/skip.rs"]
 mod skip;
@@ -12,18 +12,10 @@ mod skip;
 #[path = "../../../wire/tests/common/retry.rs"]
 pub mod retry;
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+pub use skip::skip_unless_root;
 
 /// The tools a lab topology runs (xlat_lab checks the same before `lab up`).
 pub const LAB_TOOLS: &[&str] = &["ip", "nft", "sysctl", "kill"];
-
-/// See [`skip::skip_unless`]: root and `tools` are needed, or the test skips (fails under CI).
-pub fn skip_unless_root(tools: &[&str]) -> bool {
-    skip::skip_unless(is_root(), tools)
-}
 
 /// Run xlatperf with `args`.
 pub fn xlatperf(args: &[&str]) -> Output {
@@ -48,8 +40,7 @@ pub fn ok(args: &[&str]) -> String {
 /// The lab's namespaces have fixed names: one lab at a time within a test binary (cargo runs
 /// the binaries one after another).
 pub fn lab_lock() -> MutexGuard<'static, ()> {
-    static LAB: Mutex<()> = Mutex::new(());
-    LAB.lock().unwrap_or_else(|e| e.into_inner())
+    skip::serial()
 }
 
 /// Takes the lab down when dropped, also when the test fails.

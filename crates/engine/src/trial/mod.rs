@@ -45,8 +45,7 @@ pub use xlat_trial::{MAX_FRAMES, TOLERANCE};
 const HARD_MARGIN_S: f64 = 0.5;
 /// How long a trial waits for a port's link to come up before it fails.
 const LINK_WAIT: Duration = Duration::from_secs(2);
-/// A DUT hook run between the phases of a stateful trial; `Err` carries what went wrong.
-pub type PhaseHook = Box<dyn FnMut() -> std::result::Result<(), String> + Send>;
+pub use xlat_trial::PhaseHook;
 
 /// The tester: two ports joined through the DUT.
 pub struct Tester<P: Port> {

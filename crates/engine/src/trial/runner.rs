@@ -5,7 +5,7 @@ use super::Tester;
 use xlat_io::Port;
 use xlat_trial::report::TrialReport;
 use xlat_trial::spec::{PhaseTwoAfter, TrialSpec};
-use xlat_trial::{TrialError, TrialRunner};
+use xlat_trial::{PhaseHook, TrialError, TrialRunner};
 
 /// An engine error as a trial error: Ctrl-C (the abort flag) as interrupted, the rest as a
 /// failure with its causes.
@@ -32,6 +32,11 @@ impl<P: Port> TrialRunner for Tester<P> {
 
     fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
         Tester::set_phase_two_after(self, when);
+        Ok(())
+    }
+
+    fn set_between_phases(&mut self, hook: Option<PhaseHook>) -> Result<(), TrialError> {
+        Tester::set_between_phases(self, hook);
         Ok(())
     }
 

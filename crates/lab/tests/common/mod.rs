@@ -2,16 +2,15 @@
 
 #![allow(dead_code)]
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 #[path = "../../../wire/tests/common/skip.rs"]
-mod skip;
-
-static LAB: Mutex<()> = Mutex::new(());
+pub mod skip;
+pub use skip::skip_unless_root;
 
 /// Hold this for the whole test: the lab's names are fixed, so tests must not overlap.
 pub fn serial() -> MutexGuard<'static, ()> {
-    LAB.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    skip::serial()
 }
 
 /// Tears the lab down when dropped, so a failing test leaves nothing behind.
@@ -23,11 +22,6 @@ impl Drop for Cleanup {
             eprintln!("lab cleanup failed: {e}");
         }
     }
-}
-
-/// See [`skip::skip_unless`]: root and `tools` are needed, or the test skips (fails under CI).
-pub fn skip_unless_root(tools: &[&str]) -> bool {
-    skip::skip_unless(xlat_lab::is_root(), tools)
 }
 
 /// Start from a clean machine (a crashed earlier run may have left a lab) and clean up at the end.

@@ -1,0 +1,263 @@
+//! The DUT's commands around the trials ([`DutHooks`]): each is a process run with `sh -c`
+//! under a deadline, killed by its PID when it overruns, timed and recorded in the trial's
+//! report. [`Hooks`] wraps any [`TrialRunner`] with them, so that every command (the procedures,
+//! the self-test, siitperf's command lines) runs the same commands the same way.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use xlat_trial::{DutHooks, HookRun, PhaseTwoAfter, TrialError, TrialErrorKind, TrialReport, TrialRunner, TrialSpec};
+
+/// The longest a DUT hook may run before it is killed and the run fails.
+pub const HOOK_DEADLINE: Duration = Duration::from_secs(60);
+
+/// How much of a command's standard output or error is kept, in characters (the end).
+const KEPT_CHARS: usize = 500;
+
+/// Run the DUT hook `key` (its configuration key): `sh -c command`, standard input and output
+/// closed, standard error kept for the message. It must exit with status 0 within `deadline`;
+/// otherwise it is killed (by its PID) and the error names the hook, the command, the exit
+/// status or the deadline, and the end of its standard error.
+pub fn run_hook(key: &str, command: &str, deadline: Duration) -> Result<(), String> {
+    run_command(key, command, deadline, false).1
+}
+
+/// [`run_hook`]: the record of the run (with the end of the standard output when `capture`,
+/// else it is closed) and its verdict.
+pub fn run_command(key: &str, command: &str, deadline: Duration, capture: bool) -> (HookRun, Result<(), String>) {
+    let started = Instant::now();
+    let mut run = HookRun {
+        key: key.to_string(),
+        command: command.to_string(),
+        ..HookRun::default()
+    };
+    let r = run_child(&mut run, deadline, capture);
+    run.seconds = started.elapsed().as_secs_f64();
+    (run, r)
+}
+
+/// Read a pipe to its end on a thread (a command writing much must not block on a full pipe; a
+/// process the command left behind may keep the pipe open, so it is never joined).
+fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut p) = pipe {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = p.read_to_end(&mut buf);
+            let _ = tx.send(buf);
+        });
+    }
+    rx
+}
+
+/// The end of what a drained pipe gave within a second (a process the command left behind may
+/// hold it open).
+fn tail(rx: &mpsc::Receiver<Vec<u8>>) -> String {
+    let buf = rx.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+    let text = String::from_utf8_lossy(&buf);
+    let text = text.trim_end();
+    let start = text.char_indices().rev().nth(KEPT_CHARS - 1).map_or(0, |(i, _)| i);
+    text[start..].to_string()
+}
+
+fn stderr_tail(rx: &mpsc::Receiver<Vec<u8>>) -> String {
+    let text = tail(rx);
+    let text = text.trim();
+    if text.is_empty() {
+        "no output on standard error".to_string()
+    } else {
+        format!("standard error: {}", text.replace('\n', " | "))
+    }
+}
+
+fn run_child(run: &mut HookRun, deadline: Duration, capture: bool) -> Result<(), String> {
+    let what = format!("DUT hook {} ({:?})", run.key, run.command);
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(&run.command)
+        .stdin(Stdio::null())
+        .stdout(if capture { Stdio::piped() } else { Stdio::null() })
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{what}: cannot start sh: {e}"))?;
+    let err = drain(child.stderr.take());
+    let out = drain(child.stdout.take());
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() >= deadline => {
+                let pid = child.id();
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{what} did not end within {} s and was killed (PID {pid}); {}",
+                    deadline.as_secs_f64(),
+                    stderr_tail(&err)
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{what}: waiting for it failed: {e}"));
+            }
+        }
+    };
+    run.exit_status = status.code();
+    if capture {
+        run.output = tail(&out);
+    }
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed ({status}); {}", stderr_tail(&err)))
+    }
+}
+
+/// The count a `dut.count` command printed: one whole number.
+fn parse_count(run: &HookRun) -> Result<u64, String> {
+    let text = run.output.trim();
+    text.parse::<u64>().map_err(|_| {
+        let shown: String = text.chars().take(200).collect();
+        format!(
+            "DUT hook {} ({:?}) printed {shown:?}, not a whole number of connections",
+            run.key, run.command
+        )
+    })
+}
+
+/// No `dut.count` reading yet.
+const NOT_COUNTED: u64 = u64::MAX;
+
+fn record(log: &Mutex<Vec<HookRun>>, run: HookRun) {
+    log.lock().unwrap_or_else(|e| e.into_inner()).push(run);
+}
+
+/// A runner with the DUT's commands: `dut.before_trial` before every trial (a failure stops the
+/// run before the trial); `dut.between_phases` and `dut.count` between the phases (installed
+/// in the inner runner), `dut.count` after phase 1 alone, into the report's
+/// `preliminary.dut_connections`; `dut.delete_all` timed for the tear-down rate. Every command
+/// run for a trial is recorded in the report's `dut_hooks`. Without commands it changes nothing.
+pub struct Hooks<R> {
+    inner: R,
+    dut: DutHooks,
+    count: Arc<AtomicU64>,
+    log: Arc<Mutex<Vec<HookRun>>>,
+}
+
+impl<R: TrialRunner> Hooks<R> {
+    /// Wrap `inner`; with `dut.between_phases` or `dut.count`, `inner` runs them between the
+    /// phases (an error when it cannot).
+    pub fn new(mut inner: R, dut: DutHooks) -> Result<Hooks<R>, TrialError> {
+        let log: Arc<Mutex<Vec<HookRun>>> = Arc::default();
+        let count = Arc::new(AtomicU64::new(NOT_COUNTED));
+        let (between, count_command) = (dut.between_phases.clone(), dut.count.clone());
+        if between.is_some() || count_command.is_some() {
+            let (log, count) = (Arc::clone(&log), Arc::clone(&count));
+            inner.set_between_phases(Some(Box::new(move || {
+                if let Some(command) = &between {
+                    let (run, r) = run_command("dut.between_phases", command, HOOK_DEADLINE, false);
+                    record(&log, run);
+                    r?;
+                }
+                if let Some(command) = &count_command {
+                    let (run, r) = run_command("dut.count", command, HOOK_DEADLINE, true);
+                    record(&log, run.clone());
+                    r?;
+                    count.store(parse_count(&run)?, Ordering::Relaxed);
+                }
+                Ok(())
+            })))?;
+        }
+        Ok(Hooks { inner, dut, count, log })
+    }
+
+    /// Before a trial: forget the last one's records, run `dut.before_trial`.
+    fn before(&mut self, what: &str) -> Result<(), TrialError> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.count.store(NOT_COUNTED, Ordering::Relaxed);
+        if let Some(command) = &self.dut.before_trial {
+            let (run, r) = run_command("dut.before_trial", command, HOOK_DEADLINE, false);
+            record(&self.log, run);
+            r.map_err(|e| TrialError::msg(format!("{e}; the {what} was not run")))?;
+        }
+        Ok(())
+    }
+
+    /// After a trial: the count (read now after a valid phase 1 that ran alone) and the
+    /// records into the report.
+    fn after(&mut self, mut r: TrialReport) -> Result<TrialReport, TrialError> {
+        let mut n = self.count.swap(NOT_COUNTED, Ordering::Relaxed);
+        if let (Some(command), Some(_)) = (&self.dut.count, &r.preliminary) {
+            if n == NOT_COUNTED && r.forward.is_none() && r.reverse.is_none() && r.valid {
+                let (run, res) = run_command("dut.count", command, HOOK_DEADLINE, true);
+                record(&self.log, run.clone());
+                res.map_err(TrialError::msg)?;
+                n = parse_count(&run).map_err(TrialError::msg)?;
+            }
+        }
+        if let Some(p) = r.preliminary.as_mut() {
+            p.dut_connections = (n != NOT_COUNTED).then_some(n);
+        }
+        r.dut_hooks = std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()));
+        Ok(r)
+    }
+}
+
+impl<R: TrialRunner> TrialRunner for Hooks<R> {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+        self.before("trial")?;
+        let r = self.inner.run(spec)?;
+        self.after(r)
+    }
+
+    fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
+        self.before("step")?;
+        let r = self.inner.run_preliminary(spec, validation)?;
+        self.after(r)
+    }
+
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
+        let command = match key {
+            "dut.delete_all" => self.dut.delete_all.clone(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            let name = key.trim_start_matches("dut.");
+            TrialError::of(
+                TrialErrorKind::Config,
+                format!("the configuration has no {key} command (TOML [dut] {name})"),
+            )
+        })?;
+        let start = Instant::now();
+        run_hook(key, &command, HOOK_DEADLINE).map_err(TrialError::msg)?;
+        Ok(start.elapsed().as_secs_f64())
+    }
+
+    fn describe(&self) -> String {
+        let mut s = self.inner.describe();
+        if let Some(c) = &self.dut.before_trial {
+            s.push_str(&format!("; before every trial: {c}"));
+        }
+        if let Some(c) = &self.dut.count {
+            s.push_str(&format!("; connections counted after phase 1: {c}"));
+        }
+        s
+    }
+
+    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
+        self.inner.set_directions(forward, reverse)
+    }
+
+    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
+        self.inner.set_phase_two_after(when)
+    }
+}
+
+#[cfg(test)]
+#[path = "hooks_tests.rs"]
+mod tests;

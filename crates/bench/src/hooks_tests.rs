@@ -1,0 +1,170 @@
+use super::*;
+
+#[test]
+fn hooks_succeed_fail_and_time_out() {
+    assert_eq!(run_hook("dut.before_trial", "true", HOOK_DEADLINE), Ok(()));
+    // A chatty command does not block on a full pipe.
+    assert_eq!(run_hook("dut.before_trial", "head -c 1000000 /dev/zero >&2", HOOK_DEADLINE), Ok(()));
+    let e = run_hook("dut.before_trial", "echo no table >&2; exit 3", HOOK_DEADLINE).expect_err("exit 3");
+    assert!(
+        e.starts_with("DUT hook dut.before_trial (\"echo no table >&2; exit 3\") failed (exit status: 3)"),
+        "{e}"
+    );
+    assert!(e.ends_with("standard error: no table"), "{e}");
+    let e = run_hook("dut.between_phases", "exit 1", HOOK_DEADLINE).expect_err("exit 1");
+    assert!(e.contains("no output on standard error"), "{e}");
+    let started = Instant::now();
+    let e = run_hook("dut.between_phases", "echo slow >&2; exec sleep 30", Duration::from_millis(300)).expect_err("deadline");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(e.contains("did not end within 0.3 s and was killed (PID "), "{e}");
+    assert!(e.contains("slow"), "{e}");
+    // The end of a long output is kept.
+    let (run, r) = run_command("dut.count", "seq 1 100000", HOOK_DEADLINE, true);
+    assert_eq!(r, Ok(()));
+    assert!(
+        run.output.ends_with("99999\n100000") && run.output.chars().count() == KEPT_CHARS,
+        "{}",
+        run.output
+    );
+}
+
+/// Records the trials it is asked to run.
+struct Recorder(Arc<Mutex<Vec<TrialSpec>>>);
+
+impl TrialRunner for Recorder {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+        self.0.lock().expect("lock").push(spec.clone());
+        Ok(TrialReport::default())
+    }
+}
+
+fn before_trial(command: &str) -> DutHooks {
+    DutHooks {
+        before_trial: Some(command.to_string()),
+        ..DutHooks::default()
+    }
+}
+
+#[test]
+fn before_trial_runs_first_and_a_failure_skips_the_trial() {
+    let dir = std::env::temp_dir().join(format!("xlatperf-hook-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let marker = dir.join("count");
+    let trials = Arc::new(Mutex::new(Vec::new()));
+    let mut r = Hooks::new(Recorder(trials.clone()), before_trial(&format!("echo x >> {}", marker.display()))).expect("hooks");
+    let spec = TrialSpec::new(84, 1000, 1.0, 10);
+    r.run(&spec).expect("trial 1");
+    let report = r.run(&spec).expect("trial 2");
+    // Each trial records its own hook runs: the command, its exit status, its time.
+    assert_eq!(report.dut_hooks.len(), 1, "{:?}", report.dut_hooks);
+    let h = &report.dut_hooks[0];
+    assert_eq!((h.key.as_str(), h.exit_status), ("dut.before_trial", Some(0)));
+    assert!(h.seconds > 0.0 && h.command.starts_with("echo x"), "{h:?}");
+    assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "x\nx\n");
+    assert_eq!(trials.lock().expect("lock").len(), 2);
+    let mut r = Hooks::new(Recorder(trials.clone()), before_trial("echo conntrack: no such table >&2; exit 1")).expect("hooks");
+    let e = r.run(&spec).expect_err("hook fails").to_string();
+    assert!(e.contains("DUT hook dut.before_trial"), "{e}");
+    assert!(e.contains("(exit status: 1)"), "{e}");
+    assert!(e.contains("conntrack: no such table"), "{e}");
+    assert!(e.ends_with("the trial was not run"), "{e}");
+    assert_eq!(trials.lock().expect("lock").len(), 2, "the trial ran after a failed hook");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Phase 1, valid, alone (a stateful DUT's conn-rate step) or followed by phase 2 with the
+/// hook between them, as the engine runs it.
+#[derive(Default)]
+struct PhaseOne {
+    between: Option<xlat_trial::PhaseHook>,
+}
+
+impl TrialRunner for PhaseOne {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+        let mut r = self.run_preliminary(spec, None)?;
+        if let Some(hook) = self.between.as_mut() {
+            hook().map_err(TrialError::msg)?;
+        }
+        r.forward = Some(xlat_trial::DirectionReport::default());
+        Ok(r)
+    }
+    fn run_preliminary(&mut self, spec: &TrialSpec, _: Option<u64>) -> Result<TrialReport, TrialError> {
+        let mut r = TrialReport::of(spec);
+        r.preliminary = Some(xlat_trial::PreliminaryReport::default());
+        Ok(r)
+    }
+    fn set_between_phases(&mut self, hook: Option<xlat_trial::PhaseHook>) -> Result<(), TrialError> {
+        self.between = hook;
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "phase one".into()
+    }
+}
+
+#[test]
+fn the_count_after_phase_one_is_reported_and_must_be_a_number() {
+    let spec = TrialSpec::new(84, 1000, 1.0, 10);
+    let dut = DutHooks {
+        before_trial: Some("true".into()),
+        count: Some("echo 1234".into()),
+        ..DutHooks::default()
+    };
+    let mut r = Hooks::new(PhaseOne::default(), dut).expect("hooks");
+    let report = r.run_preliminary(&spec, None).expect("step");
+    assert_eq!(report.preliminary.as_ref().and_then(|p| p.dut_connections), Some(1234));
+    let keys: Vec<&str> = report.dut_hooks.iter().map(|h| h.key.as_str()).collect();
+    assert_eq!(keys, ["dut.before_trial", "dut.count"]);
+    assert_eq!(report.dut_hooks[1].output, "1234");
+    assert!(r.describe().contains("counted after phase 1: echo 1234"), "{}", r.describe());
+    let dut = DutHooks {
+        count: Some("echo table full".into()),
+        ..DutHooks::default()
+    };
+    let mut r = Hooks::new(PhaseOne::default(), dut).expect("hooks");
+    let e = r.run_preliminary(&spec, None).expect_err("not a number");
+    assert!(
+        e.to_string().contains("printed \"table full\", not a whole number of connections"),
+        "{e}"
+    );
+}
+
+#[test]
+fn between_phases_and_the_count_run_between_the_phases() {
+    let spec = TrialSpec::new(84, 1000, 1.0, 10);
+    let dut = DutHooks {
+        between_phases: Some("true".into()),
+        count: Some("echo 77".into()),
+        ..DutHooks::default()
+    };
+    let mut r = Hooks::new(PhaseOne::default(), dut).expect("hooks");
+    let report = r.run(&spec).expect("trial");
+    let keys: Vec<&str> = report.dut_hooks.iter().map(|h| h.key.as_str()).collect();
+    assert_eq!(keys, ["dut.between_phases", "dut.count"]);
+    assert_eq!(report.preliminary.as_ref().and_then(|p| p.dut_connections), Some(77));
+    // A runner that cannot run a command between the phases refuses the hooks.
+    let dut = DutHooks {
+        between_phases: Some("true".into()),
+        ..DutHooks::default()
+    };
+    let e = Hooks::new(Recorder(Arc::default()), dut).err().expect("refused");
+    assert_eq!(e.kind(), TrialErrorKind::Unsupported, "{e}");
+}
+
+#[test]
+fn delete_all_is_timed_or_named_missing() {
+    let dut = DutHooks {
+        delete_all: Some("sleep 0.05".into()),
+        ..DutHooks::default()
+    };
+    let mut r = Hooks::new(Recorder(Arc::default()), dut).expect("hooks");
+    let s = r.time_dut_command("dut.delete_all").expect("timed");
+    assert!(s >= 0.05, "{s}");
+    let mut r = Hooks::new(Recorder(Arc::default()), DutHooks::default()).expect("hooks");
+    let e = r.time_dut_command("dut.delete_all").expect_err("none");
+    assert_eq!(e.kind(), TrialErrorKind::Config);
+    assert_eq!(
+        e.to_string(),
+        "the configuration has no dut.delete_all command (TOML [dut] delete_all)"
+    );
+}

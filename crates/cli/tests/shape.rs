@@ -1,0 +1,136 @@
+//! The shape of the workspace that issue 25 set (one boundary between the procedures and the
+//! tester): checked on every run, so that it cannot slip back unseen.
+//!
+//! - no source file over 700 lines;
+//! - exactly one `trait ...Runner` in `crates/*/src`;
+//! - the procedures (`xlat-bench`) link neither the engine nor the ports;
+//! - the binary's code outside tests at most 3,000 lines (code: lines that are neither blank
+//!   nor comments, outside `*_tests.rs` files and `#[cfg(test)]` modules).
+
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every `crates/*/src` file.
+fn all_sources() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(workspace().join("crates")).expect("crates") {
+        let src = e.expect("entry").path().join("src");
+        if src.is_dir() {
+            out.extend(sources(&src));
+        }
+    }
+    assert!(out.len() > 50, "too few sources found: {}", out.len());
+    out
+}
+
+/// Code lines of `text`: not blank, not a comment, before its `#[cfg(test)]` module.
+fn code_lines(text: &str) -> usize {
+    text.lines()
+        .take_while(|l| !l.trim_start().starts_with("#[cfg(test)]"))
+        .filter(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with("//")
+        })
+        .count()
+}
+
+#[test]
+fn counting_code_lines() {
+    assert_eq!(
+        code_lines("//! doc\nfn a() {}\n\n    // note\nlet x = 1; // tail\n#[cfg(test)]\nmod tests {}\n"),
+        2
+    );
+}
+
+#[test]
+fn no_source_file_over_700_lines() {
+    let long: Vec<String> = all_sources()
+        .into_iter()
+        .filter_map(|p| {
+            let n = std::fs::read_to_string(&p).expect("read").lines().count();
+            (n > 700).then(|| format!("{} ({n} lines)", p.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split these along their seams: {long:?}");
+}
+
+#[test]
+fn one_runner_trait() {
+    let mut found = Vec::new();
+    for p in all_sources() {
+        let text = std::fs::read_to_string(&p).expect("read");
+        for l in text.lines() {
+            let t = l.trim_start().trim_start_matches("pub ").trim_start_matches("pub(crate) ");
+            if let Some(rest) = t.strip_prefix("trait ") {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if name.ends_with("Runner") {
+                    found.push(format!("{} in {}", name, p.display()));
+                }
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("TrialRunner in ") && found[0].contains("crates/trial/src"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn the_procedures_link_neither_the_engine_nor_the_ports() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "-p", "xlat-bench", "-e", "normal", "--prefix", "none"])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo tree");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(tree.lines().any(|l| l.starts_with("xlat-trial ")), "{tree}");
+    for crate_name in ["xlat-engine ", "xlat-io "] {
+        assert!(
+            !tree.lines().any(|l| l.starts_with(crate_name)),
+            "xlat-bench links {crate_name}:\n{tree}"
+        );
+    }
+}
+
+#[test]
+fn the_binary_holds_at_most_3000_code_lines() {
+    let src = workspace().join("crates/cli/src");
+    let mut total = 0;
+    let mut per_file = Vec::new();
+    for p in sources(&src) {
+        if p.to_string_lossy().ends_with("_tests.rs") {
+            continue;
+        }
+        let n = code_lines(&std::fs::read_to_string(&p).expect("read"));
+        per_file.push((n, p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()));
+        total += n;
+    }
+    per_file.sort();
+    assert!(
+        total <= 3000,
+        "the CLI has {total} code lines outside tests; move logic into the library crates: {per_file:?}"
+    );
+}

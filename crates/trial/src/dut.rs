@@ -1,0 +1,26 @@
+//! The DUT's commands: shell commands the tester runs around its trials.
+
+use serde::{Deserialize, Serialize};
+
+/// Shell commands (run with `sh -c`) that prepare the DUT, e.g. `ip netns exec xlat-dut
+/// conntrack -F` to empty a stateful DUT's connection table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DutHooks {
+    /// Run before every trial; a failure stops the run before the trial.
+    pub before_trial: Option<String>,
+    /// Run between phase 1 and phase 2 of every stateful trial; a failure ends the trial.
+    pub between_phases: Option<String>,
+    /// Deletes every connection of the DUT and returns when done: `xlatperf teardown-rate`
+    /// times it on a full and on an empty table.
+    #[serde(default)]
+    pub delete_all: Option<String>,
+    /// Prints the number of connections in the DUT's table (a whole number on its standard
+    /// output): run after phase 1 of every stateful trial, the number goes into the trial's
+    /// report (`preliminary.dut_connections`).
+    #[serde(default)]
+    pub count: Option<String>,
+}
+
+/// What runs between phase 1 and phase 2 of every stateful trial (see
+/// [`crate::TrialRunner::set_between_phases`]); an `Err` ends the trial with its message.
+pub type PhaseHook = Box<dyn FnMut() -> Result<(), String> + Send>;
