@@ -64,7 +64,7 @@ pub fn trial_summary(r: &TrialReport) -> String {
     for (name, d) in r.directions() {
         let loss = loss_percent(d.sent, d.received).unwrap_or(0.0);
         s.push_str(&format!(
-            "{name:<8} sent {:>12}  received {:>12}  lost {:>10} ({loss:.4} %)  tester dropped: tx {}, rx {}  dup {:>6}  reordered {:>6}  rate {:>12.1}/s  max lag {:>9.1} us\n",
+            "{name:<8} sent {:>12}  received {:>12}  lost {:>10} ({loss:.4} %)  tester dropped: tx {}, rx {}  dup {:>6}  reordered {:>6}  rate {:>12.1}/s  max lag {:>9.1} us (99.9 %: {:.1} us; stalls over 100 us: {})\n",
             d.sent,
             d.received,
             d.lost,
@@ -73,7 +73,9 @@ pub fn trial_summary(r: &TrialReport) -> String {
             d.duplicates,
             d.reordered,
             d.achieved_rate,
-            d.max_lag_ns as f64 / 1000.0
+            d.max_lag_ns as f64 / 1000.0,
+            d.lag_p999_ns as f64 / 1000.0,
+            d.stalls
         ));
         if d.unexpected > 0 {
             s.push_str(&format!(

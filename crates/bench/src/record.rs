@@ -35,7 +35,14 @@ pub struct DirectionCounts {
     #[serde(default)]
     pub corrupted: u64,
     pub achieved_rate: f64,
+    /// How far behind its schedule the sender fell: the most, nanoseconds.
     pub max_lag_ns: u64,
+    /// ... the 99.9th percentile of the frames, nanoseconds.
+    #[serde(default)]
+    pub lag_p999_ns: u64,
+    /// ... the times it fell more than 100 us behind (stalls).
+    #[serde(default)]
+    pub stalls: u64,
     /// Frames the tester itself failed to send after its backend accepted them.
     #[serde(default)]
     pub tester_tx_dropped: u64,
@@ -57,6 +64,8 @@ impl DirectionCounts {
             corrupted: d.corrupted,
             achieved_rate: d.achieved_rate,
             max_lag_ns: d.max_lag_ns,
+            lag_p999_ns: d.lag_p999_ns,
+            stalls: d.stalls,
             tester_tx_dropped: d.tester_tx_dropped,
             tester_rx_dropped: d.tester_rx_dropped,
         }

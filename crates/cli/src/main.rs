@@ -229,6 +229,7 @@ fn trial_spec(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<(xlat_config::Test
         .context("no rate: give --rate FPS (or trial.rate in the configuration)")?;
     let spec = TrialSpec {
         preliminary,
+        max_send_lag_ns: cfg.tester.max_send_lag_ns(),
         ..TrialSpec::new(
             o.frame_size.unwrap_or(cfg.trial.frame_size),
             rate,

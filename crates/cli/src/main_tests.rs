@@ -286,7 +286,14 @@ fn trial_builds_phase_1_from_the_file_and_the_options() {
         set: Vec::new(),
     };
     let (_, spec) = trial_spec(&c3, &o).expect("stateless");
-    assert_eq!(spec.preliminary, None);
+    assert_eq!((spec.preliminary, spec.max_send_lag_ns), (None, None));
+    // The bound of the sender's lag, from the configuration.
+    let c4 = ConfigArgs {
+        set: vec!["tester.max_send_lag_us=500".into()],
+        ..c3.clone()
+    };
+    let (_, spec) = trial_spec(&c4, &o).expect("bounded");
+    assert_eq!(spec.max_send_lag_ns, Some(500_000));
     let flags = StatefulArgs {
         preliminary_frames: Some(5),
         ..Default::default()

@@ -38,10 +38,12 @@ impl<T: Plot + Serialize + Clone> CommandResult for T {}
 
 /// The trial runner of the procedures: the configured backend, Ctrl-C between trials, and
 /// latency samples kept for plots. In a stateful test every trial gets phase 1: a spec that
-/// a procedure built without it gets `preliminary`.
+/// a procedure built without it gets `preliminary`; likewise the bound of the sender's lag
+/// (`tester.max_send_lag_us`).
 pub struct CliRunner {
     inner: Box<dyn TrialRunner>,
     preliminary: Option<PreliminarySpec>,
+    max_send_lag_ns: Option<u64>,
     pub collected: Collected,
 }
 
@@ -50,8 +52,15 @@ impl CliRunner {
         CliRunner {
             inner,
             preliminary,
+            max_send_lag_ns: None,
             collected: Collected::default(),
         }
+    }
+
+    /// Every trial invalid when its sender falls more than `bound` ns behind its schedule.
+    pub fn with_send_lag_bound(mut self, bound: Option<u64>) -> CliRunner {
+        self.max_send_lag_ns = bound;
+        self
     }
 }
 
@@ -84,16 +93,18 @@ impl TrialRunner for CliRunner {
             // The procedure fills in its trials so far.
             return Err(TrialError::interrupted());
         }
-        let with_phase_1;
-        let spec = match (spec.preliminary, self.preliminary) {
-            (None, Some(p)) => {
-                with_phase_1 = TrialSpec {
-                    preliminary: Some(p),
-                    ..spec.clone()
-                };
-                &with_phase_1
-            }
-            _ => spec,
+        let completed;
+        let adds_phase_1 = spec.preliminary.is_none() && self.preliminary.is_some();
+        let adds_bound = spec.max_send_lag_ns.is_none() && self.max_send_lag_ns.is_some();
+        let spec = if adds_phase_1 || adds_bound {
+            completed = TrialSpec {
+                preliminary: spec.preliminary.or(self.preliminary),
+                max_send_lag_ns: spec.max_send_lag_ns.or(self.max_send_lag_ns),
+                ..spec.clone()
+            };
+            &completed
+        } else {
+            spec
         };
         let report = self.inner.run(spec)?;
         if report.valid && spec.latency.is_some() {
@@ -228,7 +239,7 @@ where
 {
     let repeat = p.common.repeat as usize;
     let mut progress = TermProgress::new(p.common.verbose);
-    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary);
+    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary).with_send_lag_bound(p.cfg.tester.max_send_lag_ns());
     interrupt::install();
     if crate::progress::stderr_is_tty() || p.common.verbose {
         progress.note(&format!(
@@ -587,5 +598,16 @@ mod tests {
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
         let seen: Vec<Option<PreliminarySpec>> = seen.lock().expect("lock").iter().map(|s| s.preliminary).collect();
         assert_eq!(seen, vec![Some(phase_1), Some(own), None]);
+    }
+
+    #[test]
+    fn every_trial_gets_the_send_lag_bound() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut r = CliRunner::new(Box::new(Recorder(seen.clone())), None).with_send_lag_bound(Some(1_000_000));
+        r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
+        let mut r = CliRunner::new(Box::new(Recorder(seen.clone())), None);
+        r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
+        let seen: Vec<Option<u64>> = seen.lock().expect("lock").iter().map(|s| s.max_send_lag_ns).collect();
+        assert_eq!(seen, vec![Some(1_000_000), None]);
     }
 }

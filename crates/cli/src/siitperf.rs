@@ -174,6 +174,7 @@ fn parse(cfg: TestConfig, args: &[String], extra: usize, info: &mut Vec<String>)
     xlat_config::validate(&cfg).map_err(|e| format!("Input Error: {e}"))?;
     let spec = TrialSpec {
         preliminary,
+        max_send_lag_ns: cfg.tester.max_send_lag_ns(),
         ..TrialSpec::new(size, rate, duration as f64, timeout)
     };
     Ok((Common { cfg, spec }, base))

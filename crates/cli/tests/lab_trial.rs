@@ -48,6 +48,9 @@ fn lossless_bidirectional(topology: &str) {
         assert_eq!((received, lost, dups), (sent, 0, 0), "{dir}: {v}");
         assert!(v[dir]["reordered"].as_u64().is_some() && v[dir]["achieved_rate"].as_f64().unwrap() > 19_000.0);
         assert!(v[dir]["max_lag_ns"].as_u64().is_some());
+        // The send lag's percentile and stalls are in every trial's JSON.
+        assert!(v[dir]["lag_p999_ns"].as_u64() <= v[dir]["max_lag_ns"].as_u64(), "{v}");
+        assert!(v[dir]["stalls"].as_u64().is_some(), "{v}");
     }
     // The DUT learnt the tester's addresses dynamically: no static (PERMANENT) entries.
     let neigh = lab.dut(&["ip", "neigh", "show"]);

@@ -92,6 +92,17 @@ pub struct TesterConfig {
     pub mem_channels: Option<u32>,
     /// Queue sets per port, each with a sender and a receiver on a core of its own.
     pub queues: u32,
+    /// A trial whose sender fell further than this behind its schedule (microseconds) is
+    /// invalid; `None`: only the end of sending is judged.
+    #[serde(default)]
+    pub max_send_lag_us: Option<u64>,
+}
+
+impl TesterConfig {
+    /// [`TesterConfig::max_send_lag_us`] in nanoseconds, as a trial takes it.
+    pub fn max_send_lag_ns(&self) -> Option<u64> {
+        self.max_send_lag_us.map(|us| us.saturating_mul(1000))
+    }
 }
 
 /// Defaults of a trial's parameters.

@@ -29,6 +29,9 @@ pub struct Impairment {
     pub refuse_tx: bool,
     /// Both queues of the wire fail with an error (a port that disappeared).
     pub broken: bool,
+    /// Once the wire has carried this many frames, the next transmit call stalls for this
+    /// long before it sends (a tester whose sending core was taken away), once.
+    pub stall_tx: Option<(u64, std::time::Duration)>,
 }
 
 /// What a wire direction did.
@@ -197,6 +200,13 @@ fn gone() -> IoError {
 impl TxQueue for MemTx {
     fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
         let mut st = self.wire.lock();
+        if let Some((after, stall)) = st.imp.stall_tx.filter(|(after, _)| st.counters.carried >= *after) {
+            st.imp.stall_tx = None;
+            drop(st);
+            let _ = after;
+            std::thread::sleep(stall);
+            st = self.wire.lock();
+        }
         if st.imp.broken {
             return Err(gone());
         }

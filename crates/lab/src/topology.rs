@@ -369,6 +369,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             cpus,
             mem_channels: None,
             queues: 1,
+            max_send_lag_us: None,
         },
         trial: TrialDefaults {
             frame_size: 84,

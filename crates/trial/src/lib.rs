@@ -9,6 +9,7 @@
 //! | [`spec`] | [`TrialSpec`] and its check, [`PreliminarySpec`], [`CpuPlan`], [`PhaseTwoAfter`] |
 //! | [`report`] | [`TrialReport`], [`DirectionReport`], [`PreliminaryReport`], [`HookRun`] |
 //! | `dut` | [`DutHooks`], the DUT's commands around trials, and the [`PhaseHook`] run between the phases |
+//! | `lag` | [`LagHistogram`], the sender's lag behind its schedule, in fixed memory |
 //! | [`delay`] | recording one-way delays (exact or a bounded histogram) and IPDV |
 //! | `runner` | [`TrialRunner`], the one interface the procedures run trials through, and [`TrialError`] |
 
@@ -17,6 +18,7 @@
 pub mod delay;
 mod dut;
 mod error;
+mod lag;
 mod limits;
 pub mod report;
 mod runner;
@@ -28,4 +30,5 @@ pub use report::{DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialRe
 pub use runner::TrialRunner;
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
 
-pub use limits::{DEFAULT_BURST, MAX_FRAMES, TOLERANCE};
+pub use lag::LagHistogram;
+pub use limits::{DEFAULT_BURST, MAX_FRAMES, STALL_NS, TOLERANCE};

@@ -10,3 +10,7 @@ pub const TOLERANCE: f64 = 1.00001;
 /// Frames per transmit burst of a trial unless it says otherwise: the ports' own default burst
 /// (`xlat_io::DEFAULT_BURST`, which the engine checks is the same).
 pub const DEFAULT_BURST: usize = 32;
+
+/// A sender more than this far behind its schedule is stalled (reported per trial as
+/// [`crate::DirectionReport::stalls`]), nanoseconds.
+pub const STALL_NS: u64 = 100_000;

@@ -45,6 +45,15 @@ pub struct DirectionReport {
     pub achieved_rate: f64,
     /// The largest lag of a burst behind its schedule, nanoseconds.
     pub max_lag_ns: u64,
+    /// The 99.9th percentile of the frames' lag behind their schedule, nanoseconds (each frame
+    /// of a burst counted at the burst's lag, an upper bound for all but its first; from a
+    /// histogram of 1/16 relative precision, rounded up).
+    #[serde(default)]
+    pub lag_p999_ns: u64,
+    /// Stalls of the sender: times it fell more than [`crate::STALL_NS`] (100 us) behind its
+    /// schedule (one stall lasts until it caught up to within that again).
+    #[serde(default)]
+    pub stalls: u64,
     /// Latency samples of the tagged frames, nanoseconds; a lost tag is `u64::MAX`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_ns: Vec<u64>,

@@ -27,6 +27,11 @@ pub struct TrialSpec {
     /// which is then phase 2. Needs a setup with `stateful.mode` other than off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preliminary: Option<PreliminarySpec>,
+    /// The largest lag behind its schedule a frame may leave with, nanoseconds: a trial whose
+    /// sender fell further behind (a stall of the tester's, which the DUT sees as a burst) is
+    /// invalid. `None`: only the end of sending is judged (RFC 8219's rule, siitperf's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_send_lag_ns: Option<u64>,
 }
 
 /// The preliminary phase of a stateful test (RFC 9693; siitperf's `N M R T D`): the Initiator
@@ -112,6 +117,7 @@ impl TrialSpec {
             pdv: None,
             rate_change: None,
             preliminary: None,
+            max_send_lag_ns: None,
         }
     }
 
@@ -181,6 +187,8 @@ impl PreliminarySpec {
             pdv: None,
             rate_change: None,
             preliminary: None,
+            // Phase 1 is judged by the end of its sending alone, as siitperf judges it.
+            max_send_lag_ns: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The shared retry rule (tests/common/retry.rs) retries an invalid trial, at most three runs,
 //! and fails a test process that needed more than one retry per two trials after its first
-//! three (the suite's one-in-four rule is scripts/test.sh's, from XLAT_RETRY_LOG). One test:
+//! three (the suite's one-in-ten rule is scripts/test.sh's, from XLAT_RETRY_LOG). One test:
 //! the counts are per process.
 
 #[path = "common/retry.rs"]

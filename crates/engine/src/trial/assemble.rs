@@ -71,7 +71,9 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
         } else {
             0.0
         };
-        dr.max_lag_ns = clock.ns(s.max_lag);
+        dr.max_lag_ns = clock.ns(s.lag.max());
+        dr.lag_p999_ns = clock.ns(s.lag.quantile(0.999));
+        dr.stalls = s.lag.stalls();
         if dr.lost > 0 {
             dr.last_lost_seq = last_missing(&count.seen, s.sent);
         }
@@ -93,6 +95,14 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
                 d.title(),
                 limit,
                 dr.send_duration_s
+            ));
+        }
+        if let Some(bound) = spec.max_send_lag_ns.filter(|b| dr.max_lag_ns > *b) {
+            invalid(format!(
+                "{} sending fell {:.3} ms behind its schedule, more than the {:.3} ms allowed (--max-send-lag), the test is invalid",
+                d.title(),
+                dr.max_lag_ns as f64 / 1e6,
+                bound as f64 / 1e6
             ));
         }
         if dr.tester_tx_dropped + dr.tester_rx_dropped > 0 {

@@ -322,6 +322,7 @@ impl<P: Port> Tester<P> {
             phase,
             tags,
             give_up_at,
+            stall: clock.ticks(xlat_trial::STALL_NS as f64 / 1e9),
             schedule: Schedule::new(spec, &clock),
             ns_mul: (1_000_000_000u128 << 32) / u128::from(clock.hz),
             tx_ts: &tx_ts,

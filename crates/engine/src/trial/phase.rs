@@ -21,6 +21,8 @@ pub(super) struct TrialPlan<'a> {
     pub(super) phase: Phase<'a>,
     pub(super) tags: Option<TagPlan>,
     pub(super) give_up_at: u64,
+    /// A sender further behind its schedule than this (ticks) is stalled.
+    pub(super) stall: u64,
     pub(super) schedule: Schedule,
     /// Ticks to nanoseconds: ns = ticks * ns_mul >> 32.
     pub(super) ns_mul: u128,

@@ -15,6 +15,7 @@ use xlat_traffic::{BurstScratch, Direction, Setup, SideId};
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
 use xlat_trial::report::DirectionReport;
 use xlat_trial::spec::CpuPlan;
+use xlat_trial::LagHistogram;
 
 /// How many frames of a direction go out in one go on one queue before the next queue's turn
 /// (several queues per port): a burst's worth, so that each sender still sends whole bursts.
@@ -105,11 +106,12 @@ pub(super) fn plan_workers<'s, P: Port>(
                     burst: trial.spec.burst,
                     schedule: trial.schedule,
                     give_up_at: trial.give_up_at,
+                    stall: trial.stall,
                     tags: trial.tags,
                     tx_ts: &trial.tx_ts[dir_index(send_dir)],
                     frame_ts: &trial.frame_ts[dir_index(send_dir)],
                     sent: 0,
-                    max_lag: 0,
+                    lag: LagHistogram::default(),
                     end: 0,
                     gave_up: false,
                     skew: StampSkew::default(),

@@ -12,6 +12,7 @@ use crate::clock::Clock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::TxQueue;
 use xlat_traffic::{BurstScratch, Direction, DirectionStream};
+use xlat_trial::LagHistogram;
 
 /// Transmit timestamps of the last `TS_RING` frames of a direction, for per-frame delays: entry
 /// `seq % TS_RING` holds `tsc << 8 | (seq / TS_RING) % 256`, so a receiver can tell a stale
@@ -136,6 +137,8 @@ pub(super) struct Sender<'s, T: TxQueue> {
     /// The sender stops trying at this time (ticks) even with frames left: the backend takes
     /// none (link down, port gone), and the trial is invalid anyway.
     pub(super) give_up_at: u64,
+    /// Further behind than this (ticks) is a stall.
+    pub(super) stall: u64,
     pub(super) tags: Option<TagPlan>,
     /// Latency tags' transmit stamps.
     pub(super) tx_ts: &'s [AtomicU64],
@@ -144,7 +147,8 @@ pub(super) struct Sender<'s, T: TxQueue> {
     // What it did:
     /// Frames the backend accepted (of this sender's share).
     pub(super) sent: u64,
-    pub(super) max_lag: u64,
+    /// How far behind its schedule each burst left (ticks).
+    pub(super) lag: LagHistogram,
     /// When the last frame was handed over, or when the sender gave up (ticks); 0 while sending.
     pub(super) end: u64,
     pub(super) gave_up: bool,
@@ -159,7 +163,7 @@ impl<T: TxQueue> Sender<'_, T> {
     pub(super) fn absorb(&mut self, o: &Sender<'_, T>) {
         self.sent += o.sent;
         self.dropped += o.dropped;
-        self.max_lag = self.max_lag.max(o.max_lag);
+        self.lag.merge(&o.lag);
         self.end = self.end.max(o.end);
         self.gave_up |= o.gave_up;
         self.skew.frames += o.skew.frames;
@@ -191,7 +195,7 @@ impl<T: TxQueue> Sender<'_, T> {
             return Ok(());
         }
         let sched = t0 + self.schedule.time_of(self.next);
-        self.max_lag = self.max_lag.max(now.saturating_sub(sched));
+        let lag = now.saturating_sub(sched);
         let k = ((due - self.next) as usize).min(self.burst);
         let (seq0, tag) = (self.next, self.tag);
         let frames = self.stream.burst(seq0, k, &mut self.scratch);
@@ -217,6 +221,7 @@ impl<T: TxQueue> Sender<'_, T> {
                 len
             })?
         } as u64;
+        self.lag.record(lag, n, self.stall);
         self.sent += n;
         if n > 0 {
             self.next = self.split.next_from(seq0 + n);

@@ -6,7 +6,7 @@
 //! tester correctly reports; such a trial is run again, three times in all. But a retry is
 //! not free: every run and every retry is written to the file named by XLAT_RETRY_LOG
 //! (`run <what>`, `retry <what>: <why>`), and scripts/test.sh fails the suite when more than one
-//! run in four over the whole suite was a retry, so that a change that makes one trial in
+//! run in ten over the whole suite was a retry (after three), so that a change that makes one trial in
 //! three invalid fails instead of hiding behind retries. Judged over the suite, not per test
 //! process: a test process has ten or twenty timed trials, too few to tell this shared 2-core
 //! machine's misses (a phase of 0.1 s at 20,000 frames/s must end within 50 us of its
@@ -61,7 +61,7 @@ pub fn until_valid<T>(what: &str, mut trial: impl FnMut() -> T, valid: impl Fn(&
 const FREE_RETRIES: u64 = 3;
 
 /// Count one retry; panic when this process has needed far too many (more than one per two
-/// runs, after the first [`FREE_RETRIES`]; the suite's one-in-four rule is scripts/test.sh's).
+/// runs, after the first [`FREE_RETRIES`]; the suite's one-in-ten rule is scripts/test.sh's).
 fn record_retry(what: &str) {
     let retries = RETRIES.fetch_add(1, Ordering::Relaxed) + 1;
     let runs = RUNS.load(Ordering::Relaxed);
