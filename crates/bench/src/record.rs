@@ -43,6 +43,9 @@ pub struct DirectionCounts {
     /// ... the times it fell more than 100 us behind (stalls).
     #[serde(default)]
     pub stalls: u64,
+    /// What stamped this direction's frames for latency and delays.
+    #[serde(default)]
+    pub stamps: xlat_trial::StampSource,
     /// Frames the tester itself failed to send after its backend accepted them.
     #[serde(default)]
     pub tester_tx_dropped: u64,
@@ -66,6 +69,7 @@ impl DirectionCounts {
             max_lag_ns: d.max_lag_ns,
             lag_p999_ns: d.lag_p999_ns,
             stalls: d.stalls,
+            stamps: d.stamps,
             tester_tx_dropped: d.tester_tx_dropped,
             tester_rx_dropped: d.tester_rx_dropped,
         }

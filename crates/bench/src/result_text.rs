@@ -147,6 +147,24 @@ impl BenchResult for FrameLossResult {
     }
 }
 
+/// Which source stamped each direction's frames, as the trials say (RFC 8219's delays are
+/// differences of two stamps: whose they are is part of the figure).
+pub fn stamps_line(trials: &[TrialRecord]) -> String {
+    let mut parts = Vec::new();
+    let mut sources = Vec::new();
+    for (name, pick) in [("forward", 0), ("reverse", 1)] {
+        let dir = |t: &TrialRecord| if pick == 0 { t.forward.clone() } else { t.reverse.clone() };
+        if let Some(d) = trials.iter().filter_map(dir).next() {
+            parts.push(format!("{name} {}", d.stamps.name()));
+            if !sources.contains(&d.stamps) {
+                sources.push(d.stamps);
+            }
+        }
+    }
+    let why: Vec<String> = sources.iter().map(|s| format!("{}: {}", s.name(), s.describe())).collect();
+    format!("Timestamps: {} ({})\n", parts.join(", "), why.join("; "))
+}
+
 fn delay_metric(m: &mut Vec<(String, f64)>, name: &str, d: Delay) {
     m.push((name.to_string(), d.ms()));
 }
@@ -187,6 +205,7 @@ impl BenchResult for LatencyResult {
                 );
             }
         }
+        s.push_str(&stamps_line(&self.trials));
         s.push('\n');
         let cell = |st: &Option<LatencyStats>, wcl: bool| {
             st.as_ref().map_or(
@@ -297,6 +316,7 @@ impl BenchResult for PdvResult {
                 );
             }
         }
+        s.push_str(&stamps_line(&self.trials));
         s.push('\n');
         let cell_pdv = |d: &Option<PdvDirection>| {
             d.as_ref()

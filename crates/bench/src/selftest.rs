@@ -3,12 +3,15 @@
 //! net_ring pair, a veth pair, a cable), and a throughput search finds the highest rate the
 //! tester itself sustains forward only, reverse only and bidirectionally. A last bidirectional
 //! trial at that rate is kept as a check. A DUT measured at or near these rates was limited by
-//! the tester, not by the DUT.
+//! the tester, not by the DUT. With a latency rate, a latency test (RFC 8219 section 7.2) over
+//! the looped-back ports measures the tester's own floor: what its stamps add to any DUT's
+//! latency, with the source that stamped them.
 
 use serde::Serialize;
 use xlat_trial::{TrialReport, TrialSpec};
 
 use crate::error::BenchError;
+use crate::latency::{latency, LatencyConfig, LatencyResult};
 use crate::runner::{NoProgress, Progress, ProgressEvent, TrialRunner};
 use crate::throughput::{throughput, SearchMethod, ThroughputConfig};
 
@@ -23,6 +26,8 @@ pub struct SelftestConfig {
     pub max_rate: u64,
     /// The search stops when high - low <= error (frames/s).
     pub error: u64,
+    /// Measure the tester's latency floor at this rate (both directions), after the searches.
+    pub latency_rate: Option<u64>,
 }
 
 /// One of the three searches.
@@ -49,6 +54,10 @@ pub struct SelftestResult {
     pub bidirectional: u64,
     /// A last bidirectional trial at the bidirectional rate, as a check.
     pub check: TrialReport,
+    /// The tester's own latency over the looped-back ports (`latency_rate`): typical and worst
+    /// case per direction, and the stamps it was taken with (in each trial's report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyResult>,
     #[serde(skip)]
     pub searches: Vec<SelftestSearch>,
 }
@@ -93,6 +102,19 @@ pub fn selftest(runner: &mut dyn TrialRunner, cfg: &SelftestConfig, progress: &m
             tester_bound: res.tester_bound,
         });
     }
+    let latency = match cfg.latency_rate {
+        Some(rate) => {
+            runner.set_directions(true, true)?;
+            let mut lc = LatencyConfig::new(cfg.frame_size, rate);
+            lc.trial = TrialSpec::new(cfg.frame_size, rate, cfg.duration_s, cfg.timeout_ms);
+            lc.delay_s = cfg.duration_s / 2.0;
+            // Half the frames after the delay are tagged (RFC 8219: 500 to 50,000 tags).
+            lc.tags = (rate as f64 * (cfg.duration_s - lc.delay_s) / 2.0) as u64;
+            lc.repetitions = 1;
+            Some(latency(runner, &lc, progress)?)
+        }
+        None => None,
+    };
     Ok(SelftestResult {
         frame_size: cfg.frame_size,
         max_rate: cfg.max_rate,
@@ -101,6 +123,7 @@ pub fn selftest(runner: &mut dyn TrialRunner, cfg: &SelftestConfig, progress: &m
         reverse: searches[1].rate,
         bidirectional: searches[2].rate,
         check,
+        latency,
         searches,
     })
 }

@@ -11,6 +11,7 @@ fn cfg() -> SelftestConfig {
         timeout_ms: 100,
         max_rate: 1_000_000,
         error: 1_000,
+        latency_rate: None,
     }
 }
 
@@ -43,6 +44,33 @@ fn a_tester_that_cannot_send_above_a_rate_is_bounded_there() {
         assert!(s.rate <= 300_000 && s.rate >= 299_000, "{s:?}");
         assert!(s.tester_bound.is_some_and(|b| b > 300_000), "{s:?}");
     }
+}
+
+#[test]
+fn the_latency_floor_is_measured_at_the_rate_asked_both_ways() {
+    let mut sim = SimDut::new(400_000.0, 1);
+    sim.latency_ns = 30_000;
+    let c = SelftestConfig {
+        latency_rate: Some(100_000),
+        ..cfg()
+    };
+    let r = selftest(&mut sim, &c, &mut NoProgress).unwrap();
+    let l = r.latency.as_ref().expect("latency floor");
+    assert_eq!((l.rate, l.runs.len()), (100_000, 1));
+    for sum in [&l.forward, &l.reverse] {
+        let sum = sum.as_ref().expect("both directions");
+        assert_eq!(sum.typical.ns(), Some(30_000), "{sum:?}");
+    }
+    // Its trials say what stamped them.
+    assert!(l
+        .trials
+        .iter()
+        .all(|t| t.forward.as_ref().is_some_and(|d| d.stamps == xlat_trial::StampSource::User)));
+    assert!(serde_json::to_string(&r).unwrap().contains("\"latency\""));
+    assert!(selftest(&mut SimDut::new(400_000.0, 1), &cfg(), &mut NoProgress)
+        .unwrap()
+        .latency
+        .is_none());
 }
 
 /// A runner that cannot choose directions makes the self-test fail clearly.

@@ -29,6 +29,11 @@ pub struct SelftestArgs {
     /// Milliseconds to keep receiving after sending ended.
     #[arg(long, default_value_t = 100)]
     pub timeout: u64,
+    /// Also measure the tester's own latency floor at this rate (frames/s, both directions; RFC
+    /// 8219 section 7.2 over the looped-back ports, one trial of --duration seconds, tags in its
+    /// second half): what the tester's stamps add to any DUT's latency.
+    #[arg(long = "latency-rate", value_name = "FPS", value_parser = crate::args::parse_rate)]
+    pub latency_rate: Option<u64>,
     /// Write the findings as one JSON object to FILE, or with `-` to standard output instead of
     /// the human text.
     #[arg(long, value_name = "FILE|-", value_parser = crate::output::parse_json_to)]
@@ -65,6 +70,7 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
         timeout_ms: a.timeout,
         max_rate: a.max_rate,
         error,
+        latency_rate: a.latency_rate,
     };
     let res = selftest(&mut r, &st, &mut SearchStarts)?;
     for s in &res.searches {
@@ -92,6 +98,15 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
             println!("  (the tester kept up with --max-rate: its limit is higher)");
         }
         println!("A DUT measured at or near these rates was limited by the tester, not by the DUT.");
+        if let Some(l) = &res.latency {
+            println!("Tester latency floor at {} frames/s (no DUT):", l.rate);
+            for (name, sum) in [("forward", &l.forward), ("reverse", &l.reverse)] {
+                if let Some(sum) = sum {
+                    println!("  {name}: typical {} worst case {}", sum.typical, sum.worst_case);
+                }
+            }
+            print!("  {}", xlat_bench::result_text::stamps_line(&l.trials));
+        }
     }
     Ok(res)
 }

@@ -57,6 +57,26 @@ fn lossless_bidirectional(topology: &str) {
     assert!(!neigh.contains("PERMANENT"), "{neigh}");
     let expect = if topology == "router4" { "198.19.0.2" } else { "2001:2:0:8000::2" };
     assert!(neigh.contains(expect), "the DUT resolved the tester: {neigh}");
+    // The frames were stamped in user space, and hardware stamps on a veth are refused with a
+    // message that names the port and what it has (as ethtool -T says: software only).
+    assert_eq!(v["forward"]["stamps"], "user", "{v}");
+    let o = common::xlatperf(&[
+        "trial",
+        "-c",
+        &lab.0.config,
+        "--rate",
+        "1000",
+        "--duration",
+        "1",
+        "--set",
+        "tester.timestamps=hardware",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("tester.timestamps = hardware: port xlat-") && err.contains("has no hardware stamps on transmit and receive; it has: software transmit, software receive; no hardware clock (ethtool -T xlat-"),
+        "{err}"
+    );
 
     // With forwarding off, every frame is lost, and the trial is still a valid measurement.
     let key = if topology == "router4" {

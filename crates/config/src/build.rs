@@ -12,6 +12,7 @@ use crate::validate::{self, Names};
 use serde::{Deserialize, Serialize};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_traffic::{IpVarSpec, IpVersion, PortField, PortSpec, Setup, Side, Stateful, StatefulSpec, Variation};
+use xlat_trial::StampSource;
 use xlat_wire::MacAddr;
 
 /// The TOML file as written: every leaf optional, so that defaults and required keys are
@@ -48,6 +49,7 @@ pub(crate) struct RawTester {
     pub mem_channels: Option<i64>,
     pub queues: Option<i64>,
     pub max_send_lag_us: Option<i64>,
+    pub timestamps: Option<String>,
     pub cpus: RawCpus,
 }
 
@@ -193,6 +195,18 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         mem_channels: c.opt_int("tester.mem_channels", t.mem_channels)?,
         queues: c.opt_int("tester.queues", t.queues)?.unwrap_or(1),
         max_send_lag_us: c.opt_int("tester.max_send_lag_us", t.max_send_lag_us)?,
+        timestamps: c.choice(
+            "tester.timestamps",
+            &t.timestamps,
+            &["auto", "user", "kernel", "hardware"],
+            &[
+                None,
+                Some(StampSource::User),
+                Some(StampSource::Kernel),
+                Some(StampSource::Hardware),
+            ],
+            None,
+        )?,
     };
 
     let tr = &raw.traffic;

@@ -96,6 +96,10 @@ pub struct TesterConfig {
     /// invalid; `None`: only the end of sending is judged.
     #[serde(default)]
     pub max_send_lag_us: Option<u64>,
+    /// What stamps the frames for latency and delays (`tester.timestamps`); `None`: auto, the
+    /// best the ports offer that xlatperf reads.
+    #[serde(default)]
+    pub timestamps: Option<xlat_trial::StampSource>,
 }
 
 impl TesterConfig {

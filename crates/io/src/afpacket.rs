@@ -6,7 +6,7 @@
 //! No system call per frame: a transmit burst is written into ring slots and kicked with one
 //! `send`; a receive burst reads ring slots the kernel has filled and returns them.
 
-use crate::{IoError, Port, Queues, Result, RxQueue, TxQueue, MAX_FRAME_LEN};
+use crate::{IoError, Port, Queues, Result, RxQueue, Stamping, TxQueue, MAX_FRAME_LEN};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU32, Ordering};
@@ -281,6 +281,75 @@ struct EthtoolChannels {
 const SIOCETHTOOL: libc::c_ulong = 0x8946;
 const ETHTOOL_GCHANNELS: u32 = 0x3c;
 
+/// struct ethtool_ts_info (ETHTOOL_GET_TS_INFO).
+#[repr(C)]
+#[derive(Default)]
+struct EthtoolTsInfo {
+    cmd: u32,
+    so_timestamping: u32,
+    phc_index: i32,
+    tx_types: u32,
+    tx_reserved: [u32; 3],
+    rx_filters: u32,
+    rx_reserved: [u32; 3],
+}
+const ETHTOOL_GET_TS_INFO: u32 = 0x41;
+// SOF_TIMESTAMPING_* of linux/net_tstamp.h.
+const SOF_TX_HARDWARE: u32 = 1 << 0;
+const SOF_TX_SOFTWARE: u32 = 1 << 1;
+const SOF_RX_HARDWARE: u32 = 1 << 2;
+const SOF_RX_SOFTWARE: u32 = 1 << 3;
+const SOF_RAW_HARDWARE: u32 = 1 << 6;
+
+/// What ethtool's timestamping information `flags` and `phc_index` say a port can stamp.
+pub(crate) fn stamping_of(flags: u32, phc_index: i32) -> Stamping {
+    let names = [
+        (SOF_TX_SOFTWARE, "software transmit"),
+        (SOF_RX_SOFTWARE, "software receive"),
+        (SOF_TX_HARDWARE, "hardware transmit"),
+        (SOF_RX_HARDWARE, "hardware receive"),
+    ];
+    let has: Vec<&str> = names.iter().filter(|(f, _)| flags & f != 0).map(|(_, n)| *n).collect();
+    let mut detail = if has.is_empty() {
+        "no timestamps".to_string()
+    } else {
+        has.join(", ")
+    };
+    detail.push_str(&if phc_index >= 0 {
+        format!("; hardware clock /dev/ptp{phc_index}")
+    } else {
+        "; no hardware clock".to_string()
+    });
+    let all = |m: u32| flags & m == m;
+    Stamping {
+        kernel: all(SOF_TX_SOFTWARE | SOF_RX_SOFTWARE),
+        hardware: all(SOF_TX_HARDWARE | SOF_RX_HARDWARE | SOF_RAW_HARDWARE) && phc_index >= 0,
+        detail,
+    }
+}
+
+/// ethtool's timestamping information of `iface`, asked through `fd` (a socket in its
+/// namespace).
+pub(crate) fn query_stamping(fd: &OwnedFd, iface: &str) -> Stamping {
+    let mut info = EthtoolTsInfo {
+        cmd: ETHTOOL_GET_TS_INFO,
+        ..Default::default()
+    };
+    let data = &mut info as *mut EthtoolTsInfo as *mut libc::c_char;
+    // The kernel fills `info` for ETHTOOL_GET_TS_INFO; it lives until the call returns.
+    match ifreq_with(fd, iface, SIOCETHTOOL, |ifr| ifr.ifr_ifru.ifru_data = data) {
+        Ok(_) => {
+            let mut st = stamping_of(info.so_timestamping, info.phc_index);
+            st.detail.push_str(&format!(" (ethtool -T {iface})"));
+            st
+        }
+        Err(e) => Stamping {
+            detail: format!("its driver does not tell ({e})"),
+            ..Stamping::default()
+        },
+    }
+}
+
 impl AfPacketPort {
     /// The interface's receive queues (ethtool's channels: rx + combined); `None` when the
     /// driver does not tell.
@@ -423,6 +492,10 @@ impl Port for AfPacketPort {
 
     fn max_queues(&self) -> usize {
         MAX_QUEUES
+    }
+
+    fn stamping(&self) -> Stamping {
+        query_stamping(&self.ctl, &self.iface)
     }
 
     /// `n` sets of sockets; with more than one, the receive sockets form a fanout group that
@@ -586,5 +659,28 @@ impl RxQueue for AfPacketRx {
             n += 1;
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamping_capabilities_from_ethtools_flags() {
+        let veth = stamping_of(SOF_TX_SOFTWARE | SOF_RX_SOFTWARE | (1 << 4), -1);
+        assert_eq!((veth.kernel, veth.hardware), (true, false));
+        assert_eq!(veth.detail, "software transmit, software receive; no hardware clock");
+        let nic = stamping_of(0x5f, 0);
+        assert_eq!((nic.kernel, nic.hardware), (true, true));
+        assert!(
+            nic.detail
+                .ends_with("hardware transmit, hardware receive; hardware clock /dev/ptp0"),
+            "{}",
+            nic.detail
+        );
+        // Hardware flags without a clock to read are no hardware stamps.
+        assert!(!stamping_of(0x5f, -1).hardware);
+        assert_eq!(stamping_of(0, -1).detail, "no timestamps; no hardware clock");
     }
 }

@@ -149,6 +149,26 @@ pub trait Port {
     fn max_frame_len(&self) -> usize {
         MAX_FRAME_LEN
     }
+    /// What the port can stamp frames with besides the tester's own clock.
+    fn stamping(&self) -> Stamping {
+        Stamping {
+            detail: "no stamps of its own".into(),
+            ..Stamping::default()
+        }
+    }
+}
+
+/// What a port can stamp frames with, as its driver tells (ethtool's timestamping
+/// information, `ethtool -T`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stamping {
+    /// The kernel stamps frames in software on transmit and on receive.
+    pub kernel: bool,
+    /// The NIC stamps frames on transmit and on receive with a clock of its own.
+    pub hardware: bool,
+    /// What the port said, for a message: "software transmit, software receive; no hardware
+    /// clock".
+    pub detail: String,
 }
 
 /// Bursts are at most this long (DPDK's customary 32).

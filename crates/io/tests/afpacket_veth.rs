@@ -196,3 +196,37 @@ fn two_receive_sockets_share_the_flows_once_each_in_order() {
         assert_eq!(on, 1, "flow {flow:#x} on one socket");
     }
 }
+
+/// What a veth port can stamp, as ethtool's timestamping information says: the port's answer
+/// agrees with `ethtool -T` run in the namespace (software stamps, no hardware clock).
+#[test]
+fn a_veth_port_stamps_in_software_only_as_ethtool_says() {
+    if skip_unless_root(&["ip", "ethtool"]) {
+        return;
+    }
+    let _ns = Netns::create();
+    let (a, _b) = open_pair();
+    let st = xlat_io::Port::stamping(&a);
+    let out = Command::new("ip")
+        .args(["netns", "exec", NS, "ethtool", "-T", "xlat-ioa"])
+        .output()
+        .expect("ethtool -T");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let said = |cap: &str| text.lines().any(|l| l.trim() == cap);
+    assert_eq!(st.kernel, said("software-transmit") && said("software-receive"), "{st:?} vs {text}");
+    assert_eq!(
+        st.hardware,
+        said("hardware-transmit") && said("hardware-receive"),
+        "{st:?} vs {text}"
+    );
+    assert!(
+        text.contains("PTP Hardware Clock: none") == st.detail.contains("no hardware clock"),
+        "{st:?} vs {text}"
+    );
+    assert_eq!((st.kernel, st.hardware), (true, false), "{st:?}");
+    assert_eq!(
+        st.detail,
+        "software transmit, software receive; no hardware clock (ethtool -T xlat-ioa)"
+    );
+}

@@ -370,6 +370,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             mem_channels: None,
             queues: 1,
             max_send_lag_us: None,
+            timestamps: None,
         },
         trial: TrialDefaults {
             frame_size: 84,

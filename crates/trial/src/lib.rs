@@ -10,6 +10,7 @@
 //! | [`report`] | [`TrialReport`], [`DirectionReport`], [`PreliminaryReport`], [`HookRun`] |
 //! | `dut` | [`DutHooks`], the DUT's commands around trials, and the [`PhaseHook`] run between the phases |
 //! | `lag` | [`LagHistogram`], the sender's lag behind its schedule, in fixed memory |
+//! | `stamps` | [`StampSource`]: which clock readings a delay is the difference of |
 //! | [`delay`] | recording one-way delays (exact or a bounded histogram) and IPDV |
 //! | `runner` | [`TrialRunner`], the one interface the procedures run trials through, and [`TrialError`] |
 
@@ -23,12 +24,14 @@ mod limits;
 pub mod report;
 mod runner;
 pub mod spec;
+mod stamps;
 
 pub use dut::{DutHooks, PhaseHook};
 pub use error::{TrialError, TrialErrorKind};
 pub use report::{DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use runner::TrialRunner;
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
+pub use stamps::StampSource;
 
 pub use lag::LagHistogram;
 pub use limits::{DEFAULT_BURST, MAX_FRAMES, STALL_NS, TOLERANCE};

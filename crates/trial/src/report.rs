@@ -54,6 +54,9 @@ pub struct DirectionReport {
     /// schedule (one stall lasts until it caught up to within that again).
     #[serde(default)]
     pub stalls: u64,
+    /// What stamped this direction's frames for its latency and delays.
+    #[serde(default)]
+    pub stamps: crate::stamps::StampSource,
     /// Latency samples of the tagged frames, nanoseconds; a lost tag is `u64::MAX`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_ns: Vec<u64>,

@@ -17,6 +17,7 @@ mod receiver;
 mod runner;
 mod schedule;
 mod sender;
+mod stamps;
 mod stateful;
 mod worker;
 
@@ -38,6 +39,7 @@ use xlat_io::Port;
 use xlat_traffic::{Direction, Setup, SideId};
 use xlat_trial::report::TrialReport;
 use xlat_trial::spec::{CpuPlan, PhaseTwoAfter, SpecError, TrialSpec};
+use xlat_trial::StampSource;
 use xlat_wire::MacAddr;
 
 pub use xlat_trial::{MAX_FRAMES, TOLERANCE};
@@ -61,6 +63,8 @@ pub struct Tester<P: Port> {
     between_phases: Option<PhaseHook>,
     /// After which phase 1 a stateful trial runs its phase 2.
     phase_two_after: PhaseTwoAfter,
+    /// What stamps the frames for latency and delays.
+    stamps: StampSource,
     left: SidePort<P>,
     right: SidePort<P>,
     // Dropped after the queues above (fields drop in order).
@@ -111,6 +115,7 @@ impl<P: Port> Tester<P> {
             abort: Box::leak(Box::new(AtomicBool::new(false))),
             between_phases: None,
             phase_two_after: PhaseTwoAfter::default(),
+            stamps: StampSource::User,
             left: l,
             right: r,
             ports: (left, right),
@@ -334,7 +339,20 @@ impl<P: Port> Tester<P> {
         if self.abort.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }
-        Ok(assemble(&trial, &shared, workers))
+        let (mut report, learnt) = assemble(&trial, &shared, workers);
+        for d in [report.forward.as_mut(), report.reverse.as_mut()].into_iter().flatten() {
+            d.stamps = self.stamps;
+        }
+        Ok((report, learnt))
+    }
+
+    /// Stamp the frames with `want` (`tester.timestamps`; `None`: the best the ports offer
+    /// that this build reads): the source chosen, or an error naming the port that cannot.
+    pub fn use_stamps(&mut self, want: Option<StampSource>) -> Res<StampSource> {
+        let (l, r) = &self.ports;
+        let ports = [("left", l.name(), l.stamping()), ("right", r.name(), r.stamping())];
+        self.stamps = stamps::resolve(want, ports)?;
+        Ok(self.stamps)
     }
 
     /// Refuse a trial that cannot run: a bad spec, a port whose link stays down, a frame the

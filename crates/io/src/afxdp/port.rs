@@ -123,6 +123,10 @@ impl Port for AfXdpPort {
         self.opts.queues as usize
     }
 
+    fn stamping(&self) -> crate::Stamping {
+        self.pkt.stamping()
+    }
+
     /// One queue set per socket (receive queue k's), each with an AF_PACKET control queue.
     fn open_queues(&mut self, n: usize) -> Result<Vec<Queues<AfXdpTx, AfXdpRx>>> {
         let Some(sockets) = self.sockets.take() else {
