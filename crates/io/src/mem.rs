@@ -200,10 +200,9 @@ fn gone() -> IoError {
 impl TxQueue for MemTx {
     fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
         let mut st = self.wire.lock();
-        if let Some((after, stall)) = st.imp.stall_tx.filter(|(after, _)| st.counters.carried >= *after) {
+        if let Some((_, stall)) = st.imp.stall_tx.filter(|(after, _)| st.counters.carried >= *after) {
             st.imp.stall_tx = None;
             drop(st);
-            let _ = after;
             std::thread::sleep(stall);
             st = self.wire.lock();
         }
