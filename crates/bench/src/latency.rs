@@ -37,6 +37,8 @@ pub struct LatencyConfig {
     pub tags: u64,
     pub repetitions: u32,
     pub retries: u32,
+    /// Keep every tag's latency in the result ([`LatencyRun::samples`]).
+    pub keep_samples: bool,
 }
 
 impl LatencyConfig {
@@ -48,6 +50,7 @@ impl LatencyConfig {
             tags: DEFAULT_TAGS,
             repetitions: DEFAULT_LATENCY_REPETITIONS,
             retries: DEFAULT_RETRIES,
+            keep_samples: false,
         }
     }
 
@@ -91,6 +94,19 @@ pub struct LatencyRun {
     pub trial: usize,
     pub forward: Option<LatencyStats>,
     pub reverse: Option<LatencyStats>,
+    /// Every tag's latency, when asked for (`--keep-samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<LatencySamples>,
+}
+
+/// The latency of every tag of one trial, per direction, in tag order, nanoseconds (`None`: the
+/// tag was lost). Tag `i` is frame `first + i * step` of its direction, with `first` the frames
+/// of the delay (rate x delay, rounded down) and `step` the frames after it divided by the tags
+/// (at least 1): with no delay and as many tags as frames, tag `i` is frame `i`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySamples {
+    pub forward: Option<Vec<Option<u64>>>,
+    pub reverse: Option<Vec<Option<u64>>>,
 }
 
 /// Medians over the repetitions of one direction.
@@ -177,11 +193,17 @@ pub fn latency(runner: &mut dyn TrialRunner, cfg: &LatencyConfig, progress: &mut
                 },
             }
         };
+        let samples =
+            |d: Option<&xlat_trial::DirectionReport>| d.map(|d| d.latency_ns.iter().map(|&ns| (ns != u64::MAX).then_some(ns)).collect());
         runs.push(LatencyRun {
             repetition: rep,
             trial: s.trials.len() - 1,
             forward: stats(report.forward.as_ref())?,
             reverse: stats(report.reverse.as_ref())?,
+            samples: cfg.keep_samples.then(|| LatencySamples {
+                forward: samples(report.forward.as_ref()),
+                reverse: samples(report.reverse.as_ref()),
+            }),
         });
     }
     let forward = summarise(runs.iter().filter_map(|r| r.forward.as_ref()).collect());

@@ -85,7 +85,7 @@ pub use delay::{
 };
 pub use error::BenchError;
 pub use frame_loss::{frame_loss, FrameLossConfig, FrameLossResult};
-pub use latency::{latency, LatencyConfig, LatencyResult};
+pub use latency::{latency, LatencyConfig, LatencyResult, LatencySamples};
 pub use media::{line_rate, setup_line_rate};
 pub use output::{summary_csv, trials_csv, Collected, Document, InterruptedRun, RunMeta, SizeResult};
 pub use pdv::{pdv, PdvConfig, PdvResult};

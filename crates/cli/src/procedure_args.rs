@@ -86,6 +86,10 @@ pub struct LatencyArgs {
     /// 8219: at least 20).
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repetitions: u32,
+    /// Keep every tagged frame's latency (nanoseconds, null for a lost tag) in the JSON result,
+    /// per repetition and direction, in tag order.
+    #[arg(long)]
+    pub keep_samples: bool,
 }
 
 /// `xlatperf pdv`.

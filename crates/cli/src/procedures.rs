@@ -401,6 +401,7 @@ pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<Latenc
         lc.trial.preliminary = p.preliminary;
         lc.delay_s = a.delay;
         lc.tags = a.tags;
+        lc.keep_samples = a.keep_samples;
         lc.repetitions = a.repetitions;
         lc.retries = a.common.retries;
         lc.validate().map_err(|e| config_error(size, e))?;

@@ -111,9 +111,76 @@ impl Clock {
     }
 }
 
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec; CLOCK_REALTIME always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
+/// CLOCK_REALTIME nanoseconds (the kernel's stamps of frames) as ticks of a [`Clock`]: one
+/// reading of both clocks, taken once per trial, and the clock's rate. A difference of two
+/// mapped stamps is as exact as the two stamps (to the rate's calibration, parts per million).
+#[derive(Debug, Clone, Copy)]
+pub struct RealtimeMap {
+    ns0: u64,
+    tick0: u64,
+    /// ticks = ns * mul >> 32
+    mul: u128,
+}
+
+impl RealtimeMap {
+    /// Read both clocks: of five readings, the one whose two tick reads around the realtime
+    /// read lay closest (a reading that was not interrupted).
+    pub fn take(clock: &Clock) -> RealtimeMap {
+        let (mut best, mut ns0, mut tick0) = (u64::MAX, 0, 0);
+        for _ in 0..5 {
+            let a = clock.now();
+            let ns = realtime_ns();
+            let b = clock.now();
+            if b.saturating_sub(a) < best {
+                (best, ns0, tick0) = (b.saturating_sub(a), ns, a + (b.saturating_sub(a)) / 2);
+            }
+        }
+        RealtimeMap {
+            ns0,
+            tick0,
+            mul: (u128::from(clock.hz) << 32) / 1_000_000_000,
+        }
+    }
+
+    /// The tick count at which CLOCK_REALTIME read `ns` (0 for times before the clock's
+    /// start).
+    #[inline]
+    pub fn ticks(&self, ns: u64) -> u64 {
+        if ns >= self.ns0 {
+            self.tick0.saturating_add(((u128::from(ns - self.ns0) * self.mul) >> 32) as u64)
+        } else {
+            self.tick0.saturating_sub(((u128::from(self.ns0 - ns) * self.mul) >> 32) as u64)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn realtime_stamps_map_onto_the_ticks_read_at_the_same_moment() {
+        let c = Clock::calibrate();
+        let m = RealtimeMap::take(&c);
+        std::thread::sleep(Duration::from_millis(20));
+        let (a, ns, b) = (c.now(), realtime_ns(), c.now());
+        let t = m.ticks(ns);
+        // Within 50 us of the ticks read around it (a slow read on a busy machine aside, the
+        // error is the read's own length plus parts per million of 20 ms).
+        let slack = c.ticks(50e-6);
+        assert!(t + slack >= a && t <= b + slack, "{a} <= {t} <= {b}");
+        // Differences keep their length: 1 ms of realtime is 1 ms of ticks.
+        let ms = c.ns(m.ticks(ns + 1_000_000) - t);
+        assert!(ms.abs_diff(1_000_000) <= 2, "{ms}");
+        assert!(m.ticks(ns - 1_000_000) < t);
+    }
 
     #[test]
     fn calibration_tracks_the_monotonic_clock() {

@@ -73,6 +73,28 @@ pub trait TxQueue: Send {
         })
     }
 
+    /// Turn on the port's own transmit stamps (see [`Port::stamping`]), so that
+    /// [`TxQueue::tx_burst_stamped`] can ask for them. An error on a port without.
+    fn enable_stamps(&mut self) -> Result<()> {
+        Err(IoError::Backend("this backend reads no transmit stamps of the port's own".into()))
+    }
+
+    /// [`TxQueue::tx_burst_cookie`] that asks the port to stamp frame `i` as it leaves when bit
+    /// `i` of `stamp` is set (at most 64 frames per call then); the stamps come back through
+    /// [`TxQueue::tx_stamps`]. Without [`TxQueue::enable_stamps`] no frame is stamped.
+    fn tx_burst_stamped<F: FnMut(usize, &mut [u8], &mut u64) -> usize>(&mut self, n: usize, stamp: u64, fill: F) -> Result<usize> {
+        let _ = stamp;
+        self.tx_burst_cookie(n, fill)
+    }
+
+    /// The transmit stamps that came back since the last call: `f(frame, ns)` for each stamped
+    /// frame, with the frame as sent and its stamp (CLOCK_REALTIME nanoseconds). Returns how
+    /// many. A stamp the port could not take (its queue for them full) never comes.
+    fn tx_stamps<F: FnMut(&[u8], u64)>(&mut self, f: F) -> Result<usize> {
+        let _ = f;
+        Ok(0)
+    }
+
     /// Push out anything the backend still holds (for backends that batch in the kernel).
     fn flush(&mut self) -> Result<()> {
         Ok(())
@@ -101,6 +123,18 @@ pub trait RxQueue: Send {
     /// came from.
     fn rx_burst_lanes<F: FnMut(usize, &[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
         self.rx_burst(max, |frame| f(0, frame))
+    }
+
+    /// Turn on the port's own receive stamps (see [`Port::stamping`]) for
+    /// [`RxQueue::rx_burst_stamped`]. An error on a port without.
+    fn enable_stamps(&mut self) -> Result<()> {
+        Err(IoError::Backend("this backend reads no receive stamps of the port's own".into()))
+    }
+
+    /// [`RxQueue::rx_burst_lanes`] that also tells `f` the port's receive stamp of each frame
+    /// (CLOCK_REALTIME nanoseconds; 0: the port gave none).
+    fn rx_burst_stamped<F: FnMut(usize, &[u8], u64)>(&mut self, max: usize, mut f: F) -> Result<usize> {
+        self.rx_burst_lanes(max, |lane, frame| f(lane, frame, 0))
     }
 
     /// Frames that reached the port but that the backend dropped before `rx_burst` could hand
@@ -149,7 +183,8 @@ pub trait Port {
     fn max_frame_len(&self) -> usize {
         MAX_FRAME_LEN
     }
-    /// What the port can stamp frames with besides the tester's own clock.
+    /// What the port can stamp frames with besides the tester's own clock, and this backend
+    /// reads ([`TxQueue::enable_stamps`], [`RxQueue::enable_stamps`]).
     fn stamping(&self) -> Stamping {
         Stamping {
             detail: "no stamps of its own".into(),

@@ -57,6 +57,11 @@ pub struct DirectionReport {
     /// What stamped this direction's frames for its latency and delays.
     #[serde(default)]
     pub stamps: crate::stamps::StampSource,
+    /// Frames to be timed (latency tags, or every frame for PDV) that the port's stamps missed:
+    /// a transmit stamp that never came back, a frame received without one. Any makes the
+    /// trial invalid; always 0 with the tester's own (user) stamps.
+    #[serde(default)]
+    pub stamps_missing: u64,
     /// Latency samples of the tagged frames, nanoseconds; a lost tag is `u64::MAX`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_ns: Vec<u64>,

@@ -44,7 +44,8 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
                 None => senders.push(s),
             }
         }
-        for r in w.receivers.into_iter().filter(|r| r.dir.is_some()) {
+        for mut r in w.receivers.into_iter().filter(|r| r.dir.is_some()) {
+            r.count.settle_all(r.frame_ts);
             match receivers.iter_mut().find(|m| m.dir == r.dir) {
                 Some(m) => m.count.absorb(r.count),
                 None => receivers.push(r),
@@ -74,6 +75,8 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
         dr.max_lag_ns = clock.ns(s.lag.max());
         dr.lag_p999_ns = clock.ns(s.lag.quantile(0.999));
         dr.stalls = s.lag.stalls();
+        dr.stamps_missing =
+            s.stamps_asked.saturating_sub(s.stamps_got) + count.rx_unstamped + count.pdv.as_ref().map_or(0, |p| p.unstamped);
         if dr.lost > 0 {
             dr.last_lost_seq = last_missing(&count.seen, s.sent);
         }
@@ -111,6 +114,13 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
                 d.title(),
                 dr.tester_tx_dropped,
                 dr.tester_rx_dropped
+            ));
+        }
+        if dr.stamps_missing > 0 {
+            invalid(format!(
+                "{}: {} frames to be timed got no kernel timestamp (transmit or receive), so their delays are unknown, the test is invalid",
+                d.title(),
+                dr.stamps_missing
             ));
         }
         if dr.foreign > 0 {

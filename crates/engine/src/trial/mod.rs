@@ -21,7 +21,7 @@ mod stamps;
 mod stateful;
 mod worker;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, RealtimeMap};
 use crate::neighbour::Neighbour;
 use assemble::{assemble, GIVE_UP_S};
 pub use error::EngineError;
@@ -45,6 +45,8 @@ use xlat_wire::MacAddr;
 pub use xlat_trial::{MAX_FRAMES, TOLERANCE};
 /// No worker runs longer than this after the receivers' timeout should have ended.
 const HARD_MARGIN_S: f64 = 0.5;
+/// How long a sender waits for the kernel's transmit stamps after its last frame.
+const STAMP_WAIT_S: f64 = 0.1;
 /// How long a trial waits for a port's link to come up before it fails.
 const LINK_WAIT: Duration = Duration::from_secs(2);
 pub use xlat_trial::PhaseHook;
@@ -315,6 +317,7 @@ impl<P: Port> Tester<P> {
             senders_left: active.map(|a| AtomicUsize::new(if a { self.queues() } else { 0 })),
             last_end: [AtomicU64::new(0), AtomicU64::new(0)],
             n_active: active.iter().filter(|a| **a).count(),
+            stamp_wait: clock.ticks(STAMP_WAIT_S),
             failed: AtomicBool::new(false),
             abort: self.abort,
         };
@@ -332,6 +335,8 @@ impl<P: Port> Tester<P> {
             ns_mul: (1_000_000_000u128 << 32) / u128::from(clock.hz),
             tx_ts: &tx_ts,
             frame_ts: &frame_ts,
+            kernel: (self.stamps == StampSource::Kernel).then(|| RealtimeMap::take(&clock)),
+            stamp_wait: clock.ticks(STAMP_WAIT_S),
         };
         let cores = plan_cores(&self.cpus, self.queues());
         let workers = plan_workers(&self.setup, [&mut self.left, &mut self.right], &trial, cores)?;
@@ -351,8 +356,13 @@ impl<P: Port> Tester<P> {
     pub fn use_stamps(&mut self, want: Option<StampSource>) -> Res<StampSource> {
         let (l, r) = &self.ports;
         let ports = [("left", l.name(), l.stamping()), ("right", r.name(), r.stamping())];
-        self.stamps = stamps::resolve(want, ports)?;
-        Ok(self.stamps)
+        let source = stamps::resolve(want, ports)?;
+        if source == StampSource::Kernel {
+            self.left.enable_stamps()?;
+            self.right.enable_stamps()?;
+        }
+        self.stamps = source;
+        Ok(source)
     }
 
     /// Refuse a trial that cannot run: a bad spec, a port whose link stays down, a frame the

@@ -4,6 +4,7 @@
 use super::error::Res;
 use super::receiver::OwnTags;
 use super::schedule::{Schedule, TagPlan};
+use crate::clock::RealtimeMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use xlat_traffic::{Direction, DirectionStream, Setup, StateTable, Variation};
@@ -28,6 +29,11 @@ pub(super) struct TrialPlan<'a> {
     pub(super) ns_mul: u128,
     pub(super) tx_ts: &'a [Vec<AtomicU64>; 2],
     pub(super) frame_ts: &'a [Vec<AtomicU64>; 2],
+    /// With kernel stamps: their clock (CLOCK_REALTIME) on the trial's ticks. `None`: the
+    /// tester stamps the frames itself.
+    pub(super) kernel: Option<RealtimeMap>,
+    /// How long a received frame waits for its kernel transmit stamp (ticks).
+    pub(super) stamp_wait: u64,
 }
 
 /// Which phase of which kind of test a set of workers runs.

@@ -2,7 +2,7 @@
 
 use super::error::Res;
 use crate::neighbour::Neighbour;
-use xlat_io::{Port, Queues, RxQueue, RX_BURST};
+use xlat_io::{Port, Queues, RxQueue, TxQueue, RX_BURST};
 use xlat_traffic::SideId;
 use xlat_wire::{classify, MacAddr};
 
@@ -17,6 +17,15 @@ pub(super) struct SidePort<P: Port> {
 }
 
 impl<P: Port> SidePort<P> {
+    /// Turn on the port's own stamps on every traffic queue (transmit and receive).
+    pub(super) fn enable_stamps(&mut self) -> Res<()> {
+        for set in &mut self.q {
+            set.tx.enable_stamps()?;
+            set.rx.enable_stamps()?;
+        }
+        Ok(())
+    }
+
     /// Take what every receive queue holds, handing ARP/NDP to `nb` (answers go out on the
     /// control queue of the set the request came in on).
     pub(super) fn poll_control(&mut self, nb: &mut Neighbour<'_>) -> Res<()> {

@@ -13,8 +13,9 @@ use super::error::Res;
 use super::schedule::TagPlan;
 use super::sender::{ts_epoch, Split, TS_RING};
 use super::sender::{SEQ_MASK, TAG_SHIFT};
-use crate::clock::Clock;
+use crate::clock::{Clock, RealtimeMap};
 use crate::neighbour::Neighbour;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::{RxQueue, TxQueue, RX_BURST};
 use xlat_traffic::{Direction, StateTable, Tuple4};
@@ -34,6 +35,70 @@ pub(super) struct PdvState {
     pub(super) late: u64,
     /// ns = ticks * mul >> 32
     pub(super) mul: u128,
+    /// With kernel stamps, a frame's transmit stamp comes back to the sender a little after
+    /// the frame left, and may not be there yet when the frame arrives: such frames, and every
+    /// frame after them (IPDV takes them in order), wait here (sequence number, receive stamp)
+    /// until it is. `None`: the tester's own stamps, always there first.
+    pub(super) pending: Option<VecDeque<(u64, u64)>>,
+    /// Frames received whose transmit stamp never came.
+    pub(super) unstamped: u64,
+}
+
+/// What became of one frame's delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timed {
+    Recorded,
+    /// Later than the frame timeout: lost (siitperf-pdv).
+    Late,
+    /// Its transmit stamp is not there (yet).
+    NoStamp,
+}
+
+impl PdvState {
+    /// Record the delay of frame `seq` received at `rx` (ticks).
+    #[inline]
+    fn time(&mut self, seq: u64, rx: u64, frame_ts: &[AtomicU64]) -> Timed {
+        let e = frame_ts[seq as usize % TS_RING].load(Ordering::Acquire);
+        if e == 0 || e & 0xff != ts_epoch(seq) {
+            return Timed::NoStamp;
+        }
+        let ns = ((u128::from(rx.saturating_sub(e >> 8)) * self.mul) >> 32) as u64;
+        if self.frame_timeout_ns > 0 && ns > self.frame_timeout_ns {
+            self.late += 1;
+            self.prev_seq = None;
+            return Timed::Late;
+        }
+        self.timed += 1;
+        self.delays.record(ns);
+        if self.prev_seq.is_none_or(|q| q + 1 != seq) {
+            self.ipdv.record(u64::MAX);
+        }
+        self.ipdv.record(ns);
+        self.prev_seq = Some(seq);
+        Timed::Recorded
+    }
+
+    /// Time the waiting frames whose transmit stamps are there, in order; a frame that waited
+    /// longer than `wait` ticks by `now` (or any, with `now` = `u64::MAX`) counts as unstamped.
+    /// Returns how many turned out later than the frame timeout (lost, not received).
+    pub(super) fn settle(&mut self, frame_ts: &[AtomicU64], now: u64, wait: u64) -> u64 {
+        let Some(mut q) = self.pending.take() else { return 0 };
+        let mut late = 0;
+        while let Some(&(seq, rx)) = q.front() {
+            match self.time(seq, rx, frame_ts) {
+                Timed::Recorded => {}
+                Timed::Late => late += 1,
+                Timed::NoStamp if now.saturating_sub(rx) > wait => {
+                    self.unstamped += 1;
+                    self.prev_seq = None;
+                }
+                Timed::NoStamp => break,
+            }
+            q.pop_front();
+        }
+        self.pending = Some(q);
+        late
+    }
 }
 
 /// The trial tags a tester has used: `start + 1`, `start + 2`, ... `start + used` (modulo 256,
@@ -71,6 +136,8 @@ pub(super) struct Count {
     pub(super) pdv: Option<PdvState>,
     /// IPv4 test frames counted whose 4-tuple was learnt (stateful tests).
     pub(super) learnt: u64,
+    /// Timed frames that came without the port's receive stamp (kernel stamps).
+    pub(super) rx_unstamped: u64,
 }
 
 impl Count {
@@ -103,11 +170,22 @@ impl Count {
                 a.ipdv.merge(b.ipdv);
                 a.timed += b.timed;
                 a.late += b.late;
+                a.unstamped += b.unstamped;
             }
             (None, b) => self.pdv = b,
             (Some(_), None) => {}
         }
         self.learnt += o.learnt;
+        self.rx_unstamped += o.rx_unstamped;
+    }
+
+    /// Time every frame still waiting for its transmit stamp (the trial is over: the stamps
+    /// that came are all in).
+    pub(super) fn settle_all(&mut self, frame_ts: &[AtomicU64]) {
+        if let Some(p) = &mut self.pdv {
+            let late = p.settle(frame_ts, u64::MAX, 0);
+            self.report.received -= late;
+        }
     }
 
     /// Count one test frame with 64-bit field `field`, received at `now` (ticks; read only when
@@ -130,22 +208,15 @@ impl Count {
         }
         self.seen[w] |= b;
         if let Some(p) = &mut self.pdv {
-            let e = frame_ts[seq as usize % TS_RING].load(Ordering::Acquire);
-            if e != 0 && e & 0xff == ts_epoch(seq) {
-                let ns = ((u128::from(now.saturating_sub(e >> 8)) * p.mul) >> 32) as u64;
-                if p.frame_timeout_ns > 0 && ns > p.frame_timeout_ns {
-                    // Later than the frame timeout: lost (siitperf-pdv).
-                    p.late += 1;
-                    p.prev_seq = None;
-                    return None;
+            let waiting = p.pending.as_ref().is_some_and(|q| !q.is_empty());
+            match if waiting { Timed::NoStamp } else { p.time(seq, now, frame_ts) } {
+                Timed::Late => return None,
+                Timed::NoStamp => {
+                    if let Some(q) = &mut p.pending {
+                        q.push_back((seq, now));
+                    }
                 }
-                p.timed += 1;
-                p.delays.record(ns);
-                if p.prev_seq.is_none_or(|q| q + 1 != seq) {
-                    p.ipdv.record(u64::MAX);
-                }
-                p.ipdv.record(ns);
-                p.prev_seq = Some(seq);
+                Timed::Recorded => {}
             }
         }
         self.report.received += 1;
@@ -179,6 +250,10 @@ pub(super) struct Receiver<'s, 'n, R: RxQueue, T: TxQueue> {
     pub(super) learn: Option<&'s StateTable>,
     /// The foreground share (n, m): frame `seq` is foreground when `seq % n < m`.
     pub(super) fg: (u64, u64),
+    /// With kernel stamps: their clock on the trial's ticks (`None`: stamped here).
+    pub(super) kernel: Option<RealtimeMap>,
+    /// How long a frame waits for its kernel transmit stamp (ticks).
+    pub(super) stamp_wait: u64,
 }
 
 impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
@@ -190,10 +265,24 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
         // landed in the ring during the burst earlier than its sending.
         let timed = self.count.pdv.is_some() || self.count.tags.is_some();
         let counting = self.dir.is_some();
-        let (learn, (fg_n, fg_m)) = (self.learn, self.fg);
-        let n = self.rx.rx_burst_lanes(RX_BURST, |lane, f| match classify(f) {
+        let (learn, (fg_n, fg_m), kernel) = (self.learn, self.fg, self.kernel);
+        if let Some(p) = &mut self.count.pdv {
+            if p.pending.as_ref().is_some_and(|q| !q.is_empty()) {
+                let late = p.settle(self.frame_ts, clock.now(), self.stamp_wait);
+                self.count.report.received -= late;
+            }
+        }
+        let n = self.rx.rx_burst_stamped(RX_BURST, |lane, f, ns| match classify(f) {
             Rx::Test { field, .. } if counting => {
-                let now = if timed { clock.now() } else { 0 };
+                let now = match kernel {
+                    _ if !timed => 0,
+                    None => clock.now(),
+                    Some(_) if ns == 0 => {
+                        self.count.rx_unstamped += 1;
+                        0
+                    }
+                    Some(m) => m.ticks(ns),
+                };
                 let seq = self.count.test_frame(field, lane, now, self.frame_ts);
                 // A foreground frame (by its sequence number: background frames are IPv6
                 // too in a NAT66 or NAT46 test) teaches the Responder its tuple as received,
@@ -246,6 +335,7 @@ mod tests {
             rx_ts: Vec::new(),
             pdv: None,
             learnt: 0,
+            rx_unstamped: 0,
         }
     }
 

@@ -8,11 +8,12 @@
 
 use super::error::Res;
 use super::schedule::{Schedule, TagPlan};
-use crate::clock::Clock;
+use crate::clock::{Clock, RealtimeMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::TxQueue;
 use xlat_traffic::{BurstScratch, Direction, DirectionStream};
 use xlat_trial::LagHistogram;
+use xlat_wire::{classify, Rx};
 
 /// Transmit timestamps of the last `TS_RING` frames of a direction, for per-frame delays: entry
 /// `seq % TS_RING` holds `tsc << 8 | (seq / TS_RING) % 256`, so a receiver can tell a stale
@@ -144,7 +145,12 @@ pub(super) struct Sender<'s, T: TxQueue> {
     pub(super) tx_ts: &'s [AtomicU64],
     /// Per-frame transmit stamps (PDV), empty when not measured.
     pub(super) frame_ts: &'s [AtomicU64],
+    /// With kernel stamps: their clock on the trial's ticks (`None`: stamped here).
+    pub(super) kernel: Option<RealtimeMap>,
     // What it did:
+    /// Kernel stamps asked for, and of them received.
+    pub(super) stamps_asked: u64,
+    pub(super) stamps_got: u64,
     /// Frames the backend accepted (of this sender's share).
     pub(super) sent: u64,
     /// How far behind its schedule each burst left (ticks).
@@ -163,6 +169,8 @@ impl<T: TxQueue> Sender<'_, T> {
     pub(super) fn absorb(&mut self, o: &Sender<'_, T>) {
         self.sent += o.sent;
         self.dropped += o.dropped;
+        self.stamps_asked += o.stamps_asked;
+        self.stamps_got += o.stamps_got;
         self.lag.merge(&o.lag);
         self.end = self.end.max(o.end);
         self.gave_up |= o.gave_up;
@@ -196,12 +204,33 @@ impl<T: TxQueue> Sender<'_, T> {
         }
         let sched = t0 + self.schedule.time_of(self.next);
         let lag = now.saturating_sub(sched);
-        let k = ((due - self.next) as usize).min(self.burst);
+        let mut k = ((due - self.next) as usize).min(self.burst);
         let (seq0, tag) = (self.next, self.tag);
+        let timed = self.tags.is_some() || !self.frame_ts.is_empty();
+        if timed && self.kernel.is_some() {
+            k = k.min(64); // a stamp mask's worth
+        }
         let frames = self.stream.burst(seq0, k, &mut self.scratch);
-        let n = if self.tags.is_none() && self.frame_ts.is_empty() {
+        let n = if !timed {
             self.tx
                 .tx_burst_cookie(k, |i, buf, cookie| frames.write(i, tag | (seq0 + i as u64), buf, cookie))?
+        } else if self.kernel.is_some() {
+            // The kernel stamps the frames asked for as the driver takes them; the stamps come
+            // back a little later (`collect_stamps`).
+            let stamp = if self.frame_ts.is_empty() {
+                let p = self.tags;
+                (0..k).fold(0u64, |m, i| {
+                    m | (u64::from(p.and_then(|p| p.index(seq0 + i as u64)).is_some()) << i)
+                })
+            } else {
+                u64::MAX >> (64 - k)
+            };
+            let n = self
+                .tx
+                .tx_burst_stamped(k, stamp, |i, buf, cookie| frames.write(i, tag | (seq0 + i as u64), buf, cookie))?;
+            let asked = if n >= 64 { stamp } else { stamp & ((1u64 << n) - 1) };
+            self.stamps_asked += u64::from(asked.count_ones());
+            n
         } else {
             // Each frame is stamped when it is in the backend's buffer, before the backend
             // sends the burst: on veth a receiver may see the frame before this call returns.
@@ -230,6 +259,38 @@ impl<T: TxQueue> Sender<'_, T> {
             self.tx.flush()?;
             self.end = clock.now();
         }
+        Ok(())
+    }
+
+    /// Kernel stamps asked for and not received yet.
+    #[inline]
+    pub(super) fn stamps_pending(&self) -> bool {
+        self.stamps_got < self.stamps_asked
+    }
+
+    /// Take the kernel's transmit stamps that came back: each goes where the tester's own
+    /// stamp of the frame would have gone (the latency tag's, the per-frame ring's entry).
+    pub(super) fn collect_stamps(&mut self) -> Res<()> {
+        let Some(map) = self.kernel else { return Ok(()) };
+        let (tag, total, tags, tx_ts, frame_ts) = (self.tag, self.total, self.tags, self.tx_ts, self.frame_ts);
+        let mut got = 0;
+        self.tx.tx_stamps(|frame, ns| {
+            let Rx::Test { field, .. } = classify(frame) else { return };
+            let seq = field & SEQ_MASK;
+            if field & !SEQ_MASK != tag || seq >= total {
+                return;
+            }
+            let t = map.ticks(ns);
+            let tagged = tags.and_then(|p| p.index(seq));
+            if let Some(j) = tagged {
+                tx_ts[j].store(t, Ordering::Relaxed);
+            }
+            if !frame_ts.is_empty() {
+                frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t), Ordering::Release);
+            }
+            got += u64::from(tagged.is_some() || !frame_ts.is_empty());
+        })?;
+        self.stamps_got += got;
         Ok(())
     }
 }

@@ -38,6 +38,9 @@ pub(super) struct Shared<'a> {
     pub(super) last_end: [AtomicU64; 2],
     /// The active directions.
     pub(super) n_active: usize,
+    /// How long a sender keeps reading the kernel's transmit stamps after its last frame
+    /// (ticks).
+    pub(super) stamp_wait: u64,
     /// Set by a worker that failed: the others stop at once.
     pub(super) failed: AtomicBool,
     /// Set from outside (Ctrl-C): every worker stops at once.
@@ -91,6 +94,9 @@ fn worker_loop<T: TxQueue, R: RxQueue>(w: &mut Worker<'_, '_, T, R>, sh: &Shared
                     sh.sender_ended(dir_index(s.dir), s.end);
                 }
             }
+            if s.stamps_pending() {
+                s.collect_stamps()?;
+            }
         }
         for r in &mut w.receivers {
             r.poll(&sh.clock)?;
@@ -117,6 +123,14 @@ fn worker_loop<T: TxQueue, R: RxQueue>(w: &mut Worker<'_, '_, T, R>, sh: &Shared
 #[inline]
 fn finished<T: TxQueue, R: RxQueue>(w: &Worker<'_, '_, T, R>, sh: &Shared<'_>, now: u64) -> bool {
     if w.senders.iter().any(|s| s.end == 0) {
+        return false;
+    }
+    // Kernel transmit stamps still to come: wait for them a little (a stamp that never comes
+    // makes the trial invalid, see `assemble`).
+    if w.senders
+        .iter()
+        .any(|s| s.stamps_pending() && now < s.end.saturating_add(sh.stamp_wait))
+    {
         return false;
     }
     w.receivers.iter().all(|r| match r.dir {

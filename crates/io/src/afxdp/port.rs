@@ -123,8 +123,14 @@ impl Port for AfXdpPort {
         self.opts.queues as usize
     }
 
+    /// The driver's stamps (ethtool's) are not read by this backend: AF_XDP gives them through
+    /// XDP metadata (receive) and the transmit metadata's completion, which it does not ask for.
     fn stamping(&self) -> crate::Stamping {
-        self.pkt.stamping()
+        let driver = self.pkt.stamping();
+        crate::Stamping {
+            detail: format!("{}, none of which the afxdp backend reads", driver.detail),
+            ..crate::Stamping::default()
+        }
     }
 
     /// One queue set per socket (receive queue k's), each with an AF_PACKET control queue.

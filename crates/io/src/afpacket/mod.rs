@@ -12,6 +12,12 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use xlat_wire::MacAddr;
 
+mod stamps;
+mod sys;
+use stamps::{query_stamping, ErrQueue};
+pub(crate) use sys::{getsockopt, setsockopt};
+use sys::{ifreq, ifreq_with, SIOCETHTOOL};
+
 const SOL_PACKET: libc::c_int = 263;
 const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
 const PACKET_RX_RING: libc::c_int = 5;
@@ -109,37 +115,6 @@ impl Drop for Ring {
     }
 }
 
-/// setsockopt(2) with a typed value (also the afxdp backend's).
-pub(crate) fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, val: &T, what: &str) -> Result<()> {
-    // SAFETY: val points to a live T of the given size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            val as *const T as *const libc::c_void,
-            std::mem::size_of::<T>() as u32,
-        )
-    };
-    if r != 0 {
-        return Err(IoError::last_os(what));
-    }
-    Ok(())
-}
-
-/// getsockopt(2) into a typed value: the value and the length the kernel wrote (an older kernel
-/// may fill only a prefix of a structure that grew). Also the afxdp backend's.
-pub(crate) fn getsockopt<T: Default>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, what: &str) -> Result<(T, usize)> {
-    let mut val = T::default();
-    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
-    // SAFETY: val and len describe a live T of its size, which the kernel writes at most.
-    let r = unsafe { libc::getsockopt(fd.as_raw_fd(), level, name, &mut val as *mut T as *mut libc::c_void, &mut len) };
-    if r != 0 {
-        return Err(IoError::last_os(what));
-    }
-    Ok((val, len as usize))
-}
-
 fn packet_socket(protocol: u16) -> Result<OwnedFd> {
     // SAFETY: plain socket(2) call; the result is checked.
     let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, i32::from(protocol.to_be())) };
@@ -204,32 +179,6 @@ fn ring(fd: &OwnedFd, opt: libc::c_int, frames: u32, frame_size: u32, what: &str
     })
 }
 
-/// ioctl(SIOCGIFHWADDR / SIOCGIFFLAGS) on a packet socket, in the socket's namespace.
-fn ifreq(fd: &OwnedFd, iface: &str, req: libc::c_ulong) -> Result<libc::ifreq> {
-    ifreq_with(fd, iface, req, |_| {})
-}
-
-/// [`ifreq`] with the request's other fields set by `fill` (e.g. `ifr_data` for SIOCETHTOOL;
-/// what it points to must outlive the call).
-fn ifreq_with(fd: &OwnedFd, iface: &str, req: libc::c_ulong, fill: impl FnOnce(&mut libc::ifreq)) -> Result<libc::ifreq> {
-    // SAFETY: ifreq is plain data.
-    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
-    let name = iface.as_bytes();
-    if name.len() >= ifr.ifr_name.len() {
-        return Err(IoError::Backend(format!("interface name '{iface}' is too long")));
-    }
-    for (d, s) in ifr.ifr_name.iter_mut().zip(name) {
-        *d = *s as libc::c_char;
-    }
-    fill(&mut ifr);
-    // SAFETY: ifr is a valid ifreq for these requests (any pointer `fill` put in it is the
-    // caller's, live during the call).
-    if unsafe { libc::ioctl(fd.as_raw_fd(), req as _, &mut ifr) } != 0 {
-        return Err(IoError::last_os(format!("ioctl on {iface}")));
-    }
-    Ok(ifr)
-}
-
 /// Run `f` with the calling thread inside network namespace `ns` (an `ip netns` name), on a
 /// short-lived thread so that the caller's own namespace never changes.
 pub(crate) fn in_netns<T: Send>(ns: Option<&str>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
@@ -278,77 +227,7 @@ struct EthtoolChannels {
     other_count: u32,
     combined_count: u32,
 }
-const SIOCETHTOOL: libc::c_ulong = 0x8946;
 const ETHTOOL_GCHANNELS: u32 = 0x3c;
-
-/// struct ethtool_ts_info (ETHTOOL_GET_TS_INFO).
-#[repr(C)]
-#[derive(Default)]
-struct EthtoolTsInfo {
-    cmd: u32,
-    so_timestamping: u32,
-    phc_index: i32,
-    tx_types: u32,
-    tx_reserved: [u32; 3],
-    rx_filters: u32,
-    rx_reserved: [u32; 3],
-}
-const ETHTOOL_GET_TS_INFO: u32 = 0x41;
-// SOF_TIMESTAMPING_* of linux/net_tstamp.h.
-const SOF_TX_HARDWARE: u32 = 1 << 0;
-const SOF_TX_SOFTWARE: u32 = 1 << 1;
-const SOF_RX_HARDWARE: u32 = 1 << 2;
-const SOF_RX_SOFTWARE: u32 = 1 << 3;
-const SOF_RAW_HARDWARE: u32 = 1 << 6;
-
-/// What ethtool's timestamping information `flags` and `phc_index` say a port can stamp.
-pub(crate) fn stamping_of(flags: u32, phc_index: i32) -> Stamping {
-    let names = [
-        (SOF_TX_SOFTWARE, "software transmit"),
-        (SOF_RX_SOFTWARE, "software receive"),
-        (SOF_TX_HARDWARE, "hardware transmit"),
-        (SOF_RX_HARDWARE, "hardware receive"),
-    ];
-    let has: Vec<&str> = names.iter().filter(|(f, _)| flags & f != 0).map(|(_, n)| *n).collect();
-    let mut detail = if has.is_empty() {
-        "no timestamps".to_string()
-    } else {
-        has.join(", ")
-    };
-    detail.push_str(&if phc_index >= 0 {
-        format!("; hardware clock /dev/ptp{phc_index}")
-    } else {
-        "; no hardware clock".to_string()
-    });
-    let all = |m: u32| flags & m == m;
-    Stamping {
-        kernel: all(SOF_TX_SOFTWARE | SOF_RX_SOFTWARE),
-        hardware: all(SOF_TX_HARDWARE | SOF_RX_HARDWARE | SOF_RAW_HARDWARE) && phc_index >= 0,
-        detail,
-    }
-}
-
-/// ethtool's timestamping information of `iface`, asked through `fd` (a socket in its
-/// namespace).
-pub(crate) fn query_stamping(fd: &OwnedFd, iface: &str) -> Stamping {
-    let mut info = EthtoolTsInfo {
-        cmd: ETHTOOL_GET_TS_INFO,
-        ..Default::default()
-    };
-    let data = &mut info as *mut EthtoolTsInfo as *mut libc::c_char;
-    // The kernel fills `info` for ETHTOOL_GET_TS_INFO; it lives until the call returns.
-    match ifreq_with(fd, iface, SIOCETHTOOL, |ifr| ifr.ifr_ifru.ifru_data = data) {
-        Ok(_) => {
-            let mut st = stamping_of(info.so_timestamping, info.phc_index);
-            st.detail.push_str(&format!(" (ethtool -T {iface})"));
-            st
-        }
-        Err(e) => Stamping {
-            detail: format!("its driver does not tell ({e})"),
-            ..Stamping::default()
-        },
-    }
-}
 
 impl AfPacketPort {
     /// The interface's receive queues (ethtool's channels: rx + combined); `None` when the
@@ -414,7 +293,12 @@ impl AfPacketPort {
             // as the tester's own drop when it comes round to that slot again.
             let ring = ring(&fd, PACKET_TX_RING, self.opts.tx_frames, self.frame_size, "PACKET_TX_RING")?;
             bind(&fd, self.ifindex, 0, &self.iface)?;
-            Ok(AfPacketTx { fd, ring, dropped: 0 })
+            Ok(AfPacketTx {
+                fd,
+                ring,
+                dropped: 0,
+                stamps: None,
+            })
         })
     }
 
@@ -531,39 +415,49 @@ pub struct AfPacketTx {
     ring: Ring,
     /// Slots the kernel gave back as TP_STATUS_WRONG_FORMAT (not sent), not yet reported.
     dropped: u64,
+    /// The reader of the transmit stamps, once they are on.
+    stamps: Option<ErrQueue>,
 }
 
 impl AfPacketTx {
     fn kick(&mut self) -> Result<()> {
         // SAFETY: send with no buffer asks the kernel to transmit the ring's requested slots.
         let r = unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+        Self::kicked(r, "send on the TX ring")
+    }
+
+    /// Send the requested slots, each stamped on transmit.
+    fn kick_stamped(&mut self) -> Result<()> {
+        Self::kicked(stamps::send_stamped(&self.fd), "sendmsg (stamped) on the TX ring")
+    }
+
+    /// The outcome `r` of a kick: a full queue or an interrupted call is no error (the slots
+    /// stay requested and go with the next kick).
+    fn kicked(r: isize, what: &str) -> Result<()> {
         if r < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
                 Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EINTR) => {}
-                _ => {
-                    return Err(IoError::Os {
-                        what: "send on the TX ring".into(),
-                        os: e,
-                    })
-                }
+                _ => return Err(IoError::Os { what: what.into(), os: e }),
             }
         }
         Ok(())
     }
-}
 
-impl TxQueue for AfPacketTx {
-    fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
+    /// Fill up to `n` free slots from the ring's next one on, with their lengths; with
+    /// `REQUEST` also mark each for sending as it is filled. Returns how many were filled.
+    #[inline]
+    fn fill_slots<const REQUEST: bool, F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> usize {
         let cap = (self.ring.frame_size - TX_DATA_OFFSET).min(MAX_FRAME_LEN);
-        let mut sent = 0;
-        while sent < n {
-            let i = self.ring.next;
+        let mut filled = 0;
+        while filled < n {
+            let i = (self.ring.next + filled) % self.ring.frames;
             let st = self.ring.status(i).load(Ordering::Acquire);
             if st == TP_STATUS_WRONG_FORMAT {
                 // The kernel refused the frame this slot held: it was counted as sent, but
                 // never left. The slot is ours again.
                 self.dropped += 1;
+                self.ring.status(i).store(TP_STATUS_AVAILABLE, Ordering::Relaxed);
             } else if st != TP_STATUS_AVAILABLE {
                 break; // the kernel still owns this slot: the ring is full
             }
@@ -571,21 +465,73 @@ impl TxQueue for AfPacketTx {
             // SAFETY: the slot is ours (status AVAILABLE) and holds frame_size bytes, of which
             // the frame data starts at TX_DATA_OFFSET.
             let data = unsafe { std::slice::from_raw_parts_mut(slot.add(TX_DATA_OFFSET), cap) };
-            let len = fill(sent, data);
+            let len = fill(filled, data);
             if len == 0 || len > cap {
                 break;
             }
             // SAFETY: tp_len is the u32 at byte 4 of the tpacket2_hdr.
             unsafe { (slot.add(4) as *mut u32).write_volatile(len as u32) };
-            fence(Ordering::Release);
-            self.ring.status(i).store(TP_STATUS_SEND_REQUEST, Ordering::Release);
-            self.ring.next = (i + 1) % self.ring.frames;
-            sent += 1;
+            if REQUEST {
+                fence(Ordering::Release);
+                self.ring.status(i).store(TP_STATUS_SEND_REQUEST, Ordering::Release);
+            }
+            filled += 1;
         }
+        filled
+    }
+}
+
+impl TxQueue for AfPacketTx {
+    fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, fill: F) -> Result<usize> {
+        let sent = self.fill_slots::<true, F>(n, fill);
+        self.ring.next = (self.ring.next + sent) % self.ring.frames;
         if sent > 0 {
             self.kick()?;
         }
         Ok(sent)
+    }
+
+    fn enable_stamps(&mut self) -> Result<()> {
+        if self.stamps.is_none() {
+            stamps::enable_tx(&self.fd)?;
+            self.stamps = Some(ErrQueue::new());
+        }
+        Ok(())
+    }
+
+    /// The filled slots are marked for sending in runs of frames stamped alike, each run sent
+    /// by a call of its own (the kernel stamps all or none of a call's frames): a burst with
+    /// one stamped frame in the middle takes three calls.
+    fn tx_burst_stamped<F: FnMut(usize, &mut [u8], &mut u64) -> usize>(&mut self, n: usize, stamp: u64, mut fill: F) -> Result<usize> {
+        if stamp == 0 || self.stamps.is_none() {
+            return self.tx_burst_cookie(n, fill);
+        }
+        let start = self.ring.next;
+        let filled = self.fill_slots::<false, _>(n.min(64), |i, buf| fill(i, buf, &mut 0));
+        self.ring.next = (start + filled) % self.ring.frames;
+        let mut i = 0;
+        while i < filled {
+            let stamped = (stamp >> i) & 1 == 1;
+            while i < filled && ((stamp >> i) & 1 == 1) == stamped {
+                let slot = (start + i) % self.ring.frames;
+                fence(Ordering::Release);
+                self.ring.status(slot).store(TP_STATUS_SEND_REQUEST, Ordering::Release);
+                i += 1;
+            }
+            if stamped {
+                self.kick_stamped()?;
+            } else {
+                self.kick()?;
+            }
+        }
+        Ok(filled)
+    }
+
+    fn tx_stamps<F: FnMut(&[u8], u64)>(&mut self, f: F) -> Result<usize> {
+        match &mut self.stamps {
+            Some(q) => q.read(&self.fd, f),
+            None => Ok(0),
+        }
     }
 
     fn flush(&mut self) -> Result<()> {
@@ -633,6 +579,23 @@ impl RxQueue for AfPacketRx {
     }
 
     fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {
+        self.take(max, |frame, _| f(frame))
+    }
+
+    fn enable_stamps(&mut self) -> Result<()> {
+        stamps::enable_rx(&self.fd)
+    }
+
+    fn rx_burst_stamped<F: FnMut(usize, &[u8], u64)>(&mut self, max: usize, mut f: F) -> Result<usize> {
+        self.take(max, |frame, ns| f(0, frame, ns))
+    }
+}
+
+impl AfPacketRx {
+    /// Hand over up to `max` frames the kernel has put in the ring, each with the stamp in its
+    /// slot header (CLOCK_REALTIME nanoseconds).
+    #[inline]
+    fn take<F: FnMut(&[u8], u64)>(&mut self, max: usize, mut f: F) -> Result<usize> {
         let mut n = 0;
         while n < max {
             let i = self.ring.next;
@@ -642,45 +605,25 @@ impl RxQueue for AfPacketRx {
             }
             let slot = self.ring.slot(i);
             // SAFETY: the kernel handed this slot to us (TP_STATUS_USER); tp_snaplen is the u32
-            // at byte 8 and tp_mac the u16 at byte 12 of tpacket2_hdr.
-            let (snaplen, mac_off) = unsafe {
+            // at byte 8, tp_mac the u16 at byte 12, tp_sec and tp_nsec the u32s at bytes 16 and
+            // 20 of tpacket2_hdr.
+            let (snaplen, mac_off, sec, nsec) = unsafe {
                 (
                     (slot.add(8) as *const u32).read_volatile() as usize,
                     (slot.add(12) as *const u16).read_volatile() as usize,
+                    (slot.add(16) as *const u32).read_volatile(),
+                    (slot.add(20) as *const u32).read_volatile(),
                 )
             };
             if mac_off + snaplen <= self.ring.frame_size {
                 // SAFETY: bounds checked just above against the slot size.
                 let frame = unsafe { std::slice::from_raw_parts(slot.add(mac_off), snaplen) };
-                f(frame);
+                f(frame, u64::from(sec) * 1_000_000_000 + u64::from(nsec));
             }
             self.ring.status(i).store(TP_STATUS_KERNEL, Ordering::Release);
             self.ring.next = (i + 1) % self.ring.frames;
             n += 1;
         }
         Ok(n)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamping_capabilities_from_ethtools_flags() {
-        let veth = stamping_of(SOF_TX_SOFTWARE | SOF_RX_SOFTWARE | (1 << 4), -1);
-        assert_eq!((veth.kernel, veth.hardware), (true, false));
-        assert_eq!(veth.detail, "software transmit, software receive; no hardware clock");
-        let nic = stamping_of(0x5f, 0);
-        assert_eq!((nic.kernel, nic.hardware), (true, true));
-        assert!(
-            nic.detail
-                .ends_with("hardware transmit, hardware receive; hardware clock /dev/ptp0"),
-            "{}",
-            nic.detail
-        );
-        // Hardware flags without a clock to read are no hardware stamps.
-        assert!(!stamping_of(0x5f, -1).hardware);
-        assert_eq!(stamping_of(0, -1).detail, "no timestamps; no hardware clock");
     }
 }
