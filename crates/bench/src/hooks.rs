@@ -256,6 +256,14 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
     fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
         self.inner.set_phase_two_after(when)
     }
+
+    fn stamp_sources(&self) -> Vec<xlat_trial::StampSource> {
+        self.inner.stamp_sources()
+    }
+
+    fn set_stamps(&mut self, source: xlat_trial::StampSource) -> Result<(), TrialError> {
+        self.inner.set_stamps(source)
+    }
 }
 
 #[cfg(test)]

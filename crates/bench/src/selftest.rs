@@ -54,10 +54,11 @@ pub struct SelftestResult {
     pub bidirectional: u64,
     /// A last bidirectional trial at the bidirectional rate, as a check.
     pub check: TrialReport,
-    /// The tester's own latency over the looped-back ports (`latency_rate`): typical and worst
-    /// case per direction, and the stamps it was taken with (in each trial's report).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub latency: Option<LatencyResult>,
+    /// The tester's own latency over the looped-back ports (`latency_rate`), once with every
+    /// timestamp source the ports offer, best first: typical and worst case per direction, and
+    /// the source (in each trial's report).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<LatencyResult>,
     #[serde(skip)]
     pub searches: Vec<SelftestSearch>,
 }
@@ -102,19 +103,26 @@ pub fn selftest(runner: &mut dyn TrialRunner, cfg: &SelftestConfig, progress: &m
             tester_bound: res.tester_bound,
         });
     }
-    let latency = match cfg.latency_rate {
-        Some(rate) => {
-            runner.set_directions(true, true)?;
-            let mut lc = LatencyConfig::new(cfg.frame_size, rate);
-            lc.trial = TrialSpec::new(cfg.frame_size, rate, cfg.duration_s, cfg.timeout_ms);
-            lc.delay_s = cfg.duration_s / 2.0;
-            // Half the frames after the delay are tagged (RFC 8219: 500 to 50,000 tags).
-            lc.tags = (rate as f64 * (cfg.duration_s - lc.delay_s) / 2.0) as u64;
-            lc.repetitions = 1;
-            Some(latency(runner, &lc, progress)?)
+    let mut latencies = Vec::new();
+    if let Some(rate) = cfg.latency_rate {
+        runner.set_directions(true, true)?;
+        let mut lc = LatencyConfig::new(cfg.frame_size, rate);
+        lc.trial = TrialSpec::new(cfg.frame_size, rate, cfg.duration_s, cfg.timeout_ms);
+        lc.delay_s = cfg.duration_s / 2.0;
+        // Half the frames after the delay are tagged (RFC 8219: 500 to 50,000 tags).
+        lc.tags = (rate as f64 * (cfg.duration_s - lc.delay_s) / 2.0) as u64;
+        lc.repetitions = 1;
+        let sources = runner.stamp_sources();
+        for &source in &sources {
+            if sources.len() > 1 {
+                runner.set_stamps(source)?;
+            }
+            latencies.push(latency(runner, &lc, progress)?);
         }
-        None => None,
-    };
+        if sources.len() > 1 {
+            runner.set_stamps(sources[0])?; // the best again, as the runner started
+        }
+    }
     Ok(SelftestResult {
         frame_size: cfg.frame_size,
         max_rate: cfg.max_rate,
@@ -123,7 +131,7 @@ pub fn selftest(runner: &mut dyn TrialRunner, cfg: &SelftestConfig, progress: &m
         reverse: searches[1].rate,
         bidirectional: searches[2].rate,
         check,
-        latency,
+        latency: latencies,
         searches,
     })
 }

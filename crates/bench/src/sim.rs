@@ -21,7 +21,7 @@
 
 use xlat_traffic::rng::SplitMix64;
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
-use xlat_trial::{DirectionReport, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, TrialReport, TrialSpec};
+use xlat_trial::{DirectionReport, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, StampSource, TrialReport, TrialSpec};
 
 use crate::runner::TrialRunner;
 
@@ -69,6 +69,9 @@ pub struct SimDut {
     /// passes (the DUT drops older unanswered connections to make room, as Linux conntrack
     /// does), but a validation finds only this many.
     pub table_capacity: Option<u64>,
+    /// The timestamp sources it offers (best first), and the one its trials say stamped them.
+    pub stamp_sources: Vec<StampSource>,
+    pub stamps: StampSource,
     /// Every spec run, in order.
     pub log: Vec<TrialSpec>,
     rng: Noise,
@@ -93,6 +96,8 @@ impl SimDut {
             preliminary_tester_max: None,
             table_capacity: None,
             unfilled_next: 0,
+            stamp_sources: vec![StampSource::User],
+            stamps: StampSource::User,
             log: Vec::new(),
             rng: Noise::new(seed),
         }
@@ -307,6 +312,18 @@ impl SimDut {
 }
 
 impl TrialRunner for SimDut {
+    fn stamp_sources(&self) -> Vec<StampSource> {
+        self.stamp_sources.clone()
+    }
+
+    fn set_stamps(&mut self, source: StampSource) -> Result<(), xlat_trial::TrialError> {
+        if !self.stamp_sources.contains(&source) {
+            return Err(xlat_trial::TrialError::msg(format!("no {} stamps here", source.name())));
+        }
+        self.stamps = source;
+        Ok(())
+    }
+
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
         self.log.push(spec.clone());
         let preliminary = spec.preliminary.as_ref().map(|p| self.preliminary(p));
@@ -317,8 +334,13 @@ impl TrialRunner for SimDut {
             return Ok(r);
         }
         let capacity = self.capacity();
-        let forward = (!self.reverse_only).then(|| self.direction(spec, capacity));
-        let reverse = (self.bidirectional || self.reverse_only).then(|| self.direction(spec, capacity));
+        let st = self.stamps;
+        let stamped = |mut d: DirectionReport| {
+            d.stamps = st;
+            d
+        };
+        let forward = (!self.reverse_only).then(|| stamped(self.direction(spec, capacity)));
+        let reverse = (self.bidirectional || self.reverse_only).then(|| stamped(self.direction(spec, capacity)));
         let reason = self.invalid_reason(spec.rate);
         Ok(TrialReport {
             dut_hooks: Vec::new(),

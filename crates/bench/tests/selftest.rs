@@ -3,6 +3,7 @@
 
 use xlat_bench::sim::SimDut;
 use xlat_bench::{selftest, NoProgress, SelftestConfig, TrialRunner};
+use xlat_trial::StampSource;
 
 fn cfg() -> SelftestConfig {
     SelftestConfig {
@@ -55,7 +56,8 @@ fn the_latency_floor_is_measured_at_the_rate_asked_both_ways() {
         ..cfg()
     };
     let r = selftest(&mut sim, &c, &mut NoProgress).unwrap();
-    let l = r.latency.as_ref().expect("latency floor");
+    assert_eq!(r.latency.len(), 1, "one source, one floor");
+    let l = &r.latency[0];
     assert_eq!((l.rate, l.runs.len()), (100_000, 1));
     for sum in [&l.forward, &l.reverse] {
         let sum = sum.as_ref().expect("both directions");
@@ -65,12 +67,33 @@ fn the_latency_floor_is_measured_at_the_rate_asked_both_ways() {
     assert!(l
         .trials
         .iter()
-        .all(|t| t.forward.as_ref().is_some_and(|d| d.stamps == xlat_trial::StampSource::User)));
+        .all(|t| t.forward.as_ref().is_some_and(|d| d.stamps == StampSource::User)));
     assert!(serde_json::to_string(&r).unwrap().contains("\"latency\""));
     assert!(selftest(&mut SimDut::new(400_000.0, 1), &cfg(), &mut NoProgress)
         .unwrap()
         .latency
-        .is_none());
+        .is_empty());
+}
+
+/// Ports that offer kernel stamps: the floor is measured once with each source, best first,
+/// and the runner is left with the best.
+#[test]
+fn the_latency_floor_is_measured_with_every_source_the_ports_offer() {
+    let mut sim = SimDut::new(400_000.0, 1);
+    sim.stamp_sources = vec![StampSource::Kernel, StampSource::User];
+    sim.stamps = StampSource::Kernel;
+    let c = SelftestConfig {
+        latency_rate: Some(100_000),
+        ..cfg()
+    };
+    let r = selftest(&mut sim, &c, &mut NoProgress).unwrap();
+    let used: Vec<Vec<StampSource>> = r
+        .latency
+        .iter()
+        .map(|l| l.trials.iter().flat_map(|t| t.directions().map(|(_, d)| d.stamps)).collect())
+        .collect();
+    assert_eq!(used, [vec![StampSource::Kernel; 2], vec![StampSource::User; 2]]);
+    assert_eq!(sim.stamps, StampSource::Kernel);
 }
 
 /// A runner that cannot choose directions makes the self-test fail clearly.

@@ -88,6 +88,14 @@ impl TrialRunner for CliRunner {
         self.inner.time_dut_command(key)
     }
 
+    fn stamp_sources(&self) -> Vec<xlat_trial::StampSource> {
+        self.inner.stamp_sources()
+    }
+
+    fn set_stamps(&mut self, source: xlat_trial::StampSource) -> Result<(), TrialError> {
+        self.inner.set_stamps(source)
+    }
+
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
         if interrupt::requested() {
             // The procedure fills in its trials so far.

@@ -98,7 +98,7 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
             println!("  (the tester kept up with --max-rate: its limit is higher)");
         }
         println!("A DUT measured at or near these rates was limited by the tester, not by the DUT.");
-        if let Some(l) = &res.latency {
+        for l in &res.latency {
             println!("Tester latency floor at {} frames/s (no DUT):", l.rate);
             for (name, sum) in [("forward", &l.forward), ("reverse", &l.reverse)] {
                 if let Some(sum) = sum {

@@ -139,3 +139,75 @@ fn kernel_stamped_delays_agree_with_a_capture_in_the_duts_namespace() {
     // tester's own share comes on top.
     assert!(um > km, "user median {um} ns <= kernel median {km} ns");
 }
+
+/// Removes the test's own namespace (and with it its veth pair), also when the test fails.
+struct LoopNs(&'static str);
+
+impl Drop for LoopNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", self.0]).status();
+    }
+}
+
+/// The self-test's latency floor over a veth pair looped back (no DUT) is measured once with
+/// every source the ports offer, kernel first, and each says what stamped it.
+#[test]
+fn selftest_measures_the_floor_with_every_source_over_a_veth_loop() {
+    if skip_unless_root(LAB_TOOLS) {
+        return;
+    }
+    let lab = TrialLab::up("router4", &[]);
+    let ns = LoopNs("xlat-sloop");
+    let ip = |args: &[&str]| assert!(Command::new("ip").args(args).status().unwrap().success(), "ip {args:?}");
+    let _ = Command::new("ip").args(["netns", "del", ns.0]).status();
+    ip(&["netns", "add", ns.0]);
+    ip(&["-n", ns.0, "link", "add", "xlat-sa", "type", "veth", "peer", "name", "xlat-sb"]);
+    ip(&["-n", ns.0, "link", "set", "xlat-sa", "up"]);
+    ip(&["-n", ns.0, "link", "set", "xlat-sb", "up"]);
+    let conf = std::fs::read_to_string(&lab.config).unwrap();
+    let conf: String = conf
+        .lines()
+        .map(|l| match l.split(" = ").next().unwrap_or("") {
+            "left_port" => "left_port = \"xlat-sa\"".to_string(),
+            "right_port" => "right_port = \"xlat-sb\"".to_string(),
+            "netns" => format!("netns = \"{}\"", ns.0),
+            "loopback" => "loopback = true".to_string(),
+            _ => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect();
+    let path = std::env::temp_dir().join(format!("xlat-loop-{}.toml", std::process::id()));
+    std::fs::write(&path, conf).unwrap();
+    let out = common::xlatperf(&[
+        "selftest",
+        "-c",
+        path.to_str().unwrap(),
+        "--max-rate",
+        "20000",
+        "--error",
+        "10000",
+        "--duration",
+        "2",
+        "--latency-rate",
+        "5000",
+        "--json",
+        "-",
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let floors = v["latency"].as_array().expect("latency floors");
+    let sources: Vec<&str> = floors
+        .iter()
+        .map(|l| l["trials"].as_array().unwrap().last().unwrap()["forward"]["stamps"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["kernel", "user"], "{v}");
+    for l in floors {
+        for dir in ["forward", "reverse"] {
+            assert!(l[dir]["typical"].as_u64().is_some(), "a finite typical latency: {l}");
+        }
+    }
+    // The kernel's floor on a veth loop is well under a microsecond typically.
+    let typical = floors[0]["forward"]["typical"].as_u64().unwrap();
+    assert!(typical < 50_000, "kernel-stamped floor {typical} ns");
+}

@@ -4,6 +4,7 @@ use crate::dut::PhaseHook;
 use crate::error::TrialError;
 use crate::report::TrialReport;
 use crate::spec::{PhaseTwoAfter, TrialSpec};
+use crate::stamps::StampSource;
 
 /// Performs trials. The engine's `Tester` implements it over real ports; the binary wraps it
 /// (DUT commands around each trial, Ctrl-C); `xlat_bench::sim::SimDut` implements it for tests.
@@ -50,6 +51,20 @@ pub trait TrialRunner {
         Err(TrialError::unsupported(format!("running the DUT command {key}")))
     }
 
+    /// The timestamp sources this runner's ports can give and it reads, best first (the
+    /// self-test measures the tester's latency floor with each). Runners that cannot say
+    /// so: only the tester's own clock.
+    fn stamp_sources(&self) -> Vec<StampSource> {
+        vec![StampSource::User]
+    }
+
+    /// Stamp the next trials' frames with `source` (one of [`TrialRunner::stamp_sources`]).
+    /// Runners that cannot say so.
+    fn set_stamps(&mut self, source: StampSource) -> Result<(), TrialError> {
+        let _ = source;
+        Err(TrialError::unsupported("choosing the timestamp source"))
+    }
+
     /// The ports and the DUT, for a human header ("left ... (DUT ...), right ...").
     fn describe(&self) -> String {
         String::new()
@@ -79,6 +94,14 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
         (**self).time_dut_command(key)
+    }
+
+    fn stamp_sources(&self) -> Vec<StampSource> {
+        (**self).stamp_sources()
+    }
+
+    fn set_stamps(&mut self, source: StampSource) -> Result<(), TrialError> {
+        (**self).set_stamps(source)
     }
 
     fn describe(&self) -> String {

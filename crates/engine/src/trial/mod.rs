@@ -351,6 +351,12 @@ impl<P: Port> Tester<P> {
         Ok((report, learnt))
     }
 
+    /// The timestamp sources both ports can give and this build reads, best first.
+    pub fn stamp_sources(&self) -> Vec<StampSource> {
+        let (l, r) = &self.ports;
+        stamps::available(&[("left", l.name(), l.stamping()), ("right", r.name(), r.stamping())])
+    }
+
     /// Stamp the frames with `want` (`tester.timestamps`; `None`: the best the ports offer
     /// that this build reads): the source chosen, or an error naming the port that cannot.
     pub fn use_stamps(&mut self, want: Option<StampSource>) -> Res<StampSource> {

@@ -40,6 +40,14 @@ impl<P: Port> TrialRunner for Tester<P> {
         Ok(())
     }
 
+    fn stamp_sources(&self) -> Vec<xlat_trial::StampSource> {
+        Tester::stamp_sources(self)
+    }
+
+    fn set_stamps(&mut self, source: xlat_trial::StampSource) -> Result<(), TrialError> {
+        self.use_stamps(Some(source)).map(|_| ()).map_err(trial_error)
+    }
+
     fn describe(&self) -> String {
         let (l, r) = self.port_names();
         let (dl, dr) = self.dut_macs();

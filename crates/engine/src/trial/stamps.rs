@@ -22,12 +22,17 @@ fn all_can(source: StampSource, ports: &[(&'static str, String, Stamping); 2]) -
     ports.iter().all(|(_, _, st)| can(source, st))
 }
 
+/// The sources this build reads that every port of `ports` can give, best first.
+pub(super) fn available(ports: &[(&'static str, String, Stamping); 2]) -> Vec<StampSource> {
+    BUILT.into_iter().filter(|s| all_can(*s, ports)).collect()
+}
+
 /// The source for `want` (`None`: the best built one both ports can) on ports `ports` (side,
 /// port name, what it can stamp); an error that names the port and what it supports when a
 /// port cannot stamp so, or that says the source is not built yet.
 pub(super) fn resolve(want: Option<StampSource>, ports: [(&'static str, String, Stamping); 2]) -> Res<StampSource> {
     let Some(want) = want else {
-        return Ok(BUILT.into_iter().find(|s| all_can(*s, &ports)).unwrap_or(StampSource::User));
+        return Ok(available(&ports).first().copied().unwrap_or(StampSource::User));
     };
     if BUILT.contains(&want) && all_can(want, &ports) {
         return Ok(want);
@@ -79,6 +84,8 @@ mod tests {
     fn auto_is_the_best_both_ports_can_and_the_rest_is_refused_by_name() {
         assert_eq!(resolve(None, [veth("a"), veth("b")]).unwrap(), StampSource::Kernel);
         assert_eq!(resolve(None, [veth("a"), plain("m")]).unwrap(), StampSource::User);
+        assert_eq!(available(&[veth("a"), veth("b")]), [StampSource::Kernel, StampSource::User]);
+        assert_eq!(available(&[veth("a"), plain("m")]), [StampSource::User]);
         assert_eq!(resolve(Some(StampSource::User), [veth("a"), veth("b")]).unwrap(), StampSource::User);
         assert_eq!(
             resolve(Some(StampSource::Kernel), [veth("a"), veth("b")]).unwrap(),
