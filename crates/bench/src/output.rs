@@ -214,12 +214,15 @@ fn float(v: f64) -> String {
 /// foreground frames sent and learnt, the state table's valid entries and size M, the sending
 /// time, whether it was in time, the duplicate learnt tuples (empty when not checked), the
 /// tester's own drops, and the DUT's connection count after phase 1 (`dut.count`; empty when
-/// not counted).
+/// not counted). Then per direction the sender's lag behind its schedule (the most and the
+/// 99.9th percentile, ns, and the stalls over 100 us), what stamped its frames (`user`,
+/// `kernel`) and how many frames to be timed got no stamp.
 pub const TRIALS_CSV_HEADER: &str = "procedure,repetition,index,phase,attempt,frame_size,rate,duration_s,frames,valid,pass,tester_bound,\
 fwd_sent,fwd_received,fwd_lost,fwd_loss_percent,fwd_tester_tx_dropped,fwd_tester_rx_dropped,\
 rev_sent,rev_received,rev_lost,rev_loss_percent,rev_tester_tx_dropped,rev_tester_rx_dropped,invalid_reasons,\
 pre_frames,pre_rate,pre_sent,pre_received,pre_foreground_sent,pre_foreground_received,pre_valid_entries,pre_state_table,\
-pre_send_duration_s,pre_sending_valid,pre_duplicate_tuples,pre_tester_tx_dropped,pre_tester_rx_dropped,pre_dut_connections";
+pre_send_duration_s,pre_sending_valid,pre_duplicate_tuples,pre_tester_tx_dropped,pre_tester_rx_dropped,pre_dut_connections,\
+fwd_max_lag_ns,fwd_lag_p999_ns,fwd_stalls,fwd_stamps,fwd_stamps_missing,rev_max_lag_ns,rev_lag_p999_ns,rev_stalls,rev_stamps,rev_stamps_missing";
 
 /// One row of [`trials_csv`] (with its newline): trial `t` of repetition `repetition`.
 pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> String {
@@ -255,8 +258,19 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
         ),
         None => ",".repeat(13),
     };
+    let timing = |d: Option<&DirectionCounts>| match d {
+        Some(d) => format!(
+            "{},{},{},{},{}",
+            d.max_lag_ns,
+            d.lag_p999_ns,
+            d.stalls,
+            d.stamps.name(),
+            d.stamps_missing
+        ),
+        None => ",,,,".to_string(),
+    };
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         csv_field(procedure),
         repetition,
         t.index,
@@ -272,7 +286,9 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
         dir(t.forward.as_ref()),
         dir(t.reverse.as_ref()),
         csv_field(&t.invalid_reasons.join("; ")),
-        pre
+        pre,
+        timing(t.forward.as_ref()),
+        timing(t.reverse.as_ref())
     )
 }
 

@@ -46,6 +46,10 @@ pub struct DirectionCounts {
     /// What stamped this direction's frames for latency and delays.
     #[serde(default)]
     pub stamps: xlat_trial::StampSource,
+    /// Frames to be timed that got no stamp of the port's (kernel stamps; any makes the trial
+    /// invalid).
+    #[serde(default)]
+    pub stamps_missing: u64,
     /// Frames the tester itself failed to send after its backend accepted them.
     #[serde(default)]
     pub tester_tx_dropped: u64,
@@ -70,6 +74,7 @@ impl DirectionCounts {
             lag_p999_ns: d.lag_p999_ns,
             stalls: d.stalls,
             stamps: d.stamps,
+            stamps_missing: d.stamps_missing,
             tester_tx_dropped: d.tester_tx_dropped,
             tester_rx_dropped: d.tester_rx_dropped,
         }

@@ -291,7 +291,13 @@ fn the_preliminary_part_reaches_the_csv_the_table_and_the_json() {
     c.trial.preliminary = None;
     let r = throughput(&mut plain, &c, &mut NoProgress).unwrap();
     let row = trial_csv_row("throughput", 0, &r.trials[0]);
-    assert!(row.trim_end().ends_with(&",".repeat(13)), "{row}");
+    for name in header.iter().filter(|h| h.starts_with("pre_")) {
+        assert_eq!(cell(&r.trials[0], name), "", "{name}: {row}");
+    }
+    // The timing columns after them: the sender's lag and what stamped the frames.
+    assert_eq!(cell(&r.trials[0], "fwd_stamps"), "user", "{row}");
+    assert_eq!(cell(&r.trials[0], "rev_stamps_missing"), "0", "{row}");
+    assert!(cell(&r.trials[0], "fwd_max_lag_ns").parse::<u64>().is_ok(), "{row}");
     assert_eq!(row.trim_end().split(',').count(), header.len());
     assert!(!serde_json::to_string(&r.trials[0]).unwrap().contains("preliminary"));
     assert!(!r.human_table().contains("Preliminary"));

@@ -199,7 +199,11 @@ fn selftest_measures_the_floor_with_every_source_over_a_veth_loop() {
     let floors = v["latency"].as_array().expect("latency floors");
     let sources: Vec<&str> = floors
         .iter()
-        .map(|l| l["trials"].as_array().unwrap().last().unwrap()["forward"]["stamps"].as_str().unwrap())
+        .map(|l| {
+            l["trials"].as_array().unwrap().last().unwrap()["forward"]["stamps"]
+                .as_str()
+                .unwrap()
+        })
         .collect();
     assert_eq!(sources, ["kernel", "user"], "{v}");
     for l in floors {
