@@ -150,6 +150,10 @@ struct xlat_port_info {
 	uint16_t max_tx_queues;
 	uint32_t max_rx_pktlen;
 	char driver[64];
+	/* The PMD offers the receive timestamp offload (RTE_ETH_RX_OFFLOAD_TIMESTAMP). */
+	uint8_t rx_timestamp;
+	/* The PMD has an IEEE 1588 clock (rte_eth_timesync_read_time is implemented). */
+	uint8_t timesync;
 };
 
 int xlat_port_info(uint16_t port, struct xlat_port_info *out)
@@ -162,6 +166,9 @@ int xlat_port_info(uint16_t port, struct xlat_port_info *out)
 	out->max_tx_queues = info.max_tx_queues;
 	out->max_rx_pktlen = info.max_rx_pktlen;
 	snprintf(out->driver, sizeof(out->driver), "%s", info.driver_name ? info.driver_name : "?");
+	out->rx_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
+	struct timespec ts;
+	out->timesync = rte_eth_timesync_read_time(port, &ts) != -ENOTSUP;
 	return 0;
 }
 

@@ -122,6 +122,14 @@ fn null_accepts_full_bursts() {
     assert_eq!(p.stats().unwrap().opackets, total as u64);
     // The mbufs all went back to the pool: many more bursts than the pool has mbufs work.
     assert!(1000 * 32 > p.mempool_mbufs() as usize);
+    // net_null has neither the receive timestamp offload nor an IEEE 1588 clock, as its PMD
+    // says (rte_eth_dev_info, rte_eth_timesync_read_time), and claims no stamps.
+    let st = p.stamping();
+    assert!(!st.kernel && !st.hardware, "{st:?}");
+    assert_eq!(
+        st.detail,
+        "no receive timestamp offload, no IEEE 1588 clock (rte_eth_timesync) (net_null)"
+    );
 }
 
 #[test]

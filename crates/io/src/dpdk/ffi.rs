@@ -33,6 +33,8 @@ pub struct PortInfo {
     pub max_tx_queues: u16,
     pub max_rx_pktlen: u32,
     pub driver: [c_char; 64],
+    pub rx_timestamp: u8,
+    pub timesync: u8,
 }
 
 /// `struct xlat_port_stats` of the shim.

@@ -59,6 +59,10 @@ impl Port for DpdkPort {
         self.room.min(crate::MAX_FRAME_LEN)
     }
 
+    fn stamping(&self) -> crate::Stamping {
+        self.stamping.clone()
+    }
+
     /// The queue sets the port was opened with ([`DpdkOptions::queues`]).
     fn max_queues(&self) -> usize {
         usize::from(self.queues)

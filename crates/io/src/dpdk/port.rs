@@ -213,6 +213,8 @@ pub struct DpdkPort {
     pub(super) data_off: usize,
     /// True once [`Port::queues`](crate::Port::queues) has handed out the queues.
     pub(super) opened: bool,
+    /// What the PMD can stamp (none of it read yet).
+    pub(super) stamping: crate::Stamping,
 }
 
 /// The mempool size for a port with `queues` queue sets (see [`DpdkPort::open`]).
@@ -225,6 +227,26 @@ pub fn mempool_size(rx_queues: u16, queues: u16, rx_desc: u16, tx_desc: u16, cac
         + (lcores + 4 + 2 * q) * cache_max;
     // 2^k - 1: the mempool's ring has 2^k slots, one always free.
     (n + 1).next_power_of_two() - 1
+}
+
+/// What a PMD (`driver`) with (or without) the receive timestamp offload and an IEEE 1588
+/// clock can stamp. Neither is read yet, so the port claims no stamps; the detail says what
+/// the PMD has.
+pub(super) fn stamping_of(driver: &str, rx_timestamp: bool, timesync: bool) -> crate::Stamping {
+    let yes = |b: bool| if b { "" } else { "no " };
+    crate::Stamping {
+        detail: format!(
+            "{}receive timestamp offload, {}IEEE 1588 clock (rte_eth_timesync){} ({driver})",
+            yes(rx_timestamp),
+            yes(timesync),
+            if rx_timestamp || timesync {
+                ", which the dpdk backend does not read yet"
+            } else {
+                ""
+            }
+        ),
+        ..crate::Stamping::default()
+    }
 }
 
 impl DpdkPort {
@@ -395,6 +417,7 @@ impl DpdkPort {
             room,
             data_off,
             opened: false,
+            stamping: stamping_of(&driver, info.rx_timestamp != 0, info.timesync != 0),
         };
         let deadline = Instant::now() + opts.link_timeout;
         while !link_up(port) && Instant::now() < deadline {
