@@ -314,6 +314,7 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::sender::ts_entry;
     use super::*;
 
     /// A count of a 256-frame direction sent by two queues in chunks of 64 (trial tag 0).
@@ -337,6 +338,66 @@ mod tests {
             learnt: 0,
             rx_unstamped: 0,
         }
+    }
+
+    /// A PDV count whose frames wait for their kernel transmit stamps, 1 tick = 1 ns, frame
+    /// timeout `timeout_ns` (0: none).
+    fn pdv_count(timeout_ns: u64) -> Count {
+        let mut c = count(1);
+        c.pdv = Some(PdvState {
+            frame_timeout_ns: timeout_ns,
+            delays: DelayRecorder::exact(),
+            ipdv: IpdvRecorder::exact(),
+            prev_seq: None,
+            timed: 0,
+            late: 0,
+            mul: 1 << 32,
+            pending: Some(VecDeque::new()),
+            unstamped: 0,
+        });
+        c
+    }
+
+    /// Frames whose kernel transmit stamp comes after them wait for it, in order, and are
+    /// timed once it is there; a late one (over the frame timeout) leaves the received count;
+    /// one whose stamp never comes is counted unstamped, not timed and not lost.
+    #[test]
+    fn frames_wait_for_their_kernel_transmit_stamps_in_order() {
+        let ts: Vec<AtomicU64> = (0..8).map(|_| AtomicU64::new(0)).collect();
+        let stamp = |seq: u64, t: u64| ts[seq as usize].store(ts_entry(seq, t), Ordering::Release);
+        let mut c = pdv_count(1_000);
+        stamp(0, 100);
+        // Frame 0 is timed at once (stamp there); frame 1's stamp is not there yet: it waits,
+        // and so does frame 2 behind it although its stamp is there.
+        c.test_frame(0, 0, 150, &ts);
+        c.test_frame(1, 0, 260, &ts);
+        stamp(2, 300);
+        c.test_frame(2, 0, 340, &ts);
+        let p = c.pdv.as_mut().unwrap();
+        assert_eq!((p.timed, p.pending.as_ref().unwrap().len()), (1, 2));
+        // Nothing moves while frame 1's stamp is missing and the wait is not over.
+        assert_eq!(p.settle(&ts, 400, 1_000), 0);
+        assert_eq!(p.timed, 1);
+        stamp(1, 200);
+        assert_eq!(p.settle(&ts, 400, 1_000), 0);
+        assert_eq!((p.timed, p.pending.as_ref().unwrap().len()), (3, 0));
+        // Delays 50, 60, 40 in arrival order: IPDV pairs 0-1 and 1-2.
+        assert_eq!(p.ipdv.pairs(), 2);
+        // Frame 3 is late (stamped at 1000, received at 2500 > 1000 ns later) and frame 4's
+        // stamp never comes: after the trial, 3 is lost, 4 unstamped.
+        c.test_frame(3, 0, 2_500, &ts);
+        c.test_frame(4, 0, 2_600, &ts);
+        stamp(3, 1_000);
+        assert_eq!(c.report.received, 5);
+        c.settle_all(&ts);
+        let p = c.pdv.as_ref().unwrap();
+        assert_eq!((p.timed, p.late, p.unstamped), (3, 1, 1));
+        assert_eq!(c.report.received, 4, "the late frame is not received");
+        // Without a wait list (user stamps) a frame without a stamp is simply not timed.
+        let mut u = pdv_count(0);
+        u.pdv.as_mut().unwrap().pending = None;
+        u.test_frame(5, 0, 10, &ts);
+        assert_eq!((u.pdv.as_ref().unwrap().timed, u.report.received), (0, 1));
     }
 
     #[test]
