@@ -4,7 +4,7 @@ use std::process::Command;
 use xlat_io::afpacket::{AfPacketOptions, AfPacketPort};
 use xlat_io::{Port, RxQueue, TxQueue};
 use xlat_wire::frame::{IpPair, TestFrame};
-use xlat_wire::{classify, Rx};
+use xlat_wire::{classify, MacAddr, Rx};
 
 #[path = "../../wire/tests/common/skip.rs"]
 mod skip;
@@ -51,6 +51,26 @@ fn open_pair() -> (AfPacketPort, AfPacketPort) {
     (a, AfPacketPort::open("xlat-iob", opts).unwrap())
 }
 
+/// Write an IPv4 test frame from `src` to `dst` (198.18.0.2 to 198.19.0.2, UDP `sport` to
+/// 7) of `size` bytes carrying `field` into `buf`: its length, 0 if it does not fit.
+fn v4_frame(src: MacAddr, dst: MacAddr, sport: u16, size: usize, field: u64, buf: &mut [u8]) -> usize {
+    TestFrame {
+        eth_dst: dst,
+        eth_src: src,
+        ip: IpPair::V4 {
+            src: "198.18.0.2".parse().unwrap(),
+            dst: "198.19.0.2".parse().unwrap(),
+        },
+        sport,
+        dport: 7,
+        frame_size: size,
+        field,
+    }
+    .write(buf)
+    .map(|l| l.len)
+    .unwrap_or(0)
+}
+
 #[test]
 fn frames_cross_a_veth_pair_intact_and_in_order() {
     if skip_unless_root(&["ip"]) {
@@ -80,21 +100,7 @@ fn frames_cross_a_veth_pair_intact_and_in_order() {
             let k = qa
                 .tx
                 .tx_burst(32.min((total - sent) as usize), |i, buf| {
-                    TestFrame {
-                        eth_dst: bmac,
-                        eth_src: amac,
-                        ip: IpPair::V4 {
-                            src: "198.18.0.2".parse().unwrap(),
-                            dst: "198.19.0.2".parse().unwrap(),
-                        },
-                        sport: 0xc020,
-                        dport: 7,
-                        frame_size: 64 + (i % 3) * 100,
-                        field: sent + i as u64,
-                    }
-                    .write(buf)
-                    .map(|l| l.len)
-                    .unwrap_or(0)
+                    v4_frame(amac, bmac, 0xc020, 64 + (i % 3) * 100, sent + i as u64, buf)
                 })
                 .unwrap();
             sent += k as u64;
@@ -147,21 +153,7 @@ fn two_receive_sockets_share_the_flows_once_each_in_order() {
                 .tx
                 .tx_burst(32.min((total - sent) as usize), |i, buf| {
                     let field = sent + i as u64;
-                    TestFrame {
-                        eth_dst: bmac,
-                        eth_src: amac,
-                        ip: IpPair::V4 {
-                            src: "198.18.0.2".parse().unwrap(),
-                            dst: "198.19.0.2".parse().unwrap(),
-                        },
-                        sport: 0xc000 + (field % 64) as u16,
-                        dport: 7,
-                        frame_size: 64,
-                        field,
-                    }
-                    .write(buf)
-                    .map(|l| l.len)
-                    .unwrap_or(0)
+                    v4_frame(amac, bmac, 0xc000 + (field % 64) as u16, 64, field, buf)
                 })
                 .unwrap();
             sent += k as u64;
@@ -266,21 +258,7 @@ fn a_veth_port_stamps_the_frames_asked_for_in_the_kernel() {
         let n = qa
             .tx
             .tx_burst_stamped(40, mask, |i, buf, _| {
-                TestFrame {
-                    eth_dst: bmac,
-                    eth_src: amac,
-                    ip: IpPair::V4 {
-                        src: "198.18.0.2".parse().unwrap(),
-                        dst: "198.19.0.2".parse().unwrap(),
-                    },
-                    sport: 0xc020,
-                    dport: 7,
-                    frame_size: 64 + (i % 2) * 1000,
-                    field: field + i as u64,
-                }
-                .write(buf)
-                .map(|l| l.len)
-                .unwrap_or(0)
+                v4_frame(amac, bmac, 0xc020, 64 + (i % 2) * 1000, field + i as u64, buf)
             })
             .unwrap();
         assert_eq!(n, 40);
