@@ -53,6 +53,12 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
         }
     }
     let limit = spec.duration_s * TOLERANCE;
+    // What slows a sender that the user can change: the kernel stamping every frame (PDV).
+    let hint = if trial.kernel.is_some() && spec.pdv.is_some() {
+        " (the kernel stamps every frame for PDV, which slows the sender: tester.timestamps = user sends faster)"
+    } else {
+        ""
+    };
     let mut dirs = Vec::new();
     let mut learnt = [0u64; 2];
     for s in senders {
@@ -85,7 +91,7 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
         }
         if s.gave_up {
             invalid(format!(
-                "{} sending stopped {:.1} s after the {:.10} seconds limit with {} of {} frames sent (the port took no more), the test is invalid",
+                "{} sending stopped {:.1} s after the {:.10} seconds limit with {} of {} frames sent (the port took no more){hint}, the test is invalid",
                 d.title(),
                 GIVE_UP_S,
                 limit,
@@ -94,7 +100,7 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
             ));
         } else if dr.send_duration_s > limit {
             invalid(format!(
-                "{} sending exceeded the {:.10} seconds limit (took {:.6} s), the test is invalid",
+                "{} sending exceeded the {:.10} seconds limit (took {:.6} s){hint}, the test is invalid",
                 d.title(),
                 limit,
                 dr.send_duration_s

@@ -135,7 +135,7 @@ pub(super) fn send_stamped(fd: &OwnedFd) -> isize {
 }
 
 /// Messages read per recvmmsg(2) call.
-const BATCH: usize = 16;
+const BATCH: usize = 64;
 /// Room for one message's control data (SO_TIMESTAMPING's three timespecs and the extended
 /// error).
 const CTL_WORDS: usize = 32;
