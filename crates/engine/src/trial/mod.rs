@@ -308,6 +308,7 @@ impl<P: Port> Tester<P> {
         let limit_s = spec.duration_s * TOLERANCE;
         let give_up_at = t0 + clock.ticks(limit_s + GIVE_UP_S);
         let timeout = clock.ticks_ms(spec.timeout_ms);
+        let stamp_wait = clock.ticks(STAMP_WAIT_S);
         let shared = Shared {
             clock,
             t0,
@@ -317,7 +318,7 @@ impl<P: Port> Tester<P> {
             senders_left: active.map(|a| AtomicUsize::new(if a { self.queues() } else { 0 })),
             last_end: [AtomicU64::new(0), AtomicU64::new(0)],
             n_active: active.iter().filter(|a| **a).count(),
-            stamp_wait: clock.ticks(STAMP_WAIT_S),
+            stamp_wait,
             failed: AtomicBool::new(false),
             abort: self.abort,
         };
@@ -336,7 +337,7 @@ impl<P: Port> Tester<P> {
             tx_ts: &tx_ts,
             frame_ts: &frame_ts,
             kernel: (self.stamps == StampSource::Kernel).then(|| RealtimeMap::take(&clock)),
-            stamp_wait: clock.ticks(STAMP_WAIT_S),
+            stamp_wait,
         };
         let cores = plan_cores(&self.cpus, self.queues());
         let workers = plan_workers(&self.setup, [&mut self.left, &mut self.right], &trial, cores)?;
@@ -351,18 +352,21 @@ impl<P: Port> Tester<P> {
         Ok((report, learnt))
     }
 
+    /// Each side's name, port name and what the port can stamp.
+    fn port_stamping(&self) -> [(&'static str, String, xlat_io::Stamping); 2] {
+        let (l, r) = &self.ports;
+        [("left", l.name(), l.stamping()), ("right", r.name(), r.stamping())]
+    }
+
     /// The timestamp sources both ports can give and this build reads, best first.
     pub fn stamp_sources(&self) -> Vec<StampSource> {
-        let (l, r) = &self.ports;
-        stamps::available(&[("left", l.name(), l.stamping()), ("right", r.name(), r.stamping())])
+        stamps::available(&self.port_stamping())
     }
 
     /// Stamp the frames with `want` (`tester.timestamps`; `None`: the best the ports offer
     /// that this build reads): the source chosen, or an error naming the port that cannot.
     pub fn use_stamps(&mut self, want: Option<StampSource>) -> Res<StampSource> {
-        let (l, r) = &self.ports;
-        let ports = [("left", l.name(), l.stamping()), ("right", r.name(), r.stamping())];
-        let source = stamps::resolve(want, ports)?;
+        let source = stamps::resolve(want, self.port_stamping())?;
         if source == StampSource::Kernel {
             self.left.enable_stamps()?;
             self.right.enable_stamps()?;

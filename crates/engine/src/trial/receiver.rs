@@ -179,13 +179,20 @@ impl Count {
         self.rx_unstamped += o.rx_unstamped;
     }
 
+    /// Time the frames waiting for their transmit stamps whose stamps are in (see
+    /// [`PdvState::settle`]); those later than the frame timeout leave the received count.
+    fn settle(&mut self, frame_ts: &[AtomicU64], now: u64, wait: u64) {
+        if let Some(p) = &mut self.pdv {
+            if p.pending.as_ref().is_some_and(|q| !q.is_empty()) {
+                self.report.received -= p.settle(frame_ts, now, wait);
+            }
+        }
+    }
+
     /// Time every frame still waiting for its transmit stamp (the trial is over: the stamps
     /// that came are all in).
     pub(super) fn settle_all(&mut self, frame_ts: &[AtomicU64]) {
-        if let Some(p) = &mut self.pdv {
-            let late = p.settle(frame_ts, u64::MAX, 0);
-            self.report.received -= late;
-        }
+        self.settle(frame_ts, u64::MAX, 0);
     }
 
     /// Count one test frame with 64-bit field `field`, received at `now` (ticks; read only when
@@ -266,11 +273,8 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
         let timed = self.count.pdv.is_some() || self.count.tags.is_some();
         let counting = self.dir.is_some();
         let (learn, (fg_n, fg_m), kernel) = (self.learn, self.fg, self.kernel);
-        if let Some(p) = &mut self.count.pdv {
-            if p.pending.as_ref().is_some_and(|q| !q.is_empty()) {
-                let late = p.settle(self.frame_ts, clock.now(), self.stamp_wait);
-                self.count.report.received -= late;
-            }
+        if self.kernel.is_some() {
+            self.count.settle(self.frame_ts, clock.now(), self.stamp_wait);
         }
         let n = self.rx.rx_burst_stamped(RX_BURST, |lane, f, ns| match classify(f) {
             Rx::Test { field, .. } if counting => {
