@@ -13,6 +13,7 @@
 //! | PDV, IPDV | [`pdv::pdv`] | 8219 sections 7.3.1, 7.3.2 |
 //! | back-to-back | [`b2b::back_to_back`] | 2544 section 26.4, 9004 |
 //! | system recovery | [`recovery::system_recovery`] | 2544 section 26.5 |
+//! | MLRsearch (NDR, PDR, any Search Goals) | [`mlrsearch::mlrsearch`] | 9971 (load classification in [`mlr_classify`]) |
 //! | tester self-test | [`selftest::selftest`] | throughput searches with the ports looped back |
 //! | repetitions | [`repeat::repeat`] | median, min, max, 1st/99th percentile, dispersion |
 //!
@@ -58,6 +59,8 @@ pub mod frame_loss;
 pub mod hooks;
 pub mod latency;
 pub mod media;
+pub mod mlr_classify;
+pub mod mlrsearch;
 pub mod output;
 pub mod pdv;
 pub mod plot;
@@ -87,6 +90,7 @@ pub use error::BenchError;
 pub use frame_loss::{frame_loss, FrameLossConfig, FrameLossResult};
 pub use latency::{latency, LatencyConfig, LatencyResult, LatencySamples};
 pub use media::{line_rate, setup_line_rate};
+pub use mlrsearch::{mlrsearch, GoalResult, MlrConfig, MlrResult, SearchGoal};
 pub use output::{summary_csv, trials_csv, Collected, Document, InterruptedRun, RunMeta, SizeResult};
 pub use pdv::{pdv, PdvConfig, PdvResult};
 pub use plot::Plot;

@@ -4,6 +4,7 @@ use crate::b2b::BackToBackResult;
 use crate::delay::DelayRecorder;
 use crate::frame_loss::FrameLossResult;
 use crate::latency::LatencyResult;
+use crate::mlrsearch::MlrResult;
 use crate::output::{Collected, SizeResult};
 use crate::pdv::PdvResult;
 use crate::recovery::RecoveryResult;
@@ -61,6 +62,50 @@ impl Plot for ThroughputResult {
             })
             .collect();
         (!pts.is_empty()).then(|| svg::throughput_vs_frame_size("Throughput against frame size", &pts))
+    }
+}
+
+impl Plot for MlrResult {
+    /// One run: the search's trace (the load of every trial, one series per goal it was
+    /// measured for). Several: the first goal's Conditional Throughput against frame size.
+    fn plot(results: &[SizeResult<Self>], _: &Collected) -> Option<String> {
+        if let [one] = results {
+            if let [run] = one.result.runs.as_slice() {
+                let series = run
+                    .goals
+                    .iter()
+                    .map(|g| Series {
+                        label: format!("trials for {}", g.goal.name),
+                        points: run
+                            .search
+                            .iter()
+                            .filter(|t| t.goal == g.goal.name)
+                            .map(|t| (t.trial as f64 + 1.0, t.load as f64))
+                            .collect(),
+                        error_bars: None,
+                        step: false,
+                    })
+                    .filter(|s| !s.points.is_empty())
+                    .collect();
+                return Some(
+                    LinePlot {
+                        title: format!("MLRsearch, {} B: the load of each trial", one.frame_size),
+                        x_label: "trial".into(),
+                        y_label: "load (frames/s per direction)".into(),
+                        series,
+                        y_range: None,
+                    }
+                    .to_svg(),
+                );
+            }
+        }
+        let first = results.first()?.result.runs.first()?.goals.first()?.goal.name.to_lowercase();
+        metric_vs_size(
+            "MLRsearch: Conditional Throughput against frame size",
+            "frames/s per direction",
+            results,
+            &format!("{first}_conditional_throughput_fps"),
+        )
     }
 }
 

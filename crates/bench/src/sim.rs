@@ -398,3 +398,85 @@ impl TrialRunner for SimDut {
         Ok(())
     }
 }
+
+/// A DUT given by its Trial Loss Ratio as a function of load, trial duration and chance: the
+/// DUTs that the MLRsearch comparisons drive both xlatperf's search and its authors' Python
+/// implementation against (`tests/mlrsearch/reference.py` computes the same functions). One
+/// direction; a trial at load L for D seconds sends N = floor(L x D + 0.5) frames and loses
+/// floor(N x ratio + 0.5) of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LossModel {
+    /// No loss below `at` frames/s, `ratio` of the frames at and above it.
+    Step { at: f64, ratio: f64 },
+    /// A forwarding-rate limit: loss ratio 1 - capacity / load above `fps`, growing smoothly.
+    Capacity { fps: f64 },
+    /// A limit of `fps` with a buffer of `buffer` frames: forwards fps x D + buffer frames, so
+    /// that short trials lose less than long ones.
+    Buffered { fps: f64, buffer: f64 },
+    /// A limit that varies per trial, uniform in fps x [1 - noise, 1 + noise].
+    Noisy { fps: f64, noise: f64 },
+}
+
+impl LossModel {
+    /// The loss ratio of a trial; `u` is uniform in [0, 1) (used by `Noisy` only).
+    pub fn loss_ratio(&self, load: f64, duration_s: f64, u: f64) -> f64 {
+        let limit = |fps: f64, extra: f64| {
+            let sent = load * duration_s;
+            if sent <= 0.0 {
+                0.0
+            } else {
+                (1.0 - (fps * duration_s + extra) / sent).max(0.0)
+            }
+        };
+        match *self {
+            LossModel::Step { at, ratio } => {
+                if load >= at {
+                    ratio
+                } else {
+                    0.0
+                }
+            }
+            LossModel::Capacity { fps } => limit(fps, 0.0),
+            LossModel::Buffered { fps, buffer } => limit(fps, buffer),
+            LossModel::Noisy { fps, noise } => limit(fps * (1.0 + noise * (2.0 * u - 1.0)), 0.0),
+        }
+    }
+}
+
+/// A [`TrialRunner`] whose one direction loses what a [`LossModel`] says.
+#[derive(Debug, Clone)]
+pub struct ModelDut {
+    pub model: LossModel,
+    rng: Noise,
+}
+
+impl ModelDut {
+    pub fn new(model: LossModel, seed: u64) -> ModelDut {
+        ModelDut {
+            model,
+            rng: Noise::new(seed),
+        }
+    }
+}
+
+impl TrialRunner for ModelDut {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
+        let sent = (spec.rate as f64 * spec.duration_s + 0.5).floor() as u64;
+        let ratio = self.model.loss_ratio(spec.rate as f64, spec.duration_s, self.rng.next_f64());
+        let lost = ((sent as f64 * ratio + 0.5).floor() as u64).min(sent);
+        let mut r = TrialReport::of(spec);
+        r.forward = Some(DirectionReport {
+            sent,
+            received: sent - lost,
+            lost,
+            send_duration_s: spec.duration_s,
+            achieved_rate: spec.rate as f64,
+            ..DirectionReport::default()
+        });
+        Ok(r)
+    }
+
+    fn describe(&self) -> String {
+        format!("simulated DUT {:?}", self.model)
+    }
+}

@@ -40,6 +40,13 @@ pub fn skip_unless_root(tools: &[&str]) -> bool {
         (true, false) => format!("needs {} (not on PATH)", missing.join(", ")),
         (true, true) => return false,
     };
+    skip(&why)
+}
+
+/// Skip the calling test because of `why` (the rule of [`skip_unless_root`], for tests that
+/// need something else: a file setup made, a Python environment): true, after saying so and
+/// logging it; with CI=true a panic.
+pub fn skip(why: &str) -> bool {
     let test = format!("{}::{}", env!("CARGO_CRATE_NAME"), std::thread::current().name().unwrap_or("?"));
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
