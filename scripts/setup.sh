@@ -10,7 +10,7 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
-PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk dpdk-dev ethtool procps)
+PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk dpdk-dev ethtool procps python3 python3-venv)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,6 +32,17 @@ if ! command -v cargo >/dev/null 2>&1; then
         curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --component rustfmt,clippy
         export PATH="$HOME/.cargo/bin:$PATH"
     fi
+fi
+
+# The MLRsearch authors' implementation, which crates/bench/tests/mlrsearch_reference.rs
+# compares xlatperf's RFC 9971 search against: PyPI, one pinned version, no dependencies.
+MLRSEARCH_VERSION=1.2.1
+VENV=.venv/mlrsearch
+if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('MLRsearch') != '$MLRSEARCH_VERSION')" 2>/dev/null; then
+    echo "== MLRsearch $MLRSEARCH_VERSION (the RFC 9971 reference) in $VENV"
+    rm -rf "$VENV"
+    /usr/bin/python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check "MLRsearch==$MLRSEARCH_VERSION"
 fi
 
 echo "== building xlatperf (release, with the dpdk backend)"

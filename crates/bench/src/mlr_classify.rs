@@ -238,7 +238,7 @@ mod tests {
         assert_eq!(quantile_loss_ratio(&trials, &CSIT_PDR), 0.004);
         assert!((conditional_throughput(1000, &trials, &CSIT_PDR) - 996.0).abs() < 1e-9);
         // Missing duration counts as loss ratio 1: 5 good trials of 21 s.
-        assert_eq!(quantile_loss_ratio(&vec![t(1.0, 0.0); 5], &CSIT_PDR), 1.0);
+        assert_eq!(quantile_loss_ratio(&[t(1.0, 0.0); 5], &CSIT_PDR), 1.0);
         // Short trials do not count.
         assert_eq!(quantile_loss_ratio(&[t(0.5, 0.0)], &NDR_2544), 1.0);
     }

@@ -94,6 +94,60 @@ impl SearchGoal {
         }
     }
 
+    /// A goal from a command line's `--goal` value: comma-separated `key=value` pairs (`name`,
+    /// `loss`, `exceed`, `width`, `initial`, `final`, `sum`; ratios as fractions or with `%`)
+    /// and the presets `ndr` (loss 0) and `pdr` (loss 0.005, named PDR), over `defaults`.
+    pub fn parse(spec: &str, defaults: &SearchGoal) -> Result<SearchGoal, String> {
+        let mut g = defaults.clone();
+        let mut named = false;
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let number = |v: &str| -> Result<f64, String> {
+                let (v, scale) = v.strip_suffix('%').map_or((v, 1.0), |p| (p, 0.01));
+                v.trim()
+                    .parse::<f64>()
+                    .map(|x| x * scale)
+                    .map_err(|_| format!("'{part}': '{v}' is not a number"))
+            };
+            match part.split_once('=') {
+                None if part.eq_ignore_ascii_case("ndr") => {
+                    g.loss_ratio = 0.0;
+                    if !named {
+                        g.name = "NDR".into();
+                    }
+                }
+                None if part.eq_ignore_ascii_case("pdr") => {
+                    g.loss_ratio = PDR_LOSS_RATIO;
+                    if !named {
+                        g.name = "PDR".into();
+                    }
+                }
+                None => return Err(format!("'{part}' is neither a preset (ndr, pdr) nor key=value")),
+                Some((k, v)) => match k.trim() {
+                    "name" => {
+                        let v = v.trim();
+                        if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
+                            return Err(format!("goal name '{v}': use letters, digits, '_', '-', '.'"));
+                        }
+                        g.name = v.to_string();
+                        named = true;
+                    }
+                    "loss" => g.loss_ratio = number(v)?,
+                    "exceed" => g.exceed_ratio = number(v)?,
+                    "width" => g.width = number(v)?,
+                    "initial" => g.initial_trial_duration_s = number(v)?,
+                    "final" => g.final_trial_duration_s = number(v)?,
+                    "sum" => g.duration_sum_s = number(v)?,
+                    other => {
+                        return Err(format!(
+                            "unknown goal attribute '{other}' (name, loss, exceed, width, initial, final, sum)"
+                        ))
+                    }
+                },
+            }
+        }
+        Ok(g)
+    }
+
     pub fn validate(&self) -> Result<(), BenchError> {
         let n = &self.name;
         let fraction = |what: &str, v: f64| -> Result<(), BenchError> {

@@ -190,3 +190,26 @@ fn the_chain_of_targets_coarsens_towards_the_initial_duration() {
     assert_eq!(chain[2].0, g.target());
     assert_eq!(g.chain(0), vec![(g.target(), 0.005)]);
 }
+
+#[test]
+fn goals_parse_from_presets_and_attributes_over_the_defaults() {
+    let d = SearchGoal::rfc2544("NDR", 0.0, 60.0);
+    assert_eq!(SearchGoal::parse("ndr", &d).unwrap(), d);
+    let pdr = SearchGoal::parse("pdr", &d).unwrap();
+    assert_eq!((pdr.name.as_str(), pdr.loss_ratio), ("PDR", 0.005));
+    let g = SearchGoal::parse("name=PLR1, loss=1%, exceed=0.5, width=0.01, initial=2, final=5, sum=21", &d).unwrap();
+    assert_eq!(g.name, "PLR1");
+    assert!((g.loss_ratio - 0.01).abs() < 1e-15);
+    assert_eq!((g.exceed_ratio, g.width, g.initial_trial_duration_s), (0.5, 0.01, 2.0));
+    assert_eq!((g.final_trial_duration_s, g.duration_sum_s), (5.0, 21.0));
+    assert_eq!(SearchGoal::parse("name=X,pdr", &d).unwrap().name, "X");
+    for (bad, want) in [
+        ("speed=3", "unknown goal attribute 'speed'"),
+        ("loss=abc", "'abc' is not a number"),
+        ("fast", "neither a preset"),
+        ("name=a b", "goal name"),
+    ] {
+        let e = SearchGoal::parse(bad, &d).unwrap_err();
+        assert!(e.contains(want), "{bad}: {e}");
+    }
+}

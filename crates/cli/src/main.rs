@@ -115,6 +115,9 @@ enum Cmd {
     },
     /// Throughput: the highest rate without loss, by binary search (RFC 2544 26.1, RFC 8219 7.1).
     Throughput(procedures::ThroughputArgs),
+    /// MLRsearch (RFC 9971): NDR, PDR or any Search Goals at once, each as a Relevant Lower
+    /// Bound, Relevant Upper Bound and Conditional Throughput.
+    Mlrsearch(procedures::MlrArgs),
     /// Frame loss rate from the maximum rate down in steps of at most 10% (RFC 2544 26.3).
     #[command(name = "frame-loss")]
     FrameLoss(procedures::FrameLossArgs),
@@ -461,6 +464,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::Convert { file, out_dir } => convert(file, out_dir.as_deref()),
         Cmd::Lab { cmd } => lab(cmd),
         Cmd::Throughput(a) => procedures::throughput(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::Mlrsearch(a) => procedures::mlrsearch(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::FrameLoss(a) => procedures::frame_loss(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Latency(a) => procedures::latency(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Pdv(a) => procedures::pdv(a, argv).map(|r| print_results(&r, &a.common)),

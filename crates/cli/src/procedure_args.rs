@@ -37,6 +37,50 @@ pub struct ThroughputArgs {
     pub frame_timeout: Option<u64>,
 }
 
+/// `xlatperf mlrsearch`.
+#[derive(Args, Clone, Debug)]
+pub struct MlrArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub stateful: StatefulArgs,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// Max Load, frames/s per direction. Default: the line rate of --link-gbps.
+    #[arg(long = "max-load", value_name = "FPS", value_parser = parse_rate)]
+    pub max_load: Option<u64>,
+    /// Min Load, frames/s per direction. Default: a thousandth of Max Load.
+    #[arg(long = "min-load", value_name = "FPS", value_parser = parse_rate)]
+    pub min_load: Option<u64>,
+    /// A Search Goal (repeat for several): presets ndr, pdr and/or key=value pairs name, loss,
+    /// exceed, width, initial, final, sum, e.g. "name=PDR,loss=0.5%,exceed=0.5,final=1,sum=21".
+    /// Unset attributes come from the options below. Default: ndr and pdr.
+    #[arg(long = "goal", value_name = "SPEC")]
+    pub goals: Vec<String>,
+    /// Goal Final Trial Duration, seconds (RFC 2544: 60).
+    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Goal Duration Sum, seconds. Default: --duration (one full-length trial decides a load).
+    #[arg(long = "duration-sum", value_name = "S", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub duration_sum: Option<f64>,
+    /// Goal Initial Trial Duration, seconds (at most --duration). Default: 1, or --duration if
+    /// shorter.
+    #[arg(long = "initial-duration", value_name = "S", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub initial_duration: Option<f64>,
+    /// Goal Exceed Ratio: the share of the duration sum high-loss trials may take (RFC 2544: 0).
+    #[arg(long = "exceed-ratio", value_name = "X", default_value_t = 0.0, allow_negative_numbers = true)]
+    pub exceed_ratio: f64,
+    /// Goal Width, relative to the Relevant Upper Bound.
+    #[arg(long, value_name = "X", default_value_t = xlat_bench::mlrsearch::DEFAULT_WIDTH, allow_negative_numbers = true)]
+    pub width: f64,
+    /// Coarser targets (shorter trials, wider) before each goal's own.
+    #[arg(long = "preceding-targets", value_name = "N", default_value_t = xlat_bench::mlrsearch::DEFAULT_PRECEDING_TARGETS, value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub preceding_targets: u32,
+    /// The search stops after N trials (the goals not reached are marked irregular).
+    #[arg(long = "max-trials", value_name = "N", default_value_t = xlat_bench::mlrsearch::DEFAULT_MAX_TRIALS)]
+    pub max_trials: usize,
+}
+
 /// `xlatperf frame-loss`.
 #[derive(Args, Clone, Debug)]
 pub struct FrameLossArgs {

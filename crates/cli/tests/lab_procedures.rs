@@ -621,3 +621,98 @@ fn router4_siitperf_lat_and_pdv_entry_points() {
         );
     }
 }
+
+// ---- MLRsearch (RFC 9971) -------------------------------------------------------------------
+
+/// NDR and PDR against a DUT of known limit: nftables forwards 50,000 frames/s (both
+/// directions together: L = 25,000 per direction) with a burst of 200 frames. The NDR's
+/// Conditional Throughput is within one Goal Width of L, the PDR's (loss ratio 0.5 %) at or
+/// above it; every trial is in the JSON with the target it was measured for and what it decided.
+#[test]
+fn router4_mlrsearch_finds_ndr_at_the_limit_and_pdr_at_or_above_it() {
+    if skip() {
+        return;
+    }
+    let lab = Lab::up("router4", "mlr4");
+    lab.limit(50_000, 200);
+    let svg = lab.file("mlr.svg");
+    let csv = lab.file("mlr.csv");
+    let (v, out) = lab.run(
+        "mlrsearch",
+        &[
+            "--max-load",
+            "40000",
+            "--duration",
+            "2",
+            "--initial-duration",
+            "0.5",
+            "--timeout",
+            "300",
+            "--plot",
+            &svg,
+            "--csv",
+            &csv,
+        ],
+    );
+    let run = &runs(&v)[0];
+    let goal = |name: &str| {
+        run["goals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["goal"]["name"] == name)
+            .unwrap_or_else(|| panic!("no goal {name}: {run}"))
+            .clone()
+    };
+    const L: f64 = 25_000.0;
+    let ndr = goal("NDR");
+    let width = f(&ndr["goal"]["width"]);
+    let ndr_ct = f(&ndr["conditional_throughput"]);
+    assert!((ndr_ct - L).abs() <= width * L, "NDR {ndr_ct} fps, the DUT forwards {L}: {run}");
+    assert!(ndr["irregular"].is_null(), "{ndr}");
+    let pdr = goal("PDR");
+    let pdr_ct = f(&pdr["conditional_throughput"]);
+    assert!(pdr_ct >= L, "PDR {pdr_ct} fps, below the DUT's {L}: {run}");
+    let (rlb, rub) = (u(&pdr["relevant_lower_bound"]), u(&pdr["relevant_upper_bound"]));
+    assert!(rlb < rub && (rub - rlb) as f64 <= width * rub as f64, "{pdr}");
+    // Every trial is in the search log, in order, with its classification; the goals' own
+    // targets ran full-length (2 s) trials, the coarsest 0.5 s ones.
+    let trials = run["trials"].as_array().unwrap();
+    let search = run["search"].as_array().unwrap();
+    assert_eq!(search.len(), trials.len());
+    for (i, s) in search.iter().enumerate() {
+        assert_eq!(u(&s["trial"]), i as u64);
+        assert_eq!(u(&s["load"]), u(&trials[i]["rate"]));
+        assert!(s["classification"].is_string(), "{s}");
+    }
+    assert_eq!(f(&trials[0]["duration_s"]), 0.5);
+    assert!(search.iter().any(|s| u(&s["target"]) == 3 && f(&s["duration_s"]) == 2.0));
+    assert_eq!(f(&summary(&v, "ndr_conditional_throughput_fps")["median"]), ndr_ct);
+    assert!(out.contains("MLRsearch (RFC 9971), frame size 84"), "{out}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("trials for NDR"));
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), trials.len() + 1);
+}
+
+/// Bad Search Goals are refused before any trial, naming the attribute (no lab needed).
+#[test]
+fn mlrsearch_bad_goals_are_clear_errors() {
+    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/router4.toml");
+    for (goal, want) in [
+        ("loss=1", "the Goal Loss Ratio (loss) must be in [0, 1), not 1"),
+        ("loss=-0.5", "Goal Loss Ratio"),
+        (
+            "final=0.5,initial=1",
+            "the Goal Final Trial Duration (final = 0.5 s) is shorter than the Goal Initial Trial Duration",
+        ),
+        ("width=0", "the Goal Width (width) must be above 0"),
+        ("sum=1,final=2", "the Goal Duration Sum (sum = 1 s) is shorter"),
+        ("speed=2", "unknown goal attribute 'speed'"),
+    ] {
+        let o = xlatperf(&["mlrsearch", "-c", conf, "--goal", goal]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(want) && err.contains(&format!("--goal {goal}")),
+            "{goal}: {err}"
+        );
+    }
+}
