@@ -176,6 +176,22 @@ impl<R: TrialRunner> Hooks<R> {
         Ok(Hooks { inner, dut, count, log })
     }
 
+    /// The command of configuration key `key` (`dut.delete_all`, `dut.reset`).
+    fn command(&self, key: &str) -> Result<String, TrialError> {
+        match key {
+            "dut.delete_all" => self.dut.delete_all.clone(),
+            "dut.reset" => self.dut.reset.clone(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            let name = key.trim_start_matches("dut.");
+            TrialError::of(
+                TrialErrorKind::Config,
+                format!("the configuration has no {key} command (TOML [dut] {name})"),
+            )
+        })
+    }
+
     /// Before a trial: forget the last one's records, run `dut.before_trial`.
     fn before(&mut self, what: &str) -> Result<(), TrialError> {
         self.log.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -222,20 +238,38 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
     }
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
-        let command = match key {
-            "dut.delete_all" => self.dut.delete_all.clone(),
-            _ => None,
-        }
-        .ok_or_else(|| {
-            let name = key.trim_start_matches("dut.");
-            TrialError::of(
-                TrialErrorKind::Config,
-                format!("the configuration has no {key} command (TOML [dut] {name})"),
-            )
-        })?;
+        let command = self.command(key)?;
         let start = Instant::now();
         run_hook(key, &command, HOOK_DEADLINE).map_err(TrialError::msg)?;
         Ok(start.elapsed().as_secs_f64())
+    }
+
+    /// The command starts on a thread of its own `after_s` seconds after the trial was asked
+    /// for (the trial's own start, its ports ready, comes a few milliseconds later); its
+    /// deadline is the rest of the trial and its timeout (at most [`HOOK_DEADLINE`]).
+    fn run_with_dut_command(&mut self, spec: &TrialSpec, key: &str, after_s: f64) -> Result<(TrialReport, HookRun), TrialError> {
+        let command = self.command(key)?;
+        self.before("trial")?;
+        let rest_s = (spec.duration_s - after_s).max(0.0) + spec.timeout_ms as f64 / 1000.0;
+        let deadline = Duration::from_secs_f64(rest_s).min(HOOK_DEADLINE);
+        let after = Duration::from_secs_f64(after_s.max(0.0));
+        let (tx, rx) = mpsc::channel();
+        let name = key.to_string();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            let _ = tx.send(run_command(&name, &command, deadline, false).0);
+        });
+        let report = self.inner.run(spec);
+        // The command is killed at its deadline; its thread reports by then (plus the second
+        // that reading its pipes may take).
+        let run = rx.recv_timeout(after + deadline + Duration::from_secs(5)).map_err(|_| {
+            TrialError::msg(format!(
+                "the DUT command {key} did not report within {:.1} s",
+                (after + deadline).as_secs_f64() + 5.0
+            ))
+        });
+        let report = self.after(report?)?;
+        Ok((report, run?))
     }
 
     fn describe(&self) -> String {

@@ -14,6 +14,7 @@
 //! | back-to-back | [`b2b::back_to_back`] | 2544 section 26.4, 9004 |
 //! | system recovery | [`recovery::system_recovery`] | 2544 section 26.5 |
 //! | MLRsearch (NDR, PDR, any Search Goals) | [`mlrsearch::mlrsearch`] | 9971 (load classification in [`mlr_classify`]) |
+//! | reset time | [`reset::reset_time`] | 6201 (frame-loss and timestamp methods) |
 //! | tester self-test | [`selftest::selftest`] | throughput searches with the ports looped back |
 //! | repetitions | [`repeat::repeat`] | median, min, max, 1st/99th percentile, dispersion |
 //!
@@ -60,6 +61,7 @@ pub mod hooks;
 pub mod latency;
 pub mod media;
 pub mod mlr_classify;
+pub mod mlr_reset_text;
 pub mod mlrsearch;
 pub mod output;
 pub mod pdv;
@@ -67,6 +69,7 @@ pub mod plot;
 pub mod record;
 pub mod recovery;
 pub mod repeat;
+pub mod reset;
 pub mod result;
 pub mod result_text;
 pub mod runner;
@@ -97,6 +100,7 @@ pub use plot::Plot;
 pub use record::{DirectionCounts, TrialRecord};
 pub use recovery::{system_recovery, RecoveryConfig, RecoveryResult, RecoverySpec};
 pub use repeat::{repeat, Repeated, Summary};
+pub use reset::{reset_time, ResetConfig, ResetResult};
 pub use result::BenchResult;
 pub use runner::{NoProgress, NoSleep, Progress, ProgressEvent, RealSleeper, Sleeper, TrialRunner};
 pub use selftest::{selftest, SelftestConfig, SelftestResult, SelftestSearch};

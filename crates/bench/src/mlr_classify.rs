@@ -1,7 +1,7 @@
 //! RFC 9971 (MLRsearch) definitions that turn trial results into a search's answer: the
-//! [`Target`] a load is classified for, [`classify`] (Load Classification, RFC 9971 section
-//! 5.6 and Appendix A), the Relevant Bounds of a set of measured loads ([`relevant_bounds`]),
-//! and the Conditional Throughput ([`conditional_throughput`], Appendix B). The search that
+//! [`Target`] a load is classified for, [`classify`] (Load Classification, as the RFC's
+//! Appendix A computes it), the Relevant Bounds of a set of measured loads ([`relevant_bounds`]),
+//! and the Conditional Throughput ([`conditional_throughput`], as its Appendix B computes it). The search that
 //! chooses the loads is [`crate::mlrsearch`]; nothing here runs a trial.
 //!
 //! Vocabulary, as in the RFC: a **full-length** trial lasts at least the Goal Final Trial

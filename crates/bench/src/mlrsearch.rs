@@ -32,8 +32,10 @@
 //! * A load whose trials stay invalid (the tester could not send it, [`crate::throughput`])
 //!   is tester-bound: no load at or above it is measured or classified again, and a goal whose
 //!   lower bound comes within its width of it ends irregular, naming the tester's limit.
-//! * A search that has run `max_trials` trials ends with the goals not yet reached marked
-//!   irregular; a search is never endless.
+//!   With no bound yet below it, the search steps down from it as from an upper bound
+//!   (doubling steps): a tester that cannot keep up costs a few loads, not one per width.
+//! * A search that has run `max_trials` trials (retries of invalid trials included) ends with
+//!   the goals not yet reached marked irregular; a search is never endless.
 //!
 //! Loads are frames/s per direction (xlatperf's rate), whole numbers.
 
@@ -79,7 +81,7 @@ pub struct SearchGoal {
 }
 
 impl SearchGoal {
-    /// A goal with RFC 2544's rules (RFC 9971 section 7.1, "Compliance"): one full-length
+    /// A goal with RFC 2544's rules (as RFC 9971's section on compliance sets them): one full-length
     /// trial of `duration_s` decides a load (Goal Duration Sum = Goal Final Trial Duration, Goal
     /// Exceed Ratio 0), width 0.5 %, initial trials of 1 s (or `duration_s` if shorter).
     pub fn rfc2544(name: &str, loss_ratio: f64, duration_s: f64) -> SearchGoal {
@@ -426,7 +428,10 @@ impl Search<'_> {
             return Next::Measure { load: l, extending: false };
         }
         let step = |from: u64| (width * from as f64 * 2f64.powi(steps.min(60) as i32)).max(1.0);
-        let next = match (rlb, rub) {
+        // A tester-bound load bounds the search from above like an upper bound (without
+        // being one: it is never a goal's Relevant Upper Bound).
+        let ceiling = rub.or(self.tester_bound);
+        let next = match (rlb, ceiling) {
             (None, None) => self.top(width),
             (Some(l), None) => {
                 let up = (l as f64 + step(l)).min(self.top(width) as f64) as u64;
@@ -437,11 +442,18 @@ impl Search<'_> {
             }
             (None, Some(u)) => {
                 let mut down = (u as f64 - step(u)).max(0.0);
-                if let Some(trials) = self.db.get(&u) {
+                if let Some(trials) = self.db.get(&u).filter(|_| rub.is_some()) {
                     let worst = trials.iter().map(|t| t.loss_ratio).fold(0.0, f64::max);
                     down = down.min(u as f64 * (1.0 - worst) / (1.0 - target.loss_ratio));
                 }
-                (down as u64).max(min)
+                let down = (down as u64).max(min);
+                if down >= u {
+                    return Next::Reached;
+                }
+                return Next::Measure {
+                    load: down,
+                    extending: true,
+                };
             }
             (Some(l), Some(u)) => {
                 let mid = l + (u - l) / 2;
@@ -462,7 +474,7 @@ impl Search<'_> {
         }
         Next::Measure {
             load: next,
-            extending: rlb.is_none() != rub.is_none(),
+            extending: rlb.is_some() && ceiling.is_none(),
         }
     }
 }
@@ -480,7 +492,7 @@ pub fn mlrsearch(runner: &mut dyn TrialRunner, cfg: &MlrConfig, progress: &mut d
     let mut log: Vec<MlrTrial> = Vec::new();
     let mut states = vec![GoalState::default(); cfg.goals.len()];
     let mut complete = false;
-    while log.len() < cfg.max_trials {
+    while s.trials.len() < cfg.max_trials {
         let mut todo = None;
         'goals: for (g, chain) in chains.iter().enumerate() {
             let st = &mut states[g];

@@ -8,6 +8,7 @@ use crate::mlrsearch::MlrResult;
 use crate::output::{Collected, SizeResult};
 use crate::pdv::PdvResult;
 use crate::recovery::RecoveryResult;
+use crate::reset::ResetResult;
 use crate::result::BenchResult;
 use crate::svg::{self, LinePlot, Series};
 use crate::throughput::ThroughputResult;
@@ -105,6 +106,18 @@ impl Plot for MlrResult {
             "frames/s per direction",
             results,
             &format!("{first}_conditional_throughput_fps"),
+        )
+    }
+}
+
+impl Plot for ResetResult {
+    /// The forward direction's reset time (timestamp method) against frame size.
+    fn plot(results: &[SizeResult<Self>], _: &Collected) -> Option<String> {
+        metric_vs_size(
+            "Reset time (RFC 6201, timestamp method)",
+            "seconds",
+            results,
+            "forward_timestamp_reset_s",
         )
     }
 }

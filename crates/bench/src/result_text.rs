@@ -7,7 +7,6 @@ use crate::b2b::BackToBackResult;
 use crate::delay::{Delay, LatencyStats};
 use crate::frame_loss::FrameLossResult;
 use crate::latency::{LatencyResult, LatencySummary};
-use crate::mlrsearch::MlrResult;
 use crate::pdv::{PdvDirection, PdvResult};
 use crate::record::TrialRecord;
 use crate::recovery::{RecoveryDirectionResult, RecoveryResult};
@@ -580,96 +579,5 @@ impl<T: BenchResult> Repeated<T> {
             })
             .collect();
         text_table(&["metric", "n", "median", "min", "max", "p1", "p99", "dispersion %"], &rows)
-    }
-}
-
-impl BenchResult for MlrResult {
-    fn procedure(&self) -> &'static str {
-        "mlrsearch"
-    }
-    fn trials(&self) -> &[TrialRecord] {
-        &self.trials
-    }
-    fn metrics(&self) -> Vec<(String, f64)> {
-        let mut m = Vec::new();
-        for g in &self.goals {
-            let n = g.goal.name.to_lowercase();
-            if let Some(ct) = g.conditional_throughput {
-                m.push((format!("{n}_conditional_throughput_fps"), ct));
-            }
-            if let Some(l) = g.relevant_lower_bound {
-                m.push((format!("{n}_relevant_lower_bound_fps"), l as f64));
-            }
-            if let Some(u) = g.relevant_upper_bound {
-                m.push((format!("{n}_relevant_upper_bound_fps"), u as f64));
-            }
-        }
-        m.push(("trials".into(), self.trials.len() as f64));
-        m.push(("trial_seconds".into(), self.trial_seconds));
-        m
-    }
-    fn human_table(&self) -> String {
-        let mut s = format!(
-            "MLRsearch (RFC 9971), frame size {}: Min Load {} fps, Max Load {} fps, {} preceding targets per goal\n\
-             {} trials, {:.1} trial-seconds ({:.1} s with timeouts){}\n\n",
-            self.frame_size,
-            group(self.min_load),
-            group(self.max_load),
-            self.preceding_targets,
-            self.trials.len(),
-            self.trial_seconds,
-            self.elapsed_s,
-            if self.complete { "" } else { "; stopped at the trial limit" }
-        );
-        let opt = |v: Option<u64>| v.map_or("-".to_string(), group);
-        let rows: Vec<Vec<String>> = self
-            .goals
-            .iter()
-            .map(|g| {
-                let q = &g.goal;
-                vec![
-                    q.name.clone(),
-                    format!("{}", q.loss_ratio),
-                    format!("{}", q.exceed_ratio),
-                    format!("{}/{}/{}", q.initial_trial_duration_s, q.final_trial_duration_s, q.duration_sum_s),
-                    format!("{}", q.width),
-                    opt(g.relevant_lower_bound),
-                    opt(g.relevant_upper_bound),
-                    g.conditional_throughput.map_or("-".to_string(), |c| group(c.round() as u64)),
-                ]
-            })
-            .collect();
-        s.push_str(&text_table(
-            &[
-                "goal",
-                "loss ratio",
-                "exceed ratio",
-                "durations s (initial/final/sum)",
-                "width",
-                "RLB fps",
-                "RUB fps",
-                "conditional throughput fps",
-            ],
-            &rows,
-        ));
-        for g in &self.goals {
-            if let Some(why) = &g.irregular {
-                let _ = writeln!(s, "{}: irregular: {why}", g.goal.name);
-            }
-        }
-        s.push('\n');
-        s.push_str(&trials_table(&self.trials));
-        s
-    }
-    fn headline(&self) -> String {
-        let parts: Vec<String> = self
-            .goals
-            .iter()
-            .map(|g| match g.conditional_throughput {
-                Some(c) => format!("{} {} fps", g.goal.name, group(c.round() as u64)),
-                None => format!("{} none", g.goal.name),
-            })
-            .collect();
-        format!("{} B: {}", self.frame_size, parts.join(", "))
     }
 }

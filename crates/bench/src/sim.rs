@@ -21,7 +21,9 @@
 
 use xlat_traffic::rng::SplitMix64;
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
-use xlat_trial::{DirectionReport, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, StampSource, TrialReport, TrialSpec};
+use xlat_trial::{
+    DirectionReport, HookRun, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, StampSource, TrialReport, TrialSpec,
+};
 
 use crate::runner::TrialRunner;
 
@@ -72,6 +74,11 @@ pub struct SimDut {
     /// The timestamp sources it offers (best first), and the one its trials say stamped them.
     pub stamp_sources: Vec<StampSource>,
     pub stamps: StampSource,
+    /// A reset (`dut.reset`, [`TrialRunner::run_with_dut_command`]) interrupts forwarding in
+    /// both directions for this long, seconds (`None`: the command does nothing).
+    pub reset_s: Option<f64>,
+    /// The reset command never returns (it is killed at its deadline).
+    pub reset_hangs: bool,
     /// Every spec run, in order.
     pub log: Vec<TrialSpec>,
     rng: Noise,
@@ -98,6 +105,8 @@ impl SimDut {
             unfilled_next: 0,
             stamp_sources: vec![StampSource::User],
             stamps: StampSource::User,
+            reset_s: None,
+            reset_hangs: false,
             log: Vec::new(),
             rng: Noise::new(seed),
         }
@@ -354,6 +363,42 @@ impl TrialRunner for SimDut {
             forward,
             reverse,
         })
+    }
+
+    /// The trial, with the DUT forwarding nothing for `reset_s` from `after_s` on: those
+    /// frames lost, the receiving side's longest gap from the last frame before to the first
+    /// after.
+    fn run_with_dut_command(
+        &mut self,
+        spec: &TrialSpec,
+        key: &str,
+        after_s: f64,
+    ) -> Result<(TrialReport, HookRun), xlat_trial::TrialError> {
+        let mut r = self.run(spec)?;
+        let rate = spec.rate.max(1) as f64;
+        let out = self.reset_s.unwrap_or(0.0);
+        for d in [r.forward.as_mut(), r.reverse.as_mut()].into_iter().flatten() {
+            let first = ((after_s * rate) as u64).min(d.sent);
+            let n = ((out * rate).round() as u64).min(d.sent - first);
+            if n == 0 {
+                continue;
+            }
+            d.received = d.received.saturating_sub(n);
+            d.lost += n;
+            d.last_lost_seq = Some(first + n - 1);
+            if first + n < d.sent {
+                d.max_rx_gap_ns = ((n + 1) as f64 / rate * 1e9).round() as u64;
+                d.max_rx_gap_end_ns = ((first + n) as f64 / rate * 1e9).round() as u64;
+            }
+        }
+        let run = HookRun {
+            key: key.to_string(),
+            command: "simulated reset".into(),
+            seconds: if self.reset_hangs { spec.duration_s - after_s } else { out },
+            exit_status: (!self.reset_hangs).then_some(0),
+            output: String::new(),
+        };
+        Ok((r, run))
     }
 
     /// Phase 1 as [`SimDut::run`] simulates it; a validation (at any rate) gets back one frame

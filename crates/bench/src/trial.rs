@@ -1,7 +1,7 @@
 //! How a trial is judged, and the [`Session`] every procedure runs its trials through: the
 //! retry rule for invalid trials, the record of every trial, the test time and the progress.
 
-use xlat_trial::{TrialReport, TrialSpec};
+use xlat_trial::{HookRun, TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
 use crate::record::{state_table_not_filled, TrialRecord};
@@ -222,6 +222,43 @@ impl<'a> Session<'a> {
             if bound {
                 self.note_tester_bound(spec.rate, attempts, &report.invalid_reasons);
                 return Ok(Outcome { report, pass: None });
+            }
+            attempt += 1;
+        }
+    }
+
+    /// One trial of `spec` with the DUT command `key` run `after_s` seconds into it (RFC
+    /// 6201's reset), retried while invalid like [`Session::run`] (the command runs again each
+    /// time). Every attempt is recorded, the command's run among its DUT hooks. The verdict is
+    /// `Some(true)` for a valid trial, `None` when every attempt was invalid.
+    pub fn run_with_command(
+        &mut self,
+        spec: &TrialSpec,
+        phase: &str,
+        key: &str,
+        after_s: f64,
+    ) -> Result<(TrialReport, HookRun, Option<bool>), BenchError> {
+        check_spec(spec)?;
+        let attempts = self.retries.saturating_add(1);
+        let mut attempt = 1;
+        loop {
+            let (mut report, run) = self
+                .runner
+                .run_with_dut_command(spec, key, after_s)
+                .map_err(|e| self.runner_error(e))?;
+            report.dut_hooks.push(run.clone());
+            self.trial_seconds += spec.duration_s;
+            self.elapsed_s += spec.duration_s + spec.timeout_ms as f64 / 1000.0;
+            let verdict = judge_by(&report, &|_| true)?;
+            let mut record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, verdict);
+            record.tester_bound = verdict.is_none() && attempt >= attempts;
+            self.progress.trial(self.procedure, &record);
+            self.trials.push(record);
+            if verdict.is_some() || attempt >= attempts {
+                if verdict.is_none() {
+                    self.note_tester_bound(spec.rate, attempts, &report.invalid_reasons);
+                }
+                return Ok((report, run, verdict));
             }
             attempt += 1;
         }

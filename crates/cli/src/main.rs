@@ -22,6 +22,7 @@ mod demo;
 #[cfg(feature = "dpdk")]
 mod dpdk_glue;
 mod interrupt;
+mod mlr_reset;
 mod output;
 mod procedure_args;
 mod procedures;
@@ -118,6 +119,9 @@ enum Cmd {
     /// MLRsearch (RFC 9971): NDR, PDR or any Search Goals at once, each as a Relevant Lower
     /// Bound, Relevant Upper Bound and Conditional Throughput.
     Mlrsearch(procedures::MlrArgs),
+    /// Reset time (RFC 6201): a constant-rate trial, the DUT's reset command ([dut] reset) during
+    /// it, the interruption per direction from the frames lost and from the receive timestamps.
+    Reset(procedures::ResetArgs),
     /// Frame loss rate from the maximum rate down in steps of at most 10% (RFC 2544 26.3).
     #[command(name = "frame-loss")]
     FrameLoss(procedures::FrameLossArgs),
@@ -464,7 +468,8 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::Convert { file, out_dir } => convert(file, out_dir.as_deref()),
         Cmd::Lab { cmd } => lab(cmd),
         Cmd::Throughput(a) => procedures::throughput(a, argv).map(|r| print_results(&r, &a.common)),
-        Cmd::Mlrsearch(a) => procedures::mlrsearch(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::Mlrsearch(a) => mlr_reset::mlrsearch(a, argv).map(|r| print_results(&r, &a.common)),
+        Cmd::Reset(a) => mlr_reset::reset(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::FrameLoss(a) => procedures::frame_loss(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Latency(a) => procedures::latency(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Pdv(a) => procedures::pdv(a, argv).map(|r| print_results(&r, &a.common)),

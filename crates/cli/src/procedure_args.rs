@@ -76,9 +76,29 @@ pub struct MlrArgs {
     /// Coarser targets (shorter trials, wider) before each goal's own.
     #[arg(long = "preceding-targets", value_name = "N", default_value_t = xlat_bench::mlrsearch::DEFAULT_PRECEDING_TARGETS, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub preceding_targets: u32,
-    /// The search stops after N trials (the goals not reached are marked irregular).
+    /// The search stops after N trials, retries included (the goals not reached are marked
+    /// irregular).
     #[arg(long = "max-trials", value_name = "N", default_value_t = xlat_bench::mlrsearch::DEFAULT_MAX_TRIALS)]
     pub max_trials: usize,
+}
+
+/// `xlatperf reset`.
+#[derive(Args, Clone, Debug)]
+pub struct ResetArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub stateful: StatefulArgs,
+    /// Frames/s per direction: one the DUT forwards without loss (below its throughput), so
+    /// that every lost frame is the reset's.
+    #[arg(long, value_name = "FPS", value_parser = parse_rate)]
+    pub rate: u64,
+    /// Seconds of the trial: long enough for the DUT to come back after the reset.
+    #[arg(long, value_name = "S", default_value = "30", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Seconds into the trial at which the reset command ([dut] reset) starts.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub at: f64,
 }
 
 /// `xlatperf frame-loss`.

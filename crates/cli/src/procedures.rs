@@ -17,8 +17,8 @@ use xlat_bench::recovery::RecoveryResult;
 use xlat_bench::teardown::{TeardownConfig, TeardownResult};
 use xlat_bench::{
     BackToBackConfig, BenchError, Collected, Document, FrameLossConfig, FrameLossResult, InterruptedRun, LatencyConfig, LatencyResult,
-    MlrConfig, MlrResult, PdvConfig, PdvResult, Plot, RealSleeper, RecoveryConfig, Repeated, RunMeta, SearchGoal, SearchMethod, SizeResult,
-    ThroughputConfig, ThroughputResult, TrialRunner,
+    PdvConfig, PdvResult, Plot, RealSleeper, RecoveryConfig, Repeated, RunMeta, SearchMethod, SizeResult, ThroughputConfig,
+    ThroughputResult, TrialRunner,
 };
 use xlat_config::TestConfig;
 use xlat_engine::{PdvSpec, PreliminarySpec, TrialReport, TrialSpec};
@@ -64,6 +64,23 @@ impl CliRunner {
     }
 }
 
+impl CliRunner {
+    /// `spec` with this test's phase 1 and send-lag bound where it has none.
+    fn completed<'a>(&self, spec: &'a TrialSpec) -> std::borrow::Cow<'a, TrialSpec> {
+        let adds_phase_1 = spec.preliminary.is_none() && self.preliminary.is_some();
+        let adds_bound = spec.max_send_lag_ns.is_none() && self.max_send_lag_ns.is_some();
+        if adds_phase_1 || adds_bound {
+            std::borrow::Cow::Owned(TrialSpec {
+                preliminary: spec.preliminary.or(self.preliminary),
+                max_send_lag_ns: spec.max_send_lag_ns.or(self.max_send_lag_ns),
+                ..spec.clone()
+            })
+        } else {
+            std::borrow::Cow::Borrowed(spec)
+        }
+    }
+}
+
 impl TrialRunner for CliRunner {
     fn describe(&self) -> String {
         self.inner.describe()
@@ -88,6 +105,18 @@ impl TrialRunner for CliRunner {
         self.inner.time_dut_command(key)
     }
 
+    fn run_with_dut_command(
+        &mut self,
+        spec: &TrialSpec,
+        key: &str,
+        after_s: f64,
+    ) -> Result<(TrialReport, xlat_trial::HookRun), TrialError> {
+        if interrupt::requested() {
+            return Err(TrialError::interrupted());
+        }
+        self.inner.run_with_dut_command(&self.completed(spec), key, after_s)
+    }
+
     fn stamp_sources(&self) -> Vec<xlat_trial::StampSource> {
         self.inner.stamp_sources()
     }
@@ -101,19 +130,8 @@ impl TrialRunner for CliRunner {
             // The procedure fills in its trials so far.
             return Err(TrialError::interrupted());
         }
-        let completed;
-        let adds_phase_1 = spec.preliminary.is_none() && self.preliminary.is_some();
-        let adds_bound = spec.max_send_lag_ns.is_none() && self.max_send_lag_ns.is_some();
-        let spec = if adds_phase_1 || adds_bound {
-            completed = TrialSpec {
-                preliminary: spec.preliminary.or(self.preliminary),
-                max_send_lag_ns: spec.max_send_lag_ns.or(self.max_send_lag_ns),
-                ..spec.clone()
-            };
-            &completed
-        } else {
-            spec
-        };
+        let spec = self.completed(spec);
+        let spec = spec.as_ref();
         let report = self.inner.run(spec)?;
         if report.valid && spec.latency.is_some() {
             for (name, d) in report.directions() {
@@ -315,11 +333,11 @@ where
     Ok(done)
 }
 
-fn per_size<C>(sizes: &[usize], mut make: impl FnMut(usize) -> Result<C>) -> Result<Vec<(usize, C)>> {
+pub(crate) fn per_size<C>(sizes: &[usize], mut make: impl FnMut(usize) -> Result<C>) -> Result<Vec<(usize, C)>> {
     sizes.iter().map(|&s| Ok((s, make(s)?))).collect()
 }
 
-fn config_error(size: usize, e: BenchError) -> anyhow::Error {
+pub(crate) fn config_error(size: usize, e: BenchError) -> anyhow::Error {
     anyhow!("frame size {size}: {e}")
 }
 
@@ -362,58 +380,6 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
         Ok(tc)
     })?;
     run_all(&p, "throughput", &plans, |r, c, prog| xlat_bench::throughput(r, c, prog))
-}
-
-/// The Search Goals of `xlatperf mlrsearch`, checked before anything else.
-fn mlr_goals(a: &MlrArgs) -> Result<Vec<SearchGoal>> {
-    let defaults = SearchGoal {
-        name: String::new(),
-        loss_ratio: 0.0,
-        exceed_ratio: a.exceed_ratio,
-        width: a.width,
-        initial_trial_duration_s: a
-            .initial_duration
-            .unwrap_or(xlat_bench::mlrsearch::DEFAULT_INITIAL_S.min(a.duration)),
-        final_trial_duration_s: a.duration,
-        duration_sum_s: a.duration_sum.unwrap_or(a.duration),
-    };
-    let specs: Vec<String> = if a.goals.is_empty() {
-        vec!["ndr".into(), "pdr".into()]
-    } else {
-        a.goals.clone()
-    };
-    let mut goals = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        let mut g = SearchGoal::parse(spec, &defaults).map_err(|e| anyhow!("--goal {spec}: {e}"))?;
-        if g.name.is_empty() {
-            g.name = format!("goal{}", i + 1);
-        }
-        g.validate().map_err(|e| anyhow!("--goal {spec}: {e}"))?;
-        goals.push(g);
-    }
-    Ok(goals)
-}
-
-/// `xlatperf mlrsearch`.
-pub fn mlrsearch(a: &MlrArgs, argv: &[String]) -> Result<Vec<SizeResult<MlrResult>>> {
-    let goals = mlr_goals(a)?;
-    let p = prepare(&a.common, Some(&a.stateful), "mlrsearch", argv)?;
-    let plans = per_size(&p.sizes, |size| {
-        let max = a
-            .max_load
-            .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
-        let mut c = MlrConfig::new(size, max, a.duration);
-        c.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
-        c.trial.preliminary = p.preliminary;
-        c.min_load = a.min_load.unwrap_or(c.min_load);
-        c.goals = goals.clone();
-        c.preceding_targets = a.preceding_targets;
-        c.retries = a.common.retries;
-        c.max_trials = a.max_trials;
-        c.validate().map_err(|e| config_error(size, e))?;
-        Ok(c)
-    })?;
-    run_all(&p, "mlrsearch", &plans, |r, c, prog| xlat_bench::mlrsearch(r, c, prog))
 }
 
 /// `xlatperf frame-loss`.

@@ -143,6 +143,7 @@ pub(crate) struct RawDut {
     pub between_phases: Option<String>,
     pub delete_all: Option<String>,
     pub count: Option<String>,
+    pub reset: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -274,6 +275,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         between_phases: c.command("dut.between_phases", &raw.dut.between_phases)?,
         delete_all: c.command("dut.delete_all", &raw.dut.delete_all)?,
         count: c.command("dut.count", &raw.dut.count)?,
+        reset: c.command("dut.reset", &raw.dut.reset)?,
     };
 
     let cfg = TestConfig {

@@ -177,6 +177,7 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.opt("dut.between_phases", dut.between_phases.as_deref().map(s));
     o.opt("dut.delete_all", dut.delete_all.as_deref().map(s));
     o.opt("dut.count", dut.count.as_deref().map(s));
+    o.opt("dut.reset", dut.reset.as_deref().map(s));
     o.0
 }
 
@@ -235,6 +236,7 @@ pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
         ("dut.between_phases", &d.between_phases),
         ("dut.delete_all", &d.delete_all),
         ("dut.count", &d.count),
+        ("dut.reset", &d.reset),
     ] {
         if let Some(h) = h {
             return Err(format!(

@@ -373,6 +373,8 @@ pub static KEYS: &[KeyDef] = {
          "shell command (sh -c) that deletes every connection of the DUT and returns when done (teardown-rate times it)"),
     toml("dut.count",                                        T::Str,     None,                  "none",
          "shell command (sh -c) that prints the number of connections in the DUT's table; run after phase 1 of every stateful trial, reported"),
+    toml("dut.reset",                                        T::Str,     None,                  "none",
+         "shell command (sh -c) that resets the DUT and returns (RFC 6201); `xlatperf reset` runs it during a trial"),
     // [trial]
     toml("trial.frame_size",                                 T::Int,     Some((0, 65535)),      "84",
          "siitperf's IPv6 frame size incl. FCS; IPv4 frames are 20 bytes shorter"),
@@ -404,7 +406,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 80);
+        assert_eq!(keys().len(), 81);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

@@ -97,6 +97,32 @@ pub const STATEFUL_BEFORE_TRIAL: &str = "ip netns exec xlat-dut conntrack -F";
 /// The stateful DUTs' connection count (`[dut] count`).
 pub const STATEFUL_COUNT: &str = "ip netns exec xlat-dut conntrack -C";
 
+/// How long the lab's reset command (`[dut] reset`, RFC 6201) keeps the DUT from forwarding,
+/// seconds: the reset time `xlatperf reset` must find.
+pub const RESET_S: f64 = 0.5;
+
+/// The lab's reset command: the DUT's kernel stops forwarding (IPv4 and IPv6 forwarding,
+/// whichever the topology uses, off) for [`RESET_S`] seconds, then forwards again with its
+/// state (routes, neighbours, connection table) kept. Only shell builtins around the one
+/// `sleep`, so that the length does not depend on how fast a loaded machine starts processes
+/// (with `sysctl` as a process, the lab measured 0.64 s for a 0.5 s sleep), at the tester's
+/// priority (nice -20: at 0 the shell waits up to 0.1 s for a core the tester's busy-polling
+/// threads hold). Not the links down
+/// and up: a veth peer's carrier goes with it, and the frames the tester's own port then could
+/// not send would count as the tester's drops.
+pub fn reset_command(t: Topology) -> String {
+    let (v4, v6) = t.forwarding();
+    let files: Vec<&str> = [
+        (v4, "/proc/sys/net/ipv4/ip_forward"),
+        (v6, "/proc/sys/net/ipv6/conf/all/forwarding"),
+    ]
+    .into_iter()
+    .filter_map(|(on, f)| on.then_some(f))
+    .collect();
+    let set = |v: u8| files.iter().map(|f| format!("echo {v} > {f}")).collect::<Vec<_>>().join("; ");
+    format!("ip netns exec {DUT_NS} nice -n -20 sh -c '{}; sleep {RESET_S}; {}'", set(0), set(1))
+}
+
 /// A lab topology: which DUT runs in the DUT namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -394,6 +420,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             // The same flush: conntrack -F returns when the table is empty.
             delete_all: t.stateful().map(|sf| sf.before_trial),
             count: t.stateful().map(|_| STATEFUL_COUNT.to_string()),
+            reset: Some(reset_command(t)),
         },
         source: Source {
             // The name of the file `xlatperf lab up` writes it to, for messages.

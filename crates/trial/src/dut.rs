@@ -19,6 +19,10 @@ pub struct DutHooks {
     /// report (`preliminary.dut_connections`).
     #[serde(default)]
     pub count: Option<String>,
+    /// Resets the DUT (RFC 6201) and returns: `xlatperf reset` runs it during a trial and
+    /// measures how long the DUT forwarded nothing.
+    #[serde(default)]
+    pub reset: Option<String>,
 }
 
 /// What runs between phase 1 and phase 2 of every stateful trial (see

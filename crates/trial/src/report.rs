@@ -73,6 +73,15 @@ pub struct DirectionReport {
     /// schedule's business: the bench crate's system recovery reads it.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_lost_seq: Option<u64>,
+    /// The longest time between two receptions of this trial's test frames, nanoseconds (the
+    /// receiver's clock, read once per received burst): an interruption as the receiving side
+    /// saw it, from the last frame before it to the first after (RFC 6201's timestamp
+    /// method). 0 with fewer than two bursts received.
+    #[serde(default)]
+    pub max_rx_gap_ns: u64,
+    /// When that gap ended, nanoseconds after the trial's sending began.
+    #[serde(default)]
+    pub max_rx_gap_end_ns: u64,
 }
 
 /// The one-way delay of every frame of a direction, as recorded (RFC 8219 section 7.3). The

@@ -2,7 +2,7 @@
 
 use crate::dut::PhaseHook;
 use crate::error::TrialError;
-use crate::report::TrialReport;
+use crate::report::{HookRun, TrialReport};
 use crate::spec::{PhaseTwoAfter, TrialSpec};
 use crate::stamps::StampSource;
 
@@ -51,6 +51,16 @@ pub trait TrialRunner {
         Err(TrialError::unsupported(format!("running the DUT command {key}")))
     }
 
+    /// Run `spec` and, `after_s` seconds after the trial began, the DUT command of
+    /// configuration key `key` alongside it (a device reset, RFC 6201). The command's record
+    /// comes back with the report; a command that fails or overruns its deadline (the rest of
+    /// the trial) is in the record (`exit_status` not 0 or `None`), not an error. An error if
+    /// the command is not configured.
+    fn run_with_dut_command(&mut self, spec: &TrialSpec, key: &str, after_s: f64) -> Result<(TrialReport, HookRun), TrialError> {
+        let _ = (spec, after_s);
+        Err(TrialError::unsupported(format!("running the DUT command {key} during a trial")))
+    }
+
     /// The timestamp sources this runner's ports can give and it reads, best first (the
     /// self-test measures the tester's latency floor with each). Runners that cannot say
     /// so: only the tester's own clock.
@@ -94,6 +104,10 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
         (**self).time_dut_command(key)
+    }
+
+    fn run_with_dut_command(&mut self, spec: &TrialSpec, key: &str, after_s: f64) -> Result<(TrialReport, HookRun), TrialError> {
+        (**self).run_with_dut_command(spec, key, after_s)
     }
 
     fn stamp_sources(&self) -> Vec<StampSource> {

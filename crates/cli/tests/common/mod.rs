@@ -14,6 +14,8 @@ pub mod retry;
 
 pub use skip::skip_unless_root;
 
+pub mod procedures;
+
 /// The tools a lab topology runs (xlat_lab checks the same before `lab up`).
 pub const LAB_TOOLS: &[&str] = &["ip", "nft", "sysctl", "kill"];
 

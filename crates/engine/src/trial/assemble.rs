@@ -86,6 +86,10 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
         if dr.lost > 0 {
             dr.last_lost_seq = last_missing(&count.seen, s.sent);
         }
+        dr.max_rx_gap_ns = clock.ns(count.gap.max);
+        if count.gap.max > 0 {
+            dr.max_rx_gap_end_ns = clock.ns(count.gap.max_end.saturating_sub(sh.t0));
+        }
         if let Some(p) = count.pdv {
             dr.pdv = Some(pdv_report(p, dr.lost, s.sent, &s.skew, &clock));
         }

@@ -4,7 +4,7 @@
 use super::error::{EngineError, Res};
 use super::phase::TrialPlan;
 use super::port::SidePort;
-use super::receiver::{Count, PdvState, Receiver};
+use super::receiver::{Count, PdvState, Receiver, RxGap};
 use super::sender::{Sender, Split, StampSkew};
 use super::worker::{dir_index, run_worker, Shared, Worker};
 use crate::neighbour::Neighbour;
@@ -172,6 +172,7 @@ pub(super) fn plan_workers<'s, P: Port>(
                     },
                     learnt: 0,
                     rx_unstamped: 0,
+                    gap: RxGap::default(),
                 },
                 frame_ts: &trial.frame_ts[dir_index(recv_dir)],
                 learn: if counting { trial.phase.learns(recv_dir) } else { None },

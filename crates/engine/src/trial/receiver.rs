@@ -138,6 +138,39 @@ pub(super) struct Count {
     pub(super) learnt: u64,
     /// Timed frames that came without the port's receive stamp (kernel stamps).
     pub(super) rx_unstamped: u64,
+    /// The longest pause between received bursts of this trial's test frames.
+    pub(super) gap: RxGap,
+}
+
+/// The longest time between two received bursts that carried new test frames of a direction
+/// (ticks): a device reset's interruption as the receiver saw it (RFC 6201's timestamp
+/// method). One clock read per such burst.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct RxGap {
+    /// When the last such burst was taken; 0 before the first.
+    pub(super) last: u64,
+    pub(super) max: u64,
+    /// When the longest gap ended.
+    pub(super) max_end: u64,
+}
+
+impl RxGap {
+    #[inline]
+    pub(super) fn note(&mut self, now: u64) {
+        if self.last != 0 && now.saturating_sub(self.last) > self.max {
+            self.max = now - self.last;
+            self.max_end = now;
+        }
+        self.last = now;
+    }
+
+    /// Another receive queue's gaps of the same direction: the longer one.
+    fn merge(&mut self, o: RxGap) {
+        if o.max > self.max {
+            self.max = o.max;
+            self.max_end = o.max_end;
+        }
+    }
 }
 
 impl Count {
@@ -177,6 +210,7 @@ impl Count {
         }
         self.learnt += o.learnt;
         self.rx_unstamped += o.rx_unstamped;
+        self.gap.merge(o.gap);
     }
 
     /// Time the frames waiting for their transmit stamps whose stamps are in (see
@@ -276,6 +310,7 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
         if self.kernel.is_some() {
             self.count.settle(self.frame_ts, clock.now(), self.stamp_wait);
         }
+        let received = self.count.report.received;
         let n = self.rx.rx_burst_stamped(RX_BURST, |lane, f, ns| match classify(f) {
             Rx::Test { field, .. } if counting => {
                 let now = match kernel {
@@ -312,6 +347,9 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
             }
             _ => self.count.report.other += 1,
         })?;
+        if self.count.report.received > received {
+            self.count.gap.note(clock.now());
+        }
         Ok(n)
     }
 }
@@ -341,6 +379,7 @@ mod tests {
             pdv: None,
             learnt: 0,
             rx_unstamped: 0,
+            gap: RxGap::default(),
         }
     }
 
