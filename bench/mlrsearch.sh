@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # MLRsearch (RFC 9971) beside xlatperf's binary and accelerated throughput searches (issue 21),
 # on lab router4 with an nftables limit of 50,000 frames/s over both directions (L = 25,000
-# per direction, burst 200): how many trials and how much trial time each needs, and what it
-# finds. Methods, alternating, REPS times (default 3); full-length trials of DURATION s
-# (default 10), Max Load 40,000 fps, width 0.5 %:
+# per direction, burst 1,000: room for a sender stall of 20 ms): how many trials and how much
+# trial time each needs, and what it finds. Methods, alternating, REPS times (default 3);
+# full-length trials of DURATION s (default 10), Max Load 40,000 fps, width 0.5 %:
 #
 #   mlr-2544   xlatperf mlrsearch, RFC 2544 rules (NDR and PDR; one full-length trial decides)
 #   mlr-csit   xlatperf mlrsearch, CSIT's rules (1 s trials, duration sum 21 s, exceed ratio 0.5)
@@ -29,7 +29,7 @@ conf=$("$X" lab up router4 --replace | tail -1)
 nft_dut() { ip netns exec xlat-dut nft "$@"; }
 nft_dut add table inet xlat_limit
 nft_dut 'add chain inet xlat_limit limiter { type filter hook forward priority 0 ; }'
-nft_dut add rule inet xlat_limit limiter limit rate over 50000/second burst 200 packets drop
+nft_dut add rule inet xlat_limit limiter limit rate over 50000/second burst 1000 packets drop
 
 figures() { # FILE: trials, trial-seconds, elapsed, and the NDR/PDR or throughput
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]["result"]["runs"][0]

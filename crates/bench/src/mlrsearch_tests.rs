@@ -215,3 +215,23 @@ fn goals_parse_from_presets_and_attributes_over_the_defaults() {
         assert!(e.contains(want), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_stateful_search_runs_phase_1_before_every_trial() {
+    let mut c = MlrConfig::new(64, 1_000_000, 10.0);
+    c.trial.preliminary = Some(xlat_trial::PreliminarySpec {
+        frames: 10_000,
+        state_table: 10_000,
+        rate: 100_000,
+        timeout_ms: 100,
+        phase_delay_ms: 300,
+    });
+    let mut dut = SimDut::new(400_000.0, 1);
+    let r = mlrsearch(&mut dut, &c, &mut NoProgress).unwrap();
+    assert!(r.complete);
+    let ndr = goal(&r, "NDR").relevant_lower_bound.unwrap();
+    assert!((398_000..=400_000).contains(&ndr), "{ndr}");
+    assert_eq!(dut.log.len(), r.trials.len());
+    assert!(dut.log.iter().all(|s| s.preliminary.is_some()));
+    assert!(r.trials.iter().all(|t| t.preliminary.is_some()));
+}
