@@ -124,53 +124,24 @@ fn the_trial_limit_stops_the_search_with_its_trials_and_irregular_goals() {
 
 #[test]
 fn bad_goals_are_clear_errors_naming_the_attribute() {
-    let check = |g: SearchGoal, want: &str| {
+    let cases: [(fn(&mut SearchGoal), &str); 6] = [
+        (|g| g.loss_ratio = 1.0, "Goal Loss Ratio (loss) must be in [0, 1), not 1"),
+        (|g| g.loss_ratio = -0.1, "Goal Loss Ratio"),
+        (|g| g.exceed_ratio = 1.0, "Goal Exceed Ratio"),
+        (|g| g.width = 0.0, "Goal Width (width) must be above 0"),
+        (
+            |g| g.initial_trial_duration_s = 5.0,
+            "Goal Final Trial Duration (final = 1 s) is shorter than the Goal Initial Trial Duration (initial = 5 s)",
+        ),
+        (|g| g.duration_sum_s = 0.5, "Goal Duration Sum (sum = 0.5 s) is shorter"),
+    ];
+    for (edit, want) in cases {
+        let mut g = csit("X", 0.0);
+        edit(&mut g);
         let c = cfg(1000, vec![g]);
         let e = mlrsearch(&mut SimDut::new(1e9, 1), &c, &mut NoProgress).unwrap_err().to_string();
         assert!(e.contains(want), "{e}");
-    };
-    check(
-        SearchGoal {
-            loss_ratio: 1.0,
-            ..csit("X", 0.0)
-        },
-        "Goal Loss Ratio (loss) must be in [0, 1), not 1",
-    );
-    check(
-        SearchGoal {
-            loss_ratio: -0.1,
-            ..csit("X", 0.0)
-        },
-        "Goal Loss Ratio",
-    );
-    check(
-        SearchGoal {
-            exceed_ratio: 1.0,
-            ..csit("X", 0.0)
-        },
-        "Goal Exceed Ratio",
-    );
-    check(
-        SearchGoal {
-            width: 0.0,
-            ..csit("X", 0.0)
-        },
-        "Goal Width (width) must be above 0",
-    );
-    check(
-        SearchGoal {
-            initial_trial_duration_s: 5.0,
-            ..csit("X", 0.0)
-        },
-        "Goal Final Trial Duration (final = 1 s) is shorter than the Goal Initial Trial Duration (initial = 5 s)",
-    );
-    check(
-        SearchGoal {
-            duration_sum_s: 0.5,
-            ..csit("X", 0.0)
-        },
-        "Goal Duration Sum (sum = 0.5 s) is shorter",
-    );
+    }
     let mut c = cfg(1000, vec![csit("X", 0.0), csit("X", 0.1)]);
     assert!(mlrsearch(&mut SimDut::new(1e9, 1), &c, &mut NoProgress)
         .unwrap_err()
