@@ -124,7 +124,8 @@ fn the_trial_limit_stops_the_search_with_its_trials_and_irregular_goals() {
 
 #[test]
 fn bad_goals_are_clear_errors_naming_the_attribute() {
-    let cases: [(fn(&mut SearchGoal), &str); 6] = [
+    type Edit = fn(&mut SearchGoal);
+    let cases: [(Edit, &str); 6] = [
         (|g| g.loss_ratio = 1.0, "Goal Loss Ratio (loss) must be in [0, 1), not 1"),
         (|g| g.loss_ratio = -0.1, "Goal Loss Ratio"),
         (|g| g.exceed_ratio = 1.0, "Goal Exceed Ratio"),
