@@ -233,7 +233,22 @@ fn nat66_is_nat44_on_ipv6() {
     );
     assert_eq!((s.forward, s.reverse, s.fg_n, s.fg_m), (true, true, 2, 2));
     assert_eq!(cfg.stateful, nat44.stateful);
-    assert_eq!(cfg.dut, nat44.dut);
+    // The same DUT commands, but the reset stops IPv6's forwarding, not IPv4's.
+    assert_eq!(
+        xlat_trial::DutHooks {
+            reset: None,
+            ..cfg.dut.clone()
+        },
+        xlat_trial::DutHooks {
+            reset: None,
+            ..nat44.dut.clone()
+        }
+    );
+    let reset = cfg.dut.reset.as_deref().unwrap_or_default();
+    assert!(
+        reset.contains("echo 0 > /proc/sys/net/ipv6/conf/all/forwarding") && !reset.contains("ipv4"),
+        "{reset}"
+    );
     assert_eq!(cfg.trial, nat44.trial);
     let text = config_toml(Topology::Nat66);
     assert!(text.contains("# stateful: the right side sees 2001:2:0:8000::1;"), "{text}");
@@ -248,13 +263,14 @@ fn nat66_is_nat44_on_ipv6() {
     ] {
         assert!(text.lines().any(|l| l.starts_with(key)), "{key} missing in\n{text}");
     }
-    // The same keys as nat44 writes, line for line, in [stateful] and [dut].
+    // The same keys as nat44 writes, line for line, in [stateful] and [dut] (the reset
+    // command's IP version aside).
     let section = |text: &str, name: &str| -> Vec<String> {
         text.lines()
             .skip_while(|l| *l != name)
             .skip(1)
             .take_while(|l| !l.starts_with('['))
-            .map(str::to_string)
+            .map(|l| l.replace("ipv6/conf/all/forwarding", "ipv4/ip_forward"))
             .collect()
     };
     let nat44_text = config_toml(Topology::Nat44);
