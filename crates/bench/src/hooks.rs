@@ -4,6 +4,7 @@
 //! the self-test, siitperf's command lines) runs the same commands the same way.
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -78,6 +79,9 @@ fn run_child(run: &mut HookRun, deadline: Duration, capture: bool) -> Result<(),
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(&run.command)
+        // A group of its own: at the deadline the command goes with everything it started
+        // (a `sleep` under the shell would otherwise live on, holding the lab's files).
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(if capture { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::piped())
@@ -91,6 +95,7 @@ fn run_child(run: &mut HookRun, deadline: Duration, capture: bool) -> Result<(),
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() >= deadline => {
                 let pid = child.id();
+                kill_group(pid);
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!(
@@ -101,6 +106,7 @@ fn run_child(run: &mut HookRun, deadline: Duration, capture: bool) -> Result<(),
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => {
+                kill_group(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!("{what}: waiting for it failed: {e}"));
@@ -115,6 +121,17 @@ fn run_child(run: &mut HookRun, deadline: Duration, capture: bool) -> Result<(),
         Ok(())
     } else {
         Err(format!("{what} failed ({status}); {}", stderr_tail(&err)))
+    }
+}
+
+/// SIGKILL the process group `pgid` (a hook's: its shell and whatever the shell started; the
+/// shell is the group's leader, so the group is this process's child's, no one else's).
+fn kill_group(pgid: u32) {
+    if let Ok(pgid) = libc::pid_t::try_from(pgid) {
+        // SAFETY: kill(2) takes plain integers; a negative PID names the process group.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
     }
 }
 

@@ -1,5 +1,36 @@
 use super::*;
 
+/// A hook killed at its deadline takes what it started with it: a `sleep` the shell runs (not
+/// execs) would otherwise outlive it, holding whatever the shell had open.
+#[test]
+fn a_hook_killed_at_its_deadline_takes_its_children_with_it() {
+    let file = std::env::temp_dir().join(format!("xlatperf-hook-child-{}", std::process::id()));
+    let command = format!("sleep 300 & echo $! > {}; wait", file.display());
+    let e = run_hook("dut.reset", &command, Duration::from_millis(300)).expect_err("deadline");
+    assert!(e.contains("was killed"), "{e}");
+    let pid: u32 = std::fs::read_to_string(&file)
+        .expect("the child's PID")
+        .trim()
+        .parse()
+        .expect("a PID");
+    let _ = std::fs::remove_file(&file);
+    let proc_dir = format!("/proc/{pid}");
+    let started = Instant::now();
+    // Killed at once; its reaping by the new parent may take a moment.
+    while std::path::Path::new(&proc_dir).exists() && started.elapsed() < Duration::from_secs(5) {
+        let state = std::fs::read_to_string(format!("{proc_dir}/stat")).unwrap_or_default();
+        if state.split_whitespace().nth(2) == Some("Z") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let state = std::fs::read_to_string(format!("{proc_dir}/stat")).unwrap_or_default();
+    assert!(
+        state.is_empty() || state.split_whitespace().nth(2) == Some("Z"),
+        "the hook's child {pid} lives on: {state}"
+    );
+}
+
 #[test]
 fn hooks_succeed_fail_and_time_out() {
     assert_eq!(run_hook("dut.before_trial", "true", HOOK_DEADLINE), Ok(()));
