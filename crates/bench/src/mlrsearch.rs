@@ -48,7 +48,7 @@ use crate::error::{config, BenchError};
 use crate::mlr_classify::{classify, conditional_throughput, relevant_bounds, Classification, Target, TrialResult};
 use crate::record::TrialRecord;
 use crate::runner::{Progress, TrialRunner};
-use crate::trial::{check_duration, Session};
+use crate::trial::{check_duration, lost_frames, Session};
 
 /// RFC 9971's example Goal Width (and CSIT's): 0.5 % of the upper bound.
 pub const DEFAULT_WIDTH: f64 = 0.005;
@@ -342,7 +342,7 @@ pub fn trial_loss_ratio(report: &TrialReport) -> f64 {
     let (mut sent, mut lost) = (0u64, 0u64);
     for (_, d) in report.directions() {
         sent += d.sent;
-        lost += d.lost.max(d.sent.saturating_sub(d.received));
+        lost += lost_frames(d);
     }
     if sent == 0 {
         0.0

@@ -15,10 +15,15 @@ pub fn judge(report: &TrialReport, loss_tolerance: f64) -> Result<Option<bool>, 
 
 /// Every active direction lost at most `loss_tolerance` x sent frames.
 fn within_tolerance(report: &TrialReport, loss_tolerance: f64) -> bool {
-    report.directions().all(|(_, d)| {
-        let lost = d.lost.max(d.sent.saturating_sub(d.received));
-        lost as f64 <= loss_tolerance * d.sent as f64
-    })
+    report
+        .directions()
+        .all(|(_, d)| lost_frames(d) as f64 <= loss_tolerance * d.sent as f64)
+}
+
+/// The frames a direction lost, as every judgement counts them: the engine's count, or sent
+/// less received if that is more.
+pub(crate) fn lost_frames(d: &xlat_trial::DirectionReport) -> u64 {
+    d.lost.max(d.sent.saturating_sub(d.received))
 }
 
 /// Judge a trial by a procedure's own rule: `None` if it is invalid, otherwise `pass(report)`.
