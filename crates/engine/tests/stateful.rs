@@ -90,7 +90,15 @@ fn two_queues_fill_the_table_and_answer_on_it() {
         ..CpuPlan::default()
     };
     let mut t = Tester::new(stateful_setup(), l, r, cpus).unwrap();
-    let r = valid(&mut t, &spec(5_000, 5_000));
+    // Two busy worker threads pinned to this machine's two cores: any other process makes
+    // them late, and three late trials in a row failed CI once. What this test checks are
+    // the counts, which a late sender does not change (the mem wire loses nothing): phase 2
+    // runs after a filled table however late phase 1 was, and lateness is the only
+    // invalidity allowed.
+    t.set_phase_two_after(PhaseTwoAfter::FilledTable);
+    let r = t.run_trial(&spec(5_000, 5_000)).unwrap();
+    let late = |x: &String| x.contains("sending exceeded the") || x.starts_with("Preliminary sending was too slow");
+    assert!(r.invalid_reasons.iter().all(late), "{:?}", r.invalid_reasons);
     let p = r.preliminary.as_ref().unwrap();
     assert_eq!((p.sent, p.received, p.foreground_received), (5_000, 5_000, 5_000));
     assert_eq!((p.valid_entries, p.duplicate_tuples), (5_000, Some(0)));
