@@ -23,6 +23,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
     apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# The report's browser test: headless chromium alone, without the desktop it recommends.
+if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+    echo "== installing Debian packages: chromium (headless, for the report's browser test)"
+    export DEBIAN_FRONTEND=noninteractive
+    [ ${#missing[@]} -gt 0 ] || apt-get update -qq
+    apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
 
 if ! command -v cargo >/dev/null 2>&1; then
     if [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -43,6 +50,17 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.vers
     rm -rf "$VENV"
     /usr/bin/python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check "MLRsearch==$MLRSEARCH_VERSION"
+fi
+
+# The report's browser test (crates/cli/tests/lab_campaign.rs) drives Debian's chromium over
+# the DevTools protocol with websocket-client: PyPI, one pinned version, no dependencies.
+WEBSOCKET_VERSION=1.8.0
+VENV=.venv/report
+if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('websocket-client') != '$WEBSOCKET_VERSION')" 2>/dev/null; then
+    echo "== websocket-client $WEBSOCKET_VERSION (the report's browser test) in $VENV"
+    rm -rf "$VENV"
+    /usr/bin/python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check "websocket-client==$WEBSOCKET_VERSION"
 fi
 
 echo "== building xlatperf (release, with the dpdk backend)"

@@ -290,9 +290,17 @@ pub struct PdvStats {
     pub pdv: Delay,
     /// Bound on the relative error of `p99_9` (0: exact).
     pub relative_error: f64,
+    /// The delays' distribution: (delay ns, fraction of the frames with at most that delay),
+    /// at most [`PdvStats::CDF_POINTS`] points (lost frames keep it below 1). For the report's
+    /// PDV plot; absent in documents written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cdf: Vec<(u64, f64)>,
 }
 
 impl PdvStats {
+    /// Points of [`PdvStats::cdf`].
+    pub const CDF_POINTS: usize = 64;
+
     /// `None` when nothing was recorded.
     pub fn of(rec: &DelayRecorder) -> Option<PdvStats> {
         let min = rec.min()?;
@@ -308,6 +316,7 @@ impl PdvStats {
             p99_9: p,
             pdv,
             relative_error: rec.relative_error(),
+            cdf: rec.cdf_points(PdvStats::CDF_POINTS),
         })
     }
 }

@@ -44,6 +44,7 @@ fn metric_vs_size<T: BenchResult>(title: &str, y_label: &str, results: &[SizeRes
                 points,
                 error_bars: Some(bars),
                 step: false,
+                dots: false,
             }],
             y_range: None,
         }
@@ -85,6 +86,7 @@ impl Plot for MlrResult {
                             .collect(),
                         error_bars: None,
                         step: false,
+                        dots: false,
                     })
                     .filter(|s| !s.points.is_empty())
                     .collect();
@@ -152,6 +154,7 @@ impl Plot for FrameLossResult {
                         points: pts,
                         error_bars: None,
                         step: false,
+                        dots: false,
                     });
                 }
             }
@@ -203,6 +206,7 @@ impl Plot for PdvResult {
                     points: cdf.iter().map(|&(ns, f)| (ns as f64 / 1.0e6, f)).collect(),
                     error_bars: None,
                     step: true,
+                    dots: false,
                 });
             }
         }
@@ -292,6 +296,7 @@ impl Plot for crate::capacity::CapacityResult {
                     points: pts,
                     error_bars: None,
                     step: false,
+                    dots: false,
                 });
             }
         }

@@ -26,6 +26,8 @@ pub struct Series {
     pub error_bars: Option<Vec<(f64, f64)>>,
     /// Draw as a staircase (for CDFs).
     pub step: bool,
+    /// Draw the points alone, unjoined, as hollow rings (marks such as "bounded by the tester").
+    pub dots: bool,
 }
 
 /// A line plot with linear axes.
@@ -203,10 +205,19 @@ impl LinePlot {
                     let _ = write!(path, " L{:.2},{:.2}", sx(x), sy(y));
                 }
             }
-            if !path.is_empty() {
+            if se.dots {
+                for &(x, y) in &p {
+                    let _ = writeln!(
+                        s,
+                        r#"<circle cx="{:.2}" cy="{:.2}" r="7" fill="none" stroke="{c}" stroke-width="2"/>"#,
+                        sx(x),
+                        sy(y)
+                    );
+                }
+            } else if !path.is_empty() {
                 let _ = writeln!(s, r#"<path d="{path}" fill="none" stroke="{c}" stroke-width="2"/>"#);
             }
-            if !se.step {
+            if !se.step && !se.dots {
                 for &(x, y) in &p {
                     let _ = writeln!(s, r#"<circle cx="{:.2}" cy="{:.2}" r="3" fill="{c}"/>"#, sx(x), sy(y));
                 }
@@ -250,6 +261,7 @@ pub fn throughput_vs_frame_size(title: &str, points: &[(usize, f64, f64, f64)]) 
             points: points.iter().map(|p| (p.0 as f64, p.1)).collect(),
             error_bars: Some(points.iter().map(|p| (p.2, p.3)).collect()),
             step: false,
+            dots: false,
         }],
         y_range: None,
     }
@@ -280,6 +292,7 @@ pub fn frame_loss_curve(result: &FrameLossResult) -> String {
                 points: pts,
                 error_bars: None,
                 step: false,
+                dots: false,
             });
         }
     }
@@ -303,6 +316,7 @@ pub fn delay_cdf(title: &str, recorders: &[(&str, &DelayRecorder)]) -> String {
             points: r.cdf_points(2000).into_iter().map(|(ns, f)| (ns as f64 / 1.0e6, f)).collect(),
             error_bars: None,
             step: true,
+            dots: false,
         })
         .collect();
     LinePlot {

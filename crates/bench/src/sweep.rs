@@ -51,6 +51,16 @@ pub fn parse_over(over: &str) -> Result<(String, Vec<String>), String> {
     Ok((name, values))
 }
 
+/// The arguments that set parameter `name` to `value`: `--set NAME=VALUE` for a configuration
+/// key (a name with a dot), `--NAME VALUE` for an option of the procedure.
+pub fn parameter_args(name: &str, value: &str) -> [String; 2] {
+    if name.contains('.') {
+        ["--set".to_string(), format!("{name}={value}")]
+    } else {
+        [format!("--{name}"), value.to_string()]
+    }
+}
+
 /// A number as the options write it: "20000", "20k", "1.5M", "14_880_952" (k, M, G: powers
 /// of 1000); finite and not negative.
 pub fn parse_number(s: &str) -> Result<f64, String> {
@@ -274,6 +284,7 @@ impl Sweep {
                     points: pts,
                     error_bars: None,
                     step: false,
+                    dots: false,
                 }
             })
             .collect();

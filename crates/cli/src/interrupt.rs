@@ -32,3 +32,8 @@ pub fn install() {
 pub fn requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }
+
+/// The flag itself, for code that waits on it (the campaign runner).
+pub fn flag() -> &'static AtomicBool {
+    &STOP
+}

@@ -15,9 +15,11 @@
 //! | [`selftest`], [`sender_bench`] | the tester's self-test and the sender benchmark |
 //! | [`demo`] | `xlatperf demo` |
 //! | [`sweep`] | `xlatperf sweep`: a procedure once per value of a parameter, one table and plot |
+//! | [`campaign`] | `xlatperf campaign` and `xlatperf report` (the work is `xlat_campaign`'s) |
 //! | `dpdk_glue` | DPDK's EAL arguments (feature `dpdk`) |
 
 mod args;
+mod campaign;
 mod demo;
 #[cfg(feature = "dpdk")]
 mod dpdk_glue;
@@ -148,6 +150,12 @@ enum Cmd {
     /// Scalability: a procedure once per value of one parameter (e.g. --over
     /// connections=10k,100k,1M -- conn-rate ...), every point in one table, JSON, CSV and plot.
     Sweep(sweep::SweepArgs),
+    /// A campaign: many procedure runs from a plan (tests x procedures x axes x repetitions)
+    /// into one directory, resumable after a crash or Ctrl-C by running it again.
+    Campaign(campaign::CampaignArgs),
+    /// One self-contained HTML page (tables, plots, environment) from a campaign directory or
+    /// any directory of xlatperf's JSON results.
+    Report(campaign::ReportArgs),
     /// A complete measurement in a couple of minutes: lab up, throughput, latency, lab down.
     Demo(demo::DemoArgs),
     /// siitperf-tp's command line: reads ./siitperf.conf and prints siitperf's output lines.
@@ -443,6 +451,11 @@ fn connections_sweep(argv: &[String], common: &args::CommonArgs) -> Result<()> {
     )
 }
 
+/// The git commit this binary was built from (build.rs), when known.
+pub fn git_commit() -> Option<String> {
+    option_env!("XLAT_GIT_COMMIT").filter(|s| !s.is_empty()).map(String::from)
+}
+
 /// Run the command `cli` names (`argv` is recorded in the procedures' JSON).
 fn run(cli: &Cli, argv: &[String]) -> Result<()> {
     match &cli.cmd {
@@ -481,6 +494,8 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::TeardownRate(a) if a.connections.len() > 1 => connections_sweep(argv, &a.common),
         Cmd::TeardownRate(a) => procedures::teardown(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Sweep(a) => sweep::run(a),
+        Cmd::Campaign(a) => campaign::campaign(a, &|argv| Cli::try_parse_from(argv).map(|_| ()).map_err(|e| e.to_string())),
+        Cmd::Report(a) => campaign::report(a),
         Cmd::Demo(a) => demo::run(a),
         // siitperf's exit codes (255 for an input error), as through the siitperf-* links.
         Cmd::SiitperfTp { args } => std::process::exit(siitperf::main("siitperf-tp", args)),

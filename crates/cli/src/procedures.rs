@@ -202,6 +202,8 @@ pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &s
     meta.seeds = BTreeMap::from([("traffic".to_string(), seed)]);
     meta.started_at = Some(output::rfc3339_now());
     meta.command_line = Some(argv.to_vec());
+    meta.host = Some(xlat_campaign::manifest::host());
+    meta.git_commit = crate::git_commit();
     Ok(Prepared {
         cfg,
         preliminary,

@@ -70,11 +70,7 @@ pub fn strip_option(command: &[String], name: &str) -> (Vec<String>, Vec<String>
 /// The arguments of one run: `command` with the parameter set to `value`.
 fn run_args(command: &[String], name: &str, value: &str, json: &Path) -> Vec<String> {
     let mut args = command.to_vec();
-    if name.contains('.') {
-        args.extend(["--set".to_string(), format!("{name}={value}")]);
-    } else {
-        args.extend([format!("--{name}"), value.to_string()]);
-    }
+    args.extend(xlat_bench::sweep::parameter_args(name, value));
     args.extend(["--json".to_string(), json.display().to_string()]);
     args
 }

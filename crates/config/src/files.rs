@@ -19,15 +19,29 @@ pub fn temp_path(path: &Path) -> PathBuf {
     }
 }
 
-/// Write `contents` to `path` through a temporary file beside it ([`temp_path`]) renamed over
-/// it; on failure the temporary file is removed and `path` is as it was.
+/// Write `contents` to `path` through a temporary file beside it ([`temp_path`]), flushed to
+/// the disk and renamed over it; on failure the temporary file is removed and `path` is as it
+/// was. After a crash or a power cut the file is the old one or the new one (the rename is
+/// flushed too), which is what lets a campaign resume after a reboot.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
     let tmp = temp_path(path);
-    let r = std::fs::write(&tmp, contents).and_then(|_| std::fs::rename(&tmp, path));
+    let r = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(contents).and_then(|_| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, path));
     if r.is_err() {
         let _ = std::fs::remove_file(&tmp);
+        return r;
     }
-    r
+    // The directory entry: best effort (some file systems cannot open a directory for sync).
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

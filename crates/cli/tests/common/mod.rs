@@ -12,7 +12,8 @@ mod skip;
 #[path = "../../../wire/tests/common/retry.rs"]
 pub mod retry;
 
-pub use skip::skip_unless_root;
+#[allow(unused_imports)]
+pub use skip::{have_tool, skip, skip_unless_root};
 
 pub mod procedures;
 

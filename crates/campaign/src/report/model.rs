@@ -1,0 +1,166 @@
+//! The report's figures: every repetition of every result read back as its procedure's typed
+//! result, its metrics taken by the procedure's own definition (`BenchResult::metrics`, the
+//! numbers `--repeat` summarises), grouped per DUT, variant and frame size, and summarised over
+//! all repetitions of all runs of the group (`xlat_bench::Summary`: median, minimum, maximum,
+//! dispersion).
+
+use serde::de::DeserializeOwned;
+use std::collections::BTreeMap;
+
+use xlat_bench::{
+    BackToBackResult, BenchResult, CapacityResult, ConnRateResult, FrameLossResult, LatencyResult, MlrResult, PdvResult, RecoveryResult,
+    ResetResult, Summary, TeardownResult, ThroughputResult,
+};
+
+use super::read::Source;
+
+/// The group a figure belongs to: a row of the summary.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RowKey {
+    pub dut: String,
+    pub variant: String,
+    pub frame_size: u64,
+}
+
+/// What one repetition gave.
+#[derive(Debug, Clone, Default)]
+pub struct RepFigures {
+    pub metrics: Vec<(String, f64)>,
+    /// Invalid trials (the tester missed its own schedule) among its trials.
+    pub invalid: usize,
+    /// Trials that were retries of an invalid one.
+    pub retries: usize,
+    /// The tester's own limit bounded the result.
+    pub tester_bound: bool,
+    /// Connections per step (conn-rate), for the plot against the number of connections.
+    pub connections: Option<u64>,
+    /// (direction, CDF points (delay ns, fraction)) of a PDV repetition.
+    pub pdv_cdf: Vec<(&'static str, Vec<(u64, f64)>)>,
+}
+
+fn typed<T: DeserializeOwned + BenchResult>(v: &serde_json::Value, f: impl Fn(&T, &mut RepFigures)) -> Result<RepFigures, String> {
+    let r: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+    let trials = r.trials();
+    let mut out = RepFigures {
+        metrics: r.metrics(),
+        invalid: trials.iter().filter(|t| !t.valid).count(),
+        retries: trials.iter().filter(|t| t.attempt > 1).count(),
+        tester_bound: trials.iter().any(|t| t.tester_bound),
+        ..RepFigures::default()
+    };
+    f(&r, &mut out);
+    Ok(out)
+}
+
+/// Nothing beyond the metrics and trials.
+fn none<T>(_: &T, _: &mut RepFigures) {}
+
+/// The figures of one repetition of `procedure`.
+pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures, String> {
+    match procedure {
+        "throughput" => typed(v, |r: &ThroughputResult, o| o.tester_bound |= r.tester_bound.is_some()),
+        "frame-loss" => typed::<FrameLossResult>(v, none),
+        "latency" => typed::<LatencyResult>(v, none),
+        "pdv" => typed(v, |r: &PdvResult, o| {
+            let last = r.runs.iter().rev().find(|x| x.pass).or(r.runs.last());
+            for (name, d) in last
+                .map(|x| [("forward", &x.forward), ("reverse", &x.reverse)])
+                .into_iter()
+                .flatten()
+            {
+                if let Some(cdf) = d
+                    .as_ref()
+                    .and_then(|d| d.pdv.as_ref())
+                    .map(|p| p.cdf.clone())
+                    .filter(|c| !c.is_empty())
+                {
+                    o.pdv_cdf.push((name, cdf));
+                }
+            }
+        }),
+        "b2b" | "back-to-back" => typed::<BackToBackResult>(v, none),
+        "recovery" => typed::<RecoveryResult>(v, none),
+        "conn-rate" => typed(v, |r: &ConnRateResult, o| {
+            o.tester_bound |= r.tester_bound.is_some();
+            o.connections = Some(r.connections);
+        }),
+        "conntrack-capacity" => typed::<CapacityResult>(v, none),
+        "teardown-rate" => typed::<TeardownResult>(v, none),
+        "mlrsearch" => typed::<MlrResult>(v, none),
+        "reset" => typed::<ResetResult>(v, none),
+        other => Err(format!("procedure {other:?} is not one the report knows")),
+    }
+}
+
+/// Every repetition of one group, and the summaries over them.
+#[derive(Debug, Clone, Default)]
+pub struct Row {
+    /// (procedure, source index, repetition figures).
+    pub reps: Vec<(String, usize, RepFigures)>,
+    /// (procedure, metric) -> summary over every repetition of the group.
+    pub summaries: BTreeMap<(String, String), Summary>,
+    /// IPv4 frames on the forward sender's side (20 bytes shorter than the frame size).
+    pub forward_ipv4: bool,
+}
+
+impl Row {
+    pub fn invalid(&self) -> usize {
+        self.reps.iter().map(|r| r.2.invalid).sum()
+    }
+    pub fn retries(&self) -> usize {
+        self.reps.iter().map(|r| r.2.retries).sum()
+    }
+    pub fn tester_bound(&self, procedure: &str) -> bool {
+        self.reps.iter().any(|r| r.0 == procedure && r.2.tester_bound)
+    }
+    pub fn has(&self, procedure: &str) -> bool {
+        self.reps.iter().any(|r| r.0 == procedure)
+    }
+    pub fn summary(&self, procedure: &str, metric: &str) -> Option<&Summary> {
+        self.summaries.get(&(procedure.to_string(), metric.to_string()))
+    }
+}
+
+/// The groups of the report, in order; and the repetitions that could not be read.
+pub fn rows(sources: &[Source]) -> (BTreeMap<RowKey, Row>, Vec<(String, String)>) {
+    let mut rows: BTreeMap<RowKey, Row> = BTreeMap::new();
+    let mut unread = Vec::new();
+    for (si, s) in sources.iter().enumerate() {
+        let v4 = s.doc.meta.config.pointer("/setup/left/ip_version").and_then(|v| v.as_str()) == Some("V4");
+        for size in &s.doc.results {
+            let key = RowKey {
+                dut: s.dut.clone(),
+                variant: s.variant.clone(),
+                frame_size: size.frame_size,
+            };
+            for (i, run) in size.result.runs.iter().enumerate() {
+                match rep_figures(&s.doc.procedure, run) {
+                    Ok(f) => {
+                        let row = rows.entry(key.clone()).or_default();
+                        row.forward_ipv4 = v4;
+                        row.reps.push((s.doc.procedure.clone(), si, f));
+                    }
+                    Err(e) => unread.push((
+                        s.file.clone(),
+                        format!(
+                            "frame size {}, repetition {}: not a {} result ({e})",
+                            size.frame_size,
+                            i + 1,
+                            s.doc.procedure
+                        ),
+                    )),
+                }
+            }
+        }
+    }
+    for row in rows.values_mut() {
+        let mut values: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+        for (p, _, f) in &row.reps {
+            for (m, v) in &f.metrics {
+                values.entry((p.clone(), m.clone())).or_default().push(*v);
+            }
+        }
+        row.summaries = values.into_iter().filter_map(|(k, v)| Summary::of(&v).map(|s| (k, s))).collect();
+    }
+    (rows, unread)
+}

@@ -1,0 +1,215 @@
+//! Reading results for the report: a campaign directory (its manifest names the runs) or any
+//! directory of xlatperf's JSON documents, each read through a typed view of the document
+//! format; what cannot be read is named with the reason, and the rest is reported.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use xlat_bench::output::Host;
+
+use crate::manifest::{Manifest, RunEntry, Status, MANIFEST};
+
+/// What a report reads of a result document's `meta`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MetaView {
+    pub xlatperf_version: String,
+    #[serde(default)]
+    pub config: serde_json::Value,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub command_line: Option<Vec<String>>,
+    #[serde(default)]
+    pub host: Option<Host>,
+    #[serde(default)]
+    pub git_commit: Option<String>,
+}
+
+/// A summary of one metric over a frame size's repetitions.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SummaryView {
+    pub n: usize,
+}
+
+/// One frame size of a document: the repetitions' results as the procedure wrote them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SizeView {
+    pub frame_size: u64,
+    pub result: RepeatedView,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RepeatedView {
+    pub runs: Vec<serde_json::Value>,
+    pub summaries: BTreeMap<String, SummaryView>,
+}
+
+/// What a report reads of a result document (`xlat_bench::output::Document`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct DocView {
+    pub procedure: String,
+    pub complete: bool,
+    pub meta: MetaView,
+    pub results: Vec<SizeView>,
+    #[serde(default)]
+    pub interrupted: bool,
+}
+
+/// One result document that was read.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The file, relative to the directory reported on.
+    pub file: String,
+    /// Its run in the campaign's manifest, if it came from a campaign.
+    pub run: Option<RunEntry>,
+    /// The DUT (test) it measured: the campaign's test name, else the configuration file's name.
+    pub dut: String,
+    /// The campaign axes of its run other than the frame size ("tester.backend=afxdp"), joined.
+    pub variant: String,
+    pub doc: DocView,
+}
+
+/// Everything the report is made from.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub dir: PathBuf,
+    pub manifest: Option<Manifest>,
+    pub sources: Vec<Source>,
+    /// (file, why) of every file that could not be read.
+    pub unread: Vec<(String, String)>,
+}
+
+/// Why there is no report at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{}: {msg}", dir.display())]
+    Dir { dir: PathBuf, msg: String },
+}
+
+/// Every `*.json` file under `dir` (not hidden, not the manifest), sorted.
+fn json_files(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.starts_with('.') || name == MANIFEST {
+            continue;
+        }
+        if p.is_dir() && depth < 8 {
+            json_files(&p, out, depth + 1);
+        } else if name.ends_with(".json") {
+            out.push(p);
+        }
+    }
+}
+
+/// Read one document; the reason when it cannot be read.
+pub fn read_doc(path: &Path) -> Result<DocView, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        if e.is_eof() {
+            format!("truncated JSON (it ends at line {}, column {})", e.line(), e.column())
+        } else {
+            format!("not JSON: {e}")
+        }
+    })?;
+    let version = v.pointer("/meta/xlatperf_version").and_then(|x| x.as_str());
+    if v.get("procedure").is_none() || version.is_none() {
+        if v.get("parameter").is_some() && v.get("points").is_some() {
+            return Err("a sweep's document (report on the runs instead: xlatperf campaign writes one file per run)".into());
+        }
+        return Err("not an xlatperf result document (no procedure and meta.xlatperf_version)".into());
+    }
+    serde_json::from_value::<DocView>(v.clone()).map_err(|e| {
+        format!(
+            "written by xlatperf {} in a format this report cannot read ({e}); run it again with this xlatperf",
+            version.unwrap_or("?")
+        )
+    })
+}
+
+/// The DUT's name when no campaign names it: the configuration file's stem.
+fn dut_name(doc: &DocView, file: &Path) -> String {
+    doc.meta
+        .config
+        .pointer("/source/file")
+        .and_then(|f| f.as_str())
+        .and_then(|f| Path::new(f).file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+}
+
+/// Read `dir`: a campaign directory (with `campaign.json`) or a directory of result documents.
+pub fn read(dir: &Path) -> Result<Inputs, ReadError> {
+    let derr = |msg: String| ReadError::Dir {
+        dir: dir.to_path_buf(),
+        msg,
+    };
+    if !dir.is_dir() {
+        return Err(derr("not a directory".into()));
+    }
+    let manifest = Manifest::read(dir).map_err(|e| derr(e.to_string()))?;
+    let mut inputs = Inputs {
+        dir: dir.to_path_buf(),
+        ..Inputs::default()
+    };
+    let rel = |p: &Path| p.strip_prefix(dir).unwrap_or(p).display().to_string();
+    match &manifest {
+        Some(m) => {
+            for r in m.runs.iter().filter(|r| r.status == Status::Done) {
+                let path = dir.join(&r.file);
+                match read_doc(&path) {
+                    Ok(doc) => inputs.sources.push(Source {
+                        file: r.file.clone(),
+                        run: Some(r.clone()),
+                        dut: r.test.clone(),
+                        variant: r
+                            .axes
+                            .iter()
+                            .filter(|(k, _)| k.as_str() != "frame-sizes" && k.as_str() != "frame-size")
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        doc,
+                    }),
+                    Err(why) => inputs.unread.push((r.file.clone(), why)),
+                }
+            }
+        }
+        None => {
+            let mut files = Vec::new();
+            json_files(dir, &mut files, 0);
+            if files.is_empty() {
+                return Err(derr("no xlatperf results in it (no *.json files, no campaign.json)".into()));
+            }
+            for f in files {
+                match read_doc(&f) {
+                    Ok(doc) => inputs.sources.push(Source {
+                        file: rel(&f),
+                        run: None,
+                        dut: dut_name(&doc, &f),
+                        variant: String::new(),
+                        doc,
+                    }),
+                    Err(why) => inputs.unread.push((rel(&f), why)),
+                }
+            }
+        }
+    }
+    inputs.manifest = manifest;
+    if inputs.sources.is_empty()
+        && inputs
+            .manifest
+            .as_ref()
+            .is_none_or(|m| m.runs.iter().all(|r| r.status == Status::Pending))
+    {
+        let why: Vec<String> = inputs.unread.iter().map(|(f, w)| format!("{f}: {w}")).collect();
+        return Err(derr(if why.is_empty() {
+            "no finished runs yet".into()
+        } else {
+            format!("none of its results could be read:\n  {}", why.join("\n  "))
+        }));
+    }
+    Ok(inputs)
+}

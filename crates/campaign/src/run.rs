@@ -1,0 +1,427 @@
+//! Running a campaign: every pending run of the manifest, one xlatperf process each (so that a
+//! run is exactly what its command does alone, and a crash of one is the campaign's record,
+//! not its end), test by test with the test's lab brought up before and down after.
+//!
+//! - The manifest is rewritten after every run; a run is `done` only when its process exited
+//!   with success and its result document says `complete`.
+//! - Each run has a deadline ([`crate::estimate::deadline_s`]): at it the run is asked to stop
+//!   (SIGINT: it ends its trial and writes what it has), killed 30 s later, and recorded failed.
+//! - Ctrl-C: the run in progress gets it too (it is in the terminal's process group); the
+//!   campaign waits for it, leaves it pending and stops. SIGKILL of the campaign takes the run
+//!   with it (the parent-death signal), so that a resumed campaign never meets an orphan run on
+//!   its ports.
+//! - One campaign at a time per directory (a lock file).
+
+use std::fs::File;
+use std::io::Write as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::estimate::{deadline_s, human_seconds};
+use crate::manifest::{check_plan_copy, host, DirError, Manifest, RunEntry, Session, Status, LOG};
+use crate::plan::{OnFailure, Plan};
+
+/// How long a lab may take to come up or go down.
+const LAB_DEADLINE: Duration = Duration::from_secs(300);
+/// How long a run asked to stop (deadline, Ctrl-C) may take to write its result and exit.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// How to run a campaign.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The campaign directory.
+    pub dir: PathBuf,
+    /// The plan file as given (recorded in the manifest).
+    pub plan_arg: String,
+    /// The xlatperf program the runs start.
+    pub program: PathBuf,
+    /// Run the failed runs again.
+    pub retry_failed: bool,
+    pub xlatperf_version: String,
+    pub git_commit: Option<String>,
+}
+
+/// How a campaign session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every run finished; `failed` of them failed.
+    Finished { done: usize, failed: usize },
+    /// Stopped by a failed run (`on_failure = "stop"`).
+    StoppedOnFailure { id: String },
+    /// Stopped by Ctrl-C; the run in progress stays pending.
+    Interrupted,
+}
+
+/// An error that stops a campaign (a run's failure does not: it is recorded).
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    #[error(transparent)]
+    Dir(#[from] DirError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The lock on a campaign directory, held while the campaign runs.
+struct DirLock {
+    _file: File,
+}
+
+impl DirLock {
+    fn take(dir: &Path) -> Result<DirLock, CampaignError> {
+        let path = dir.join(".lock");
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| CampaignError::Other(format!("{}: cannot open the lock file: {e}", path.display())))?;
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: flock on a file descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(CampaignError::Other(format!(
+                "another xlatperf campaign is running in {} (it holds {})",
+                dir.display(),
+                path.display()
+            )));
+        }
+        Ok(DirLock { _file: f })
+    }
+}
+
+/// A campaign in progress: its directory, manifest and log.
+pub struct Campaign<'a> {
+    plan: &'a Plan,
+    opts: &'a Options,
+    pub manifest: Manifest,
+    log: File,
+    _lock: DirLock,
+    abort: &'a AtomicBool,
+    /// Progress lines go here (the CLI prints them on standard error).
+    progress: &'a mut dyn FnMut(&str),
+    started: Instant,
+}
+
+/// Run (or resume) the campaign of `plan` (whose text is `plan_text`) in `opts.dir`.
+pub fn run(
+    plan: &Plan,
+    plan_text: &str,
+    opts: &Options,
+    abort: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Outcome, CampaignError> {
+    check_plan_copy(&opts.dir, plan_text, &plan.file)?;
+    let lock = DirLock::take(&opts.dir)?;
+    let fresh = Manifest::new(plan, &opts.plan_arg, "xlatperf", |r| {
+        crate::estimate::run_seconds(&r.procedure, &r.args)
+    });
+    let mut manifest = match Manifest::read(&opts.dir)? {
+        Some(m) => {
+            let same = m.runs.len() == fresh.runs.len() && m.runs.iter().zip(&fresh.runs).all(|(a, b)| a.id == b.id);
+            if !same {
+                return Err(CampaignError::Other(format!(
+                    "{}: its runs are not the plan's (was it written by another version?): give a new directory",
+                    opts.dir.join(crate::manifest::MANIFEST).display()
+                )));
+            }
+            m
+        }
+        None => fresh,
+    };
+    for r in &mut manifest.runs {
+        if opts.retry_failed && r.status == Status::Failed {
+            r.status = Status::Pending;
+            r.error = None;
+        }
+    }
+    manifest.sessions.push(Session {
+        started_at: xlat_bench::output::rfc3339_now(),
+        xlatperf_version: opts.xlatperf_version.clone(),
+        git_commit: opts.git_commit.clone(),
+        host: host(),
+    });
+    manifest.complete = manifest.counts().2 == 0;
+    manifest.write(&opts.dir)?;
+    let log_path = opts.dir.join(LOG);
+    let log = File::options()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .map_err(|e| CampaignError::Other(format!("{}: cannot open it: {e}", log_path.display())))?;
+    let mut c = Campaign {
+        plan,
+        opts,
+        manifest,
+        log,
+        _lock: lock,
+        abort,
+        progress,
+        started: Instant::now(),
+    };
+    c.go()
+}
+
+impl Campaign<'_> {
+    fn note(&mut self, line: &str) {
+        let _ = writeln!(self.log, "{} {line}", xlat_bench::output::rfc3339_now());
+        (self.progress)(line);
+    }
+
+    fn save(&mut self) -> Result<(), CampaignError> {
+        self.manifest.complete = self.manifest.counts().2 == 0;
+        Ok(self.manifest.write(&self.opts.dir)?)
+    }
+
+    fn go(&mut self) -> Result<Outcome, CampaignError> {
+        let (done, failed, pending) = self.manifest.counts();
+        self.note(&format!(
+            "campaign {}: {} runs, {done} done, {failed} failed, {pending} to run; directory {}",
+            self.manifest.name,
+            self.manifest.runs.len(),
+            self.opts.dir.display()
+        ));
+        for ti in 0..self.manifest.tests.len() {
+            let test = self.manifest.tests[ti].clone();
+            let todo: Vec<usize> = (0..self.manifest.runs.len())
+                .filter(|&i| self.manifest.runs[i].test == test.name && self.manifest.runs[i].status == Status::Pending)
+                .collect();
+            if todo.is_empty() {
+                continue;
+            }
+            if let Some(topology) = &test.lab {
+                let mut args = vec!["lab".to_string(), "up".into(), topology.clone(), "--replace".into()];
+                args.extend(test.lab_options.iter().cloned());
+                self.note(&format!("test {}: xlatperf {}", test.name, args.join(" ")));
+                let log = format!("logs/lab-{}.log", test.name);
+                if let Err(e) = self.command(&args, &log, LAB_DEADLINE, false) {
+                    let error = format!("bringing the lab up failed: {e}");
+                    for &i in &todo {
+                        self.manifest.runs[i].status = Status::Failed;
+                        self.manifest.runs[i].error = Some(error.clone());
+                    }
+                    self.save()?;
+                    self.note(&format!("test {}: {error}; its {} runs failed", test.name, todo.len()));
+                    if self.plan.on_failure == OnFailure::Stop {
+                        return Ok(Outcome::StoppedOnFailure {
+                            id: self.manifest.runs[todo[0]].id.clone(),
+                        });
+                    }
+                    continue;
+                }
+            }
+            let outcome = self.runs(&todo);
+            if test.lab.is_some() {
+                self.note(&format!("test {}: xlatperf lab down", test.name));
+                let log = format!("logs/lab-{}.log", test.name);
+                if let Err(e) = self.command(&["lab".into(), "down".into()], &log, LAB_DEADLINE, true) {
+                    self.note(&format!("warning: taking the lab down failed ({e}); run `xlatperf lab down`"));
+                }
+            }
+            if let Some(o) = outcome? {
+                return Ok(o);
+            }
+        }
+        let (done, failed, _) = self.manifest.counts();
+        self.note(&format!(
+            "campaign {}: finished, {done} runs done, {failed} failed, in {}",
+            self.manifest.name,
+            human_seconds(self.started.elapsed().as_secs_f64())
+        ));
+        Ok(Outcome::Finished { done, failed })
+    }
+
+    /// Run the runs `todo` (indices); `Some` when the campaign stops.
+    fn runs(&mut self, todo: &[usize]) -> Result<Option<Outcome>, CampaignError> {
+        for &i in todo {
+            if self.abort.load(Ordering::Relaxed) {
+                return Ok(Some(Outcome::Interrupted));
+            }
+            let total = self.manifest.runs.len();
+            let (done, failed, _) = self.manifest.counts();
+            let entry = self.manifest.runs[i].clone();
+            self.note(&format!(
+                "[{}/{total}] {} ({done} done, {failed} failed; {})",
+                done + failed + 1,
+                entry.id,
+                self.eta()
+            ));
+            let started = Instant::now();
+            self.manifest.runs[i].started_at = Some(xlat_bench::output::rfc3339_now());
+            let deadline = Duration::from_secs_f64(deadline_s(self.plan.run_deadline_s, entry.estimate_s));
+            let result = self.command(&entry.command[1..], &entry.log, deadline, false);
+            let elapsed = started.elapsed().as_secs_f64();
+            if self.abort.load(Ordering::Relaxed) {
+                self.manifest.runs[i].started_at = None;
+                self.save()?;
+                self.note(&format!("{}: interrupted; it runs again when the campaign resumes", entry.id));
+                return Ok(Some(Outcome::Interrupted));
+            }
+            let result = result.and_then(|()| complete_result(&self.opts.dir.join(&entry.file)));
+            let r = &mut self.manifest.runs[i];
+            r.elapsed_s = Some(elapsed);
+            match result {
+                Ok(()) => {
+                    r.status = Status::Done;
+                    r.error = None;
+                    self.save()?;
+                    self.note(&format!("{}: done in {}", entry.id, human_seconds(elapsed)));
+                }
+                Err(e) => {
+                    r.status = Status::Failed;
+                    r.error = Some(e.clone());
+                    self.save()?;
+                    self.note(&format!("{}: FAILED after {}: {e}", entry.id, human_seconds(elapsed)));
+                    if self.plan.on_failure == OnFailure::Stop {
+                        return Ok(Some(Outcome::StoppedOnFailure { id: entry.id }));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The estimated end, from the pending runs' estimates scaled by how the finished runs of
+    /// this session compared with theirs.
+    fn eta(&self) -> String {
+        let finished: Vec<&RunEntry> = self
+            .manifest
+            .runs
+            .iter()
+            .filter(|r| r.status != Status::Pending && r.elapsed_s.is_some())
+            .collect();
+        let (mut actual, mut estimated) = (0.0, 0.0);
+        for r in &finished {
+            if let (Some(a), Some(e)) = (r.elapsed_s, r.estimate_s) {
+                actual += a;
+                estimated += e;
+            }
+        }
+        let scale = if estimated > 0.0 { actual / estimated } else { 1.0 };
+        let (mut left, mut unknown) = (0.0, 0);
+        for r in self.manifest.runs.iter().filter(|r| r.status == Status::Pending) {
+            let same: Vec<f64> = finished
+                .iter()
+                .filter(|f| f.procedure == r.procedure)
+                .filter_map(|f| f.elapsed_s)
+                .collect();
+            match (r.estimate_s, same.is_empty()) {
+                (Some(e), _) => left += e * scale,
+                (None, false) => left += same.iter().sum::<f64>() / same.len() as f64,
+                (None, true) => unknown += 1,
+            }
+        }
+        let end = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+            + left as u64;
+        let mut s = format!("{} left, estimated end {}", human_seconds(left), xlat_bench::output::rfc3339(end));
+        if unknown > 0 {
+            s.push_str(&format!(" plus {unknown} runs not estimated"));
+        }
+        s
+    }
+
+    /// Run `program args` in the campaign directory, its output to `log` (relative), within
+    /// `deadline`; `quiet` appends instead of truncating the log.
+    fn command(&mut self, args: &[String], log: &str, deadline: Duration, append: bool) -> Result<(), String> {
+        let path = self.opts.dir.join(log);
+        let out = File::options()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(&path)
+            .map_err(|e| format!("{}: cannot open it: {e}", path.display()))?;
+        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(&self.opts.program);
+        cmd.args(args)
+            .current_dir(&self.opts.dir)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
+        // SAFETY: prctl is async-signal-safe; it only sets this child's parent-death signal.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.opts.program.display()))?;
+        wait(child, deadline, self.abort).map_err(|e| {
+            let tail = log_tail(&path, 4);
+            if tail.is_empty() {
+                e
+            } else {
+                format!("{e}: {tail}")
+            }
+        })
+    }
+}
+
+/// Wait for `child` until `deadline`; at the deadline ask it to stop, then kill it.
+fn wait(mut child: Child, deadline: Duration, abort: &AtomicBool) -> Result<(), String> {
+    let start = Instant::now();
+    let mut asked: Option<Instant> = None;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => {
+                return Err(match asked {
+                    Some(_) if !abort.load(Ordering::Relaxed) => {
+                        format!(
+                            "exceeded its deadline of {} and was stopped ({status})",
+                            human_seconds(deadline.as_secs_f64())
+                        )
+                    }
+                    _ => format!("exited with {status}"),
+                })
+            }
+            Ok(None) => {}
+            Err(e) => return Err(format!("waiting for it: {e}")),
+        }
+        let now = Instant::now();
+        match asked {
+            None if now - start >= deadline => {
+                // SAFETY: a signal to the child this function started and has not reaped.
+                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+                asked = Some(now);
+            }
+            // Ctrl-C reached the child by the terminal; it has the same grace.
+            None if abort.load(Ordering::Relaxed) => asked = Some(now),
+            Some(t) if now - t >= STOP_GRACE => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "did not stop within {} of being asked; killed",
+                    human_seconds(STOP_GRACE.as_secs_f64())
+                ));
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The last `n` non-empty lines of a log, joined with " | ".
+fn log_tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// The run's result document exists and says it is complete.
+fn complete_result(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("no result file {}: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    if v.get("complete") != Some(&serde_json::Value::Bool(true)) {
+        return Err(format!("{}: the result is not complete", path.display()));
+    }
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! `xlatperf campaign PLAN.toml` and `xlatperf report DIR`: the options, the checks before a
+//! campaign starts (every run's command line parses, every configuration file loads), and the
+//! calls into `xlat_campaign` that do the work.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+use xlat_campaign::estimate::human_seconds;
+use xlat_campaign::manifest::Manifest;
+use xlat_campaign::plan::{Plan, TestSource};
+use xlat_campaign::run::{Options, Outcome};
+
+/// `xlatperf campaign`.
+#[derive(Args, Clone, Debug)]
+pub struct CampaignArgs {
+    /// The plan: tests, procedures, axes, repetitions (see docs/campaign.md).
+    #[arg(value_name = "PLAN.toml")]
+    pub plan: PathBuf,
+    /// The campaign directory: manifest, results, logs. Run the same command again to resume.
+    /// Default: the plan's name in the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// List the runs, their commands and the estimated time; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run the runs that failed again (a resumed campaign otherwise keeps their failure).
+    #[arg(long)]
+    pub retry_failed: bool,
+}
+
+/// `xlatperf report`.
+#[derive(Args, Clone, Debug)]
+pub struct ReportArgs {
+    /// A campaign directory, or any directory of xlatperf's JSON results (searched recursively).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The HTML file to write. Default: DIR/report.html.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Check every run before the first one starts: its command line parses (`parses` is the
+/// binary's own parser) and its configuration file loads (a lab's is written when the lab
+/// comes up).
+fn check_runs(plan: &Plan, manifest: &Manifest, parses: &dyn Fn(&[String]) -> Result<(), String>) -> Result<()> {
+    for t in &plan.tests {
+        if let TestSource::Config(p) = &t.source {
+            xlat_config::load(p, &[]).with_context(|| format!("{}: test {:?}", plan.file.display(), t.name))?;
+        }
+    }
+    for r in &manifest.runs {
+        if let Err(e) = parses(&r.command) {
+            let first = e.lines().next().unwrap_or_default().to_string();
+            bail!("{}: run {}: `{}`: {first}", plan.file.display(), r.id, r.command.join(" "));
+        }
+    }
+    Ok(())
+}
+
+/// Run `xlatperf campaign`.
+pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), String>) -> Result<()> {
+    let plan = Plan::load(&a.plan)?;
+    let text = std::fs::read_to_string(&a.plan).with_context(|| format!("reading {}", a.plan.display()))?;
+    let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from(&plan.name));
+    let plan_arg = a.plan.display().to_string();
+    let manifest = Manifest::new(&plan, &plan_arg, "xlatperf", |r| {
+        xlat_campaign::estimate::run_seconds(&r.procedure, &r.args)
+    });
+    check_runs(&plan, &manifest, parses)?;
+    if a.dry_run {
+        print!("{}", dry_run(&plan, &manifest, &dir));
+        return Ok(());
+    }
+    crate::interrupt::install();
+    let opts = Options {
+        dir: dir.clone(),
+        plan_arg,
+        program: std::env::current_exe().context("finding this program's path")?,
+        retry_failed: a.retry_failed,
+        xlatperf_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: crate::git_commit(),
+    };
+    let outcome = xlat_campaign::run::run(&plan, &text, &opts, crate::interrupt::flag(), &mut |line| {
+        eprintln!("campaign: {line}")
+    })?;
+    let report = format!("xlatperf report {}", dir.display());
+    match outcome {
+        Outcome::Finished { failed: 0, .. } => {
+            println!("campaign finished: every run done; the report: {report}");
+            Ok(())
+        }
+        Outcome::Finished { failed, .. } => bail!(
+            "campaign finished with {failed} failed runs (see {}/campaign.json); the report: {report}; run them again with --retry-failed",
+            dir.display()
+        ),
+        Outcome::StoppedOnFailure { id } => {
+            bail!("campaign stopped: run {id} failed (on_failure = \"stop\"); run the same command to resume")
+        }
+        Outcome::Interrupted => bail!("interrupted; run the same command to resume with the first unfinished run"),
+    }
+}
+
+/// The runs of a dry run, their commands and the estimated time.
+fn dry_run(plan: &Plan, m: &Manifest, dir: &Path) -> String {
+    let mut s = format!(
+        "campaign {}: {} runs ({} tests, {} procedures, {} repetitions) into {}\n",
+        plan.name,
+        m.runs.len(),
+        plan.tests.len(),
+        plan.procedures.len(),
+        plan.repetitions,
+        dir.display()
+    );
+    let (mut total, mut unknown) = (0.0, 0);
+    for r in &m.runs {
+        let est = match r.estimate_s {
+            Some(e) => {
+                total += e;
+                human_seconds(e)
+            }
+            None => {
+                unknown += 1;
+                "not estimated".into()
+            }
+        };
+        s.push_str(&format!("{}  ({est})\n    {}\n", r.id, r.command.join(" ")));
+    }
+    for t in &m.tests {
+        if let Some(lab) = &t.lab {
+            s.push_str(&format!(
+                "test {}: xlatperf lab up {lab} --replace {} before its runs, xlatperf lab down after\n",
+                t.name,
+                t.lab_options.join(" ")
+            ));
+        }
+    }
+    s.push_str(&format!("estimated time: {}", human_seconds(total)));
+    if unknown > 0 {
+        s.push_str(&format!(" plus {unknown} runs whose time depends on the DUT"));
+    }
+    s.push('\n');
+    s
+}
+
+/// Run `xlatperf report`.
+pub fn report(a: &ReportArgs) -> Result<()> {
+    let out = a.output.clone().unwrap_or_else(|| a.dir.join("report.html"));
+    let r = xlat_campaign::report::build(&a.dir)?;
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+    crate::output::write_atomic(&out, r.html.as_bytes())?;
+    println!(
+        "report of {} results ({} not read) written to {}",
+        r.results,
+        r.warnings.len(),
+        out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! A campaign on the lab, killed and resumed, and its report in a real browser.
+//!
+//! A small campaign (router4, 2 frame sizes, throughput and latency, 2 repetitions: 8 runs) is
+//! killed with SIGKILL in the middle of a run, then run again: every run is in the manifest
+//! and in runs/ exactly once, the runs finished before the kill are byte for byte and
+//! timestamp for timestamp what they were, and the run the kill interrupted did not outlive
+//! it. Then `xlatperf report` makes the page and headless Chromium (Debian's, driven over the
+//! DevTools protocol by tests/browser/check_report.py of the campaign crate) opens it: no
+//! console error, no network request, both plots drawn (their screenshots are not blank), and
+//! the summary table's numbers equal the medians of the runs' JSON documents.
+//! Needs root (CI runs as root); without it the test skips, which fails under CI=true.
+
+mod common;
+
+use common::procedures::skip;
+use common::{lab_lock, xlatperf, LabDown};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PLAN: &str = r#"
+[campaign]
+name = "lab-small"
+repetitions = 2
+axes = { frame-sizes = [84, 1518] }
+
+[[test]]
+name = "router4"
+lab = "router4"
+
+[[procedure]]
+command = "throughput"
+args = ["--max-rate", "40k", "--error", "10%", "--duration", "0.5", "--timeout", "100", "--retries", "8"]
+
+[[procedure]]
+command = "latency"
+args = ["--rate", "5k", "--duration", "1", "--delay", "0.5", "--tags", "500", "--repetitions", "1", "--timeout", "100", "--retries", "8"]
+"#;
+
+fn manifest(dir: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(dir.join("campaign.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn done_ids(m: &Value) -> Vec<String> {
+    m["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "done")
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Processes whose command line mentions `needle` (the campaign's directory).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
+            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+            if c.contains(needle) && !c.contains("lab_campaign") {
+                found.push(format!("{}: {c}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+#[test]
+fn a_campaign_killed_in_a_run_resumes_without_repeating_or_losing_one_and_its_report_renders() {
+    if skip() {
+        return;
+    }
+    let _g = lab_lock();
+    let _down = LabDown;
+    let work = std::env::temp_dir().join(format!("xlat-lab-campaign-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let plan = work.join("plan.toml");
+    std::fs::write(&plan, PLAN).unwrap();
+    let dir = work.join("out");
+    let args = ["campaign", plan.to_str().unwrap(), "--dir", dir.to_str().unwrap()];
+
+    // Start it; kill it with SIGKILL while its third run is in progress.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xlatperf"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(180);
+    loop {
+        assert!(Instant::now() < end, "the campaign did not reach its third run in 180 s");
+        assert!(child.try_wait().unwrap().is_none(), "the campaign ended before it was killed");
+        let started_third = dir
+            .join("logs")
+            .read_dir()
+            .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("003-")))
+            .unwrap_or(false);
+        if manifest(&dir).is_some_and(|m| done_ids(&m).len() >= 2) && started_third {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = manifest(&dir).unwrap();
+    let finished = done_ids(&before);
+    assert!(finished.len() >= 2 && finished.len() < 8, "{finished:?}");
+    // The run in progress died with the campaign (its parent-death signal).
+    let end = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(dir.to_str().unwrap()).is_empty() {
+        assert!(
+            Instant::now() < end,
+            "a run outlived its campaign: {:?}",
+            processes_mentioning(dir.to_str().unwrap())
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let snapshot: BTreeMap<String, (Vec<u8>, std::time::SystemTime)> = finished
+        .iter()
+        .map(|id| {
+            let p = dir.join(format!("runs/{id}.json"));
+            (
+                id.clone(),
+                (std::fs::read(&p).unwrap(), std::fs::metadata(&p).unwrap().modified().unwrap()),
+            )
+        })
+        .collect();
+
+    // Resume: the same command, to the end.
+    let o = xlatperf(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "the resumed campaign failed:\n{err}");
+    assert!(
+        err.contains(&format!("{} done, 0 failed, {} to run", finished.len(), 8 - finished.len())),
+        "{err}"
+    );
+    let after = manifest(&dir).unwrap();
+    assert_eq!(after["complete"], true);
+    let ids: Vec<&str> = after["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 8);
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 8, "a run twice in the manifest: {ids:?}");
+    assert_eq!(done_ids(&after).len(), 8, "{after}");
+    assert_eq!(after["sessions"].as_array().unwrap().len(), 2);
+    let files: Vec<String> = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut want: Vec<String> = ids.iter().map(|i| format!("{i}.json")).collect();
+    let mut got = files.clone();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "runs/ holds each run's file once and nothing else");
+    for (id, (bytes, mtime)) in &snapshot {
+        let p = dir.join(format!("runs/{id}.json"));
+        assert!(std::fs::read(&p).unwrap() == *bytes, "{id}: a finished run's file changed");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().modified().unwrap(),
+            *mtime,
+            "{id}: a finished run's file was rewritten"
+        );
+    }
+    let docs: Vec<Value> = ids
+        .iter()
+        .map(|id| serde_json::from_str(&std::fs::read_to_string(dir.join(format!("runs/{id}.json"))).unwrap()).unwrap())
+        .collect();
+    for d in &docs {
+        assert_eq!(d["complete"], true);
+    }
+
+    // The report, in a real browser.
+    let html = dir.join("report.html");
+    let o = xlatperf(&["report", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = check_in_browser(&html);
+    let Some(page) = page else { return };
+    assert_eq!(page["console"], serde_json::json!([]), "console errors or network requests");
+    let plots = page["plots"].as_array().unwrap();
+    let plot_ids: Vec<&str> = plots.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(plot_ids, ["plot-throughput", "plot-latency"]);
+    for p in plots {
+        assert!(p["width"].as_f64().unwrap() > 300.0 && p["height"].as_f64().unwrap() > 200.0, "{p}");
+        assert!(
+            p["nonwhite"].as_f64().unwrap() > 0.005 && p["colours"].as_u64().unwrap() > 10,
+            "a blank plot: {p}"
+        );
+    }
+    let rows = page["summary"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for row in rows {
+        let size = row["frame_size"].as_u64().unwrap();
+        let of = |procedure: &'static str| {
+            docs.iter()
+                .filter(move |d| d["procedure"] == procedure && d["frame_sizes"][0] == size)
+        };
+        let tp = median(
+            of("throughput")
+                .flat_map(|d| {
+                    d["results"][0]["result"]["runs"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|r| r["throughput"].as_f64().unwrap())
+                })
+                .collect(),
+        );
+        let tl = median(
+            of("latency")
+                .map(|d| d["results"][0]["result"]["summaries"]["forward_tl_ms"]["median"].as_f64().unwrap())
+                .collect(),
+        );
+        let cell = |m: &str| -> f64 {
+            row["cells"][m]["value"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no {m}: {row}"))
+                .parse()
+                .unwrap()
+        };
+        assert_eq!(cell("throughput_fps"), tp, "{size}: {row}");
+        assert!((cell("forward_tl_ms") - tl).abs() <= 1e-12 * tl.abs(), "{size}: {row} against {tl}");
+        // IPv4 frames are 20 bytes shorter than the frame size.
+        assert_eq!(cell("throughput_bps"), tp * (size - 20) as f64 * 8.0);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Open `html` in headless Chromium; `None` (after skipping) where the browser or the Python
+/// environment is missing.
+fn check_in_browser(html: &Path) -> Option<Value> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = root.join(".venv/report/bin/python");
+    if !python.exists() || !common::have_tool("chromium") {
+        common::skip("needs chromium and .venv/report (scripts/setup.sh installs both)");
+        return None;
+    }
+    let script = root.join("crates/campaign/tests/browser/check_report.py");
+    let o = Command::new(python).arg(script).arg(html).output().unwrap();
+    assert!(
+        o.status.success(),
+        "check_report.py failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(serde_json::from_slice(&o.stdout).expect("check_report.py prints JSON"))
+}
