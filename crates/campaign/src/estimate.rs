@@ -46,7 +46,16 @@ pub fn run_seconds(procedure: &str, args: &[String]) -> Option<f64> {
     );
     let timeout = number(args, "--timeout", 2000.0) / 1000.0;
     let repeat = number(args, "--repeat", 1.0).max(1.0);
-    let trial = |d: f64| d + timeout + TRIAL_OVERHEAD_S;
+    // A stateful trial's phase 1 first: N frames at R, then the Responder's timeout T (twice:
+    // phase 2 starts 2 T after phase 1's sending by default).
+    let phase_one = match (option(args, "--preliminary-frames"), option(args, "--preliminary-rate")) {
+        (Some(n), Some(r)) => match (parse_number(n), parse_number(r)) {
+            (Ok(n), Ok(r)) if r > 0.0 => n / r + 2.0 * number(args, "--preliminary-timeout", 500.0) / 1000.0,
+            _ => 0.0,
+        },
+        _ => 0.0,
+    };
+    let trial = |d: f64| phase_one + d + timeout + TRIAL_OVERHEAD_S;
     let one = match procedure {
         // RFC 8219's 20 trials per latency or PDV result by default.
         "latency" | "pdv" => number(args, "--repetitions", 20.0).max(1.0) * trial(duration),
@@ -137,6 +146,17 @@ mod tests {
             "no --max-rate: the line rate"
         );
         assert_eq!(run_seconds("conn-rate", &[]), None);
+        // Phase 1 of 10,000 frames at 5,000/s and twice T = 0.25 s before each of 8 trials.
+        assert_eq!(
+            run_seconds(
+                "throughput",
+                &a(&[
+                    "--duration", "1", "--timeout", "0", "--max-rate", "100k", "--error", "1k",
+                    "--preliminary-frames", "10k", "--preliminary-rate", "5k", "--preliminary-timeout", "250"
+                ])
+            ),
+            Some(8.0 * 4.0)
+        );
         assert_eq!(run_seconds("throughput", &a(&["--accelerated"])), None);
     }
 

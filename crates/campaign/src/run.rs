@@ -10,7 +10,9 @@
 //!   campaign waits for it, leaves it pending and stops. SIGKILL of the campaign takes the run
 //!   with it (the parent-death signal), so that a resumed campaign never meets an orphan run on
 //!   its ports.
-//! - One campaign at a time per directory (a lock file).
+//! - One campaign at a time per directory (a lock file), and one campaign with lab tests at a
+//!   time per machine (the lab is one per machine: a second `lab up --replace` would take the
+//!   first campaign's DUT away in the middle of its run).
 
 use std::fs::File;
 use std::io::Write as _;
@@ -64,31 +66,44 @@ pub enum CampaignError {
     Other(String),
 }
 
-/// The lock on a campaign directory, held while the campaign runs.
-struct DirLock {
+/// An exclusive lock (flock) on a file, held while the campaign runs.
+struct Lock {
     _file: File,
 }
 
-impl DirLock {
-    fn take(dir: &Path) -> Result<DirLock, CampaignError> {
-        let path = dir.join(".lock");
+impl Lock {
+    /// Take the lock on `path` (created if need be), or fail with `busy`.
+    fn take(path: &Path, busy: impl FnOnce() -> String) -> Result<Lock, CampaignError> {
         let f = File::options()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&path)
+            .open(path)
             .map_err(|e| CampaignError::Other(format!("{}: cannot open the lock file: {e}", path.display())))?;
         use std::os::fd::AsRawFd as _;
         // SAFETY: flock on a file descriptor this function owns.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(CampaignError::Other(format!(
-                "another xlatperf campaign is running in {} (it holds {})",
-                dir.display(),
-                path.display()
-            )));
+            return Err(CampaignError::Other(busy()));
         }
-        Ok(DirLock { _file: f })
+        Ok(Lock { _file: f })
     }
+}
+
+/// The machine's one lab is shared by every campaign with a lab test: one at a time.
+fn lab_lock(plan: &Plan) -> Result<Option<Lock>, CampaignError> {
+    if !plan.tests.iter().any(|t| matches!(t.source, crate::plan::TestSource::Lab { .. })) {
+        return Ok(None);
+    }
+    let dir = Path::new(xlat_lab::RUN_DIR);
+    std::fs::create_dir_all(dir).map_err(|e| CampaignError::Other(format!("{}: cannot create it: {e}", dir.display())))?;
+    let path = dir.join("campaign-lab.lock");
+    Lock::take(&path, || {
+        format!(
+            "another xlatperf campaign with lab tests is running on this machine (it holds {}): the lab is one per machine",
+            path.display()
+        )
+    })
+    .map(Some)
 }
 
 /// A campaign in progress: its directory, manifest and log.
@@ -97,7 +112,7 @@ pub struct Campaign<'a> {
     opts: &'a Options,
     pub manifest: Manifest,
     log: File,
-    _lock: DirLock,
+    _locks: (Lock, Option<Lock>),
     abort: &'a AtomicBool,
     /// Progress lines go here (the CLI prints them on standard error).
     progress: &'a mut dyn FnMut(&str),
@@ -113,7 +128,14 @@ pub fn run(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, CampaignError> {
     check_plan_copy(&opts.dir, plan_text, &plan.file)?;
-    let lock = DirLock::take(&opts.dir)?;
+    let lock = Lock::take(&opts.dir.join(".lock"), || {
+        format!(
+            "another xlatperf campaign is running in {} (it holds {})",
+            opts.dir.display(),
+            opts.dir.join(".lock").display()
+        )
+    })?;
+    let locks = (lock, lab_lock(plan)?);
     let fresh = Manifest::new(plan, &opts.plan_arg, "xlatperf", |r| {
         crate::estimate::run_seconds(&r.procedure, &r.args)
     });
@@ -155,7 +177,7 @@ pub fn run(
         opts,
         manifest,
         log,
-        _lock: lock,
+        _locks: locks,
         abort,
         progress,
         started: Instant::now(),

@@ -22,6 +22,7 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom:
 table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
 th { background: #f0f0f0; text-align: left; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 td.num { text-align: right; white-space: nowrap; }
 td small, p.note { color: #555; }
 td.bound, span.bound { background: #fff1c2; }
@@ -559,6 +560,11 @@ pub fn page(inputs: &Inputs, rows: &BTreeMap<RowKey, Row>, unread: &[(String, St
         for f in figs {
             s.push_str(&f);
         }
+    }
+    let scale = super::scale::tables(&inputs.sources);
+    if !scale.is_empty() {
+        s.push_str("<h2 id=\"scale\">Against the number of connections</h2>\n<p class=\"note\">The layout of seeds/001's tables (e.g. its Figure 4): median, minimum and maximum over the repetitions, per number of connections.</p>\n");
+        s.push_str(&scale);
     }
     s.push_str("<h2 id=\"figures\">Every figure</h2>\n");
     s.push_str(&figures_table(rows));

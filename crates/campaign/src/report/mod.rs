@@ -6,6 +6,7 @@
 pub mod html;
 pub mod model;
 pub mod read;
+pub mod scale;
 
 use std::path::Path;
 
