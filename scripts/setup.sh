@@ -41,27 +41,23 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
 fi
 
+# A Python virtual environment in .venv/NAME holding one PyPI package at one pinned version
+# (made again when the version differs): venv NAME PACKAGE VERSION WHAT.
+venv() {
+    local dir=".venv/$1" package=$2 version=$3
+    if ! "$dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$package') != '$version')" 2>/dev/null; then
+        echo "== $package $version ($4) in $dir"
+        rm -rf "$dir"
+        /usr/bin/python3 -m venv "$dir"
+        "$dir/bin/pip" install -q --disable-pip-version-check "$package==$version"
+    fi
+}
 # The MLRsearch authors' implementation, which crates/bench/tests/mlrsearch_reference.rs
-# compares xlatperf's RFC 9971 search against: PyPI, one pinned version, no dependencies.
-MLRSEARCH_VERSION=1.2.1
-VENV=.venv/mlrsearch
-if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('MLRsearch') != '$MLRSEARCH_VERSION')" 2>/dev/null; then
-    echo "== MLRsearch $MLRSEARCH_VERSION (the RFC 9971 reference) in $VENV"
-    rm -rf "$VENV"
-    /usr/bin/python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check "MLRsearch==$MLRSEARCH_VERSION"
-fi
-
+# compares xlatperf's RFC 9971 search against (no dependencies).
+venv mlrsearch MLRsearch 1.2.1 "the RFC 9971 reference"
 # The report's browser test (crates/cli/tests/lab_campaign.rs) drives Debian's chromium over
-# the DevTools protocol with websocket-client: PyPI, one pinned version, no dependencies.
-WEBSOCKET_VERSION=1.8.0
-VENV=.venv/report
-if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('websocket-client') != '$WEBSOCKET_VERSION')" 2>/dev/null; then
-    echo "== websocket-client $WEBSOCKET_VERSION (the report's browser test) in $VENV"
-    rm -rf "$VENV"
-    /usr/bin/python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check "websocket-client==$WEBSOCKET_VERSION"
-fi
+# the DevTools protocol with websocket-client (no dependencies).
+venv report websocket-client 1.8.0 "the report's browser test"
 
 echo "== building xlatperf (release, with the dpdk backend)"
 cargo build --release --locked --features dpdk -p xlatperf

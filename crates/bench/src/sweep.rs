@@ -12,8 +12,8 @@ use crate::output::csv_field;
 use crate::svg::{LinePlot, Series};
 use crate::text::{group, text_table};
 
-/// The procedures a sweep can run (those with JSON results), by command name.
-pub const PROCEDURES: [&str; 10] = [
+/// The procedures with JSON results (those a sweep or a campaign runs), by command name.
+pub const PROCEDURES: [&str; 12] = [
     "throughput",
     "frame-loss",
     "latency",
@@ -24,6 +24,8 @@ pub const PROCEDURES: [&str; 10] = [
     "conn-rate",
     "conntrack-capacity",
     "teardown-rate",
+    "mlrsearch",
+    "reset",
 ];
 
 /// The main figure of each procedure's results: the y of the plot, the first column.
@@ -35,6 +37,8 @@ pub fn main_metric(procedure: &str) -> &'static str {
         "conntrack-capacity" => "capacity_connections",
         "b2b" | "back-to-back" => "average_frames",
         "recovery" => "recovery_time_s",
+        "mlrsearch" => "ndr_conditional_throughput_fps",
+        "reset" => "forward_timestamp_reset_s",
         _ => "",
     }
 }

@@ -151,8 +151,20 @@ mod tests {
             run_seconds(
                 "throughput",
                 &a(&[
-                    "--duration", "1", "--timeout", "0", "--max-rate", "100k", "--error", "1k",
-                    "--preliminary-frames", "10k", "--preliminary-rate", "5k", "--preliminary-timeout", "250"
+                    "--duration",
+                    "1",
+                    "--timeout",
+                    "0",
+                    "--max-rate",
+                    "100k",
+                    "--error",
+                    "1k",
+                    "--preliminary-frames",
+                    "10k",
+                    "--preliminary-rate",
+                    "5k",
+                    "--preliminary-timeout",
+                    "250"
                 ])
             ),
             Some(8.0 * 4.0)

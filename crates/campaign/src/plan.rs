@@ -33,20 +33,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// The procedures a campaign runs: every command that writes a JSON result document.
-pub const PROCEDURES: [&str; 12] = [
-    "throughput",
-    "frame-loss",
-    "latency",
-    "pdv",
-    "b2b",
-    "back-to-back",
-    "recovery",
-    "conn-rate",
-    "conntrack-capacity",
-    "teardown-rate",
-    "mlrsearch",
-    "reset",
-];
+pub use xlat_bench::sweep::PROCEDURES;
 
 /// Options the campaign gives each run itself.
 const OWN_OPTIONS: [&str; 6] = ["--json", "--csv", "--summary-csv", "--plot", "--config", "-c"];

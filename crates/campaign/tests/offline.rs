@@ -122,10 +122,7 @@ fn a_failed_run_is_recorded_with_its_error_and_the_campaign_goes_on() {
         "{calls}"
     );
     // Run again: nothing to do; with --retry-failed the failed run runs again (and fails).
-    assert_eq!(
-        go(&s, &lab_plan, false).unwrap(),
-        Outcome::Finished { done: 1, failed: 1 }
-    );
+    assert_eq!(go(&s, &lab_plan, false).unwrap(), Outcome::Finished { done: 1, failed: 1 });
     assert_eq!(
         std::fs::read_to_string(s.0.join("calls.log")).unwrap().lines().count(),
         4,

@@ -17,9 +17,10 @@ use crate::estimate::human_seconds;
 use crate::manifest::Status;
 
 const STYLE: &str = "
-body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1200px; }
+body { font-family: sans-serif; margin: 2em; color: #222; }
+p, h2 { max-width: 1100px; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.8em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
 th { background: #f0f0f0; text-align: left; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
@@ -31,7 +32,7 @@ code { font-size: 0.85em; word-break: break-all; }
 figure.plot { margin: 1em 0; page-break-inside: avoid; break-inside: avoid; }
 figure.plot svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #555; }
-@media print { body { margin: 0; max-width: none; } h2 { page-break-after: avoid; } tr { page-break-inside: avoid; } }
+@media print { body { margin: 0; } table { font-size: 0.7em; } h2 { page-break-after: avoid; } tr { page-break-inside: avoid; } }
 ";
 
 fn esc(s: &str) -> String {
@@ -178,7 +179,8 @@ fn figures_table(rows: &BTreeMap<RowKey, Row>) -> String {
     );
     for (k, row) in rows {
         for ((p, m), sum) in &row.summaries {
-            let bound = row.tester_bound(p);
+            // A rate (frames or connections per second) is what the tester's limit bounds.
+            let bound = row.tester_bound(p) && (m.ends_with("_fps") || m.ends_with("_cps"));
             let _ = writeln!(
                 s,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
@@ -208,7 +210,28 @@ fn figure(id: &str, plot: &LinePlot, caption: &str) -> String {
     )
 }
 
-/// A series of medians with min-max bars against the frame size, and its tester-bound marks.
+/// A series of medians with min-max bars, and a series of rings on its tester-bound points.
+fn median_series(label: String, pts: &[(f64, &Summary, bool)], out: &mut Vec<Series>) {
+    out.push(Series {
+        label: label.clone(),
+        points: pts.iter().map(|p| (p.0, p.1.median)).collect(),
+        error_bars: Some(pts.iter().map(|p| (p.1.min, p.1.max)).collect()),
+        step: false,
+        dots: false,
+    });
+    let marks: Vec<(f64, f64)> = pts.iter().filter(|p| p.2).map(|p| (p.0, p.1.median)).collect();
+    if !marks.is_empty() {
+        out.push(Series {
+            label: format!("{label}: tester-bound"),
+            points: marks,
+            error_bars: None,
+            step: false,
+            dots: true,
+        });
+    }
+}
+
+/// A metric's medians against the frame size, a series per DUT.
 fn by_frame_size(rows: &BTreeMap<RowKey, Row>, procedure: &str, metric: &str, label: &str, out: &mut Vec<Series>) {
     let mut groups: BTreeMap<String, Vec<(f64, &Summary, bool)>> = BTreeMap::new();
     for (k, row) in rows {
@@ -219,25 +242,12 @@ fn by_frame_size(rows: &BTreeMap<RowKey, Row>, procedure: &str, metric: &str, la
                 .push((k.frame_size as f64, s, row.tester_bound(procedure)));
         }
     }
+    // Against the frame size only where a DUT was measured at two or more.
+    if groups.values().all(|pts| pts.len() < 2) {
+        return;
+    }
     for (dut, pts) in groups {
-        let name = if label.is_empty() { dut.clone() } else { format!("{dut} {label}") };
-        out.push(Series {
-            label: name.clone(),
-            points: pts.iter().map(|p| (p.0, p.1.median)).collect(),
-            error_bars: Some(pts.iter().map(|p| (p.1.min, p.1.max)).collect()),
-            step: false,
-            dots: false,
-        });
-        let marks: Vec<(f64, f64)> = pts.iter().filter(|p| p.2).map(|p| (p.0, p.1.median)).collect();
-        if !marks.is_empty() {
-            out.push(Series {
-                label: format!("{name}: tester-bound"),
-                points: marks,
-                error_bars: None,
-                step: false,
-                dots: true,
-            });
-        }
+        median_series(if label.is_empty() { dut } else { format!("{dut} {label}") }, &pts, out);
     }
 }
 
@@ -336,23 +346,8 @@ fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<String> {
                 Summary::of(&vals).map(|s| (*c as f64, s, v.iter().any(|x| x.1)))
             })
             .collect();
-        series.push(Series {
-            label: label.clone(),
-            points: sums.iter().map(|p| (p.0, p.1.median)).collect(),
-            error_bars: Some(sums.iter().map(|p| (p.1.min, p.1.max)).collect()),
-            step: false,
-            dots: false,
-        });
-        let marks: Vec<(f64, f64)> = sums.iter().filter(|p| p.2).map(|p| (p.0, p.1.median)).collect();
-        if !marks.is_empty() {
-            series.push(Series {
-                label: format!("{label}: tester-bound"),
-                points: marks,
-                error_bars: None,
-                step: false,
-                dots: true,
-            });
-        }
+        let refs: Vec<(f64, &Summary, bool)> = sums.iter().map(|(x, s, b)| (*x, s, *b)).collect();
+        median_series(label, &refs, &mut series);
     }
     if !series.is_empty() {
         let p = LinePlot {

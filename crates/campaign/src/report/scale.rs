@@ -17,6 +17,9 @@ use super::read::Source;
 /// (DUT, frame size) -> connections -> (procedure, metric) -> values.
 type Table = BTreeMap<(String, u64), BTreeMap<u64, BTreeMap<(&'static str, &'static str), Vec<f64>>>>;
 
+/// Which figure of a summary a row shows.
+type Pick = fn(&Summary) -> f64;
+
 const ROWS: [(&str, &str, &str); 3] = [
     ("conn-rate", "conn_rate_cps", "connection establishment rate (connections/s)"),
     ("throughput", "throughput_fps", "throughput (frames/s per direction)"),
@@ -39,7 +42,10 @@ fn table(sources: &[Source]) -> Table {
         for size in &s.doc.results {
             for run in &size.result.runs {
                 let Ok(f) = rep_figures(procedure, run) else { continue };
-                let conns = f.connections.or_else(|| run.get("connections").and_then(|c| c.as_u64())).or_else(|| axis_connections(s));
+                let conns = f
+                    .connections
+                    .or_else(|| run.get("connections").and_then(|c| c.as_u64()))
+                    .or_else(|| axis_connections(s));
                 let (Some(c), Some(v)) = (conns, f.metrics.iter().find(|m| m.0 == metric).map(|m| m.1)) else {
                     continue;
                 };
@@ -57,7 +63,13 @@ fn table(sources: &[Source]) -> Table {
                         format!("{} ({})", s.dut, rest.join(", "))
                     }
                 };
-                t.entry((dut, size.frame_size)).or_default().entry(c).or_default().entry((procedure, metric)).or_default().push(v);
+                t.entry((dut, size.frame_size))
+                    .or_default()
+                    .entry(c)
+                    .or_default()
+                    .entry((procedure, metric))
+                    .or_default()
+                    .push(v);
             }
         }
     }
@@ -83,17 +95,25 @@ pub fn tables(sources: &[Source]) -> String {
         }
         s.push_str("</tr></thead><tbody>\n");
         for (procedure, metric, label) in ROWS {
-            let sums: Vec<Option<Summary>> = by_conns.values().map(|m| m.get(&(procedure, metric)).and_then(|v| Summary::of(v))).collect();
+            let sums: Vec<Option<Summary>> = by_conns
+                .values()
+                .map(|m| m.get(&(procedure, metric)).and_then(|v| Summary::of(v)))
+                .collect();
             if sums.iter().all(Option::is_none) {
                 continue;
             }
-            let rows: [(&str, fn(&Summary) -> f64); 3] = [("median", |x| x.median), ("min", |x| x.min), ("max", |x| x.max)];
+            let rows: [(&str, Pick); 3] = [("median", |x| x.median), ("min", |x| x.min), ("max", |x| x.max)];
             for (what, pick) in rows {
                 let _ = write!(s, "<tr><th>{} {what}</th>", escape(label));
                 for sum in &sums {
                     match sum {
                         Some(x) => {
-                            let _ = write!(s, "<td class=\"num\" data-metric=\"{metric}\" data-value=\"{}\">{}</td>", pick(x), xlat_bench::text::group(pick(x).round() as u64));
+                            let _ = write!(
+                                s,
+                                "<td class=\"num\" data-metric=\"{metric}\" data-value=\"{}\">{}</td>",
+                                pick(x),
+                                xlat_bench::text::group(pick(x).round() as u64)
+                            );
                         }
                         None => s.push_str("<td class=\"num\">&ndash;</td>"),
                     }
