@@ -247,6 +247,24 @@ fn a_campaign_killed_in_a_run_resumes_without_repeating_or_losing_one_and_its_re
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// Every example plan parses and every run's command line is one xlatperf accepts (what
+/// `--dry-run` checks before listing the runs; no root needed).
+#[test]
+fn every_example_campaign_dry_runs() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/campaigns");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        let o = xlatperf(&["campaign", p.to_str().unwrap(), "--dry-run", "--dir", "/nonexistent/never-written"]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}: {}", p.display(), String::from_utf8_lossy(&o.stderr));
+        assert!(out.contains("estimated time:"), "{out}");
+        assert!(!Path::new("/nonexistent/never-written").exists(), "a dry run wrote its directory");
+        n += 1;
+    }
+    assert!(n >= 2, "{n} example campaigns");
+}
+
 /// Open `html` in headless Chromium; `None` (after skipping) where the browser or the Python
 /// environment is missing.
 fn check_in_browser(html: &Path) -> Option<Value> {
