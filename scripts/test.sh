@@ -4,7 +4,8 @@
 # real DUTs) with the dpdk backend built in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+# Packages, toolchain and Python environments; not the release build (the tests build it).
+XLAT_SETUP_BUILD=0 ./scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 
 echo "== rustfmt"

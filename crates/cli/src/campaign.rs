@@ -79,7 +79,7 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), Strin
         program: std::env::current_exe().context("finding this program's path")?,
         retry_failed: a.retry_failed,
         xlatperf_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_commit: crate::git_commit(),
+        git_commit: crate::output::git_commit(),
     };
     let outcome = xlat_campaign::run::run(&plan, &text, &opts, crate::interrupt::flag(), &mut |line| {
         eprintln!("campaign: {line}")

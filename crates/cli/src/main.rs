@@ -451,11 +451,6 @@ fn connections_sweep(argv: &[String], common: &args::CommonArgs) -> Result<()> {
     )
 }
 
-/// The git commit this binary was built from (build.rs), when known.
-pub fn git_commit() -> Option<String> {
-    option_env!("XLAT_GIT_COMMIT").filter(|s| !s.is_empty()).map(String::from)
-}
-
 /// Run the command `cli` names (`argv` is recorded in the procedures' JSON).
 fn run(cli: &Cli, argv: &[String]) -> Result<()> {
     match &cli.cmd {

@@ -137,6 +137,11 @@ pub fn write_plot(path: &Path, svg: &str) -> Result<()> {
 
 pub use xlat_bench::output::{rfc3339, rfc3339_now};
 
+/// The git commit this binary was built from (build.rs), when known.
+pub fn git_commit() -> Option<String> {
+    option_env!("XLAT_GIT_COMMIT").filter(|s| !s.is_empty()).map(String::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -203,7 +203,7 @@ pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &s
     meta.started_at = Some(output::rfc3339_now());
     meta.command_line = Some(argv.to_vec());
     meta.host = Some(xlat_campaign::manifest::host());
-    meta.git_commit = crate::git_commit();
+    meta.git_commit = crate::output::git_commit();
     Ok(Prepared {
         cfg,
         preliminary,
