@@ -7,6 +7,8 @@ S="--set stateful.mode=initiator-left --set right.ip_version=4 --set right.ipv6_
 mode_sets() {
     case $1 in
         fixed) echo ;;
+        # fixed frames with testpmd txonly's work per mbuf: reset, headers written (like for like)
+        fixedreset) echo "--set reset=1" ;;
         ports) echo $P ;;
         ips) echo $I ;;
         both) echo "$P $I" ;;
@@ -20,6 +22,6 @@ mode_sets() {
         enum) echo "$P $S --set stateful.enumerate_ports=pseudorandom" ;;
         enuminc) echo "$P $S --set stateful.enumerate_ports=increasing" ;;
         enumips) echo "$I $S --set stateful.enumerate_ips=pseudorandom" ;;
-        *) echo "unknown mode $1 (fixed ports ips both rsport isport rdport idport nets netsports enum enuminc enumips)" >&2; return 2 ;;
+        *) echo "unknown mode $1 (fixed fixedreset ports ips both rsport isport rdport idport nets netsports enum enuminc enumips)" >&2; return 2 ;;
     esac
 }

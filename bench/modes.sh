@@ -2,7 +2,8 @@
 # Sender efficiency in the traffic modes of Tables 4-5 of G. Lencse, "Making stateless and
 # stateful network performance measurements unbiased" (2024) against testpmd txonly (burst
 # 32) on the same net_null vdev and core, in one run: fixed frames, RFC 4814 pseudorandom ports,
-# pseudorandom IP addresses (16 bits per side), both; and the port modes of Table VII of
+# pseudorandom IP addresses (16 bits per side), both; fixedreset (fixed frames with testpmd's
+# work per mbuf: each reset and its frame written whole, the like-for-like line); and the port modes of Table VII of
 # G. Lencse, "Adding RFC 4814 random port feature to siitperf":
 # rsport (pseudorandom source port), isport (increasing source port), rdport, idport (the same
 # for the destination port); and those of Table VIII, with 256 destination networks per
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/mode_sets.sh
 . bench/mode_sets.sh
-for mode in "${@:-fixed ports ips both}"; do
+for mode in "${@:-fixed fixedreset ports ips both}"; do
     for m in $mode; do
         sets=$(mode_sets "$m") || exit 2
         # shellcheck disable=SC2086

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # OURS_CMD for bench/sender.sh: xlatperf's own sender (`xlatperf bench-sender`, the trial's hot
 # path unpaced) on a DPDK net_null vdev. Takes bench/sender.sh's `--set ip=4|6 --set size=N
-# --set seconds=S --set core=C --set port=net_null0`; every other --set KEY=VALUE goes to
+# --set seconds=S --set core=C --set port=net_null0` and `--set reset=1` (bench-sender
+# --reset-mbufs); every other --set KEY=VALUE goes to
 # xlatperf as a configuration override (e.g. --set traffic.forward_ports.sport.variation=pseudorandom).
 # Prints `tx_fps=<frames/s>`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 X=${XLATPERF:-$ROOT/target/release/xlatperf}
-ip=4; size=64; seconds=5; core=1; port=net_null0; pass=()
+ip=4; size=64; seconds=5; core=1; port=net_null0; pass=(); extra=()
 while [ $# -gt 0 ]; do
     [ "$1" = --set ] && [ $# -ge 2 ] || { echo "usage: --set KEY=VALUE ..." >&2; exit 2; }
     case $2 in
@@ -16,6 +17,8 @@ while [ $# -gt 0 ]; do
         seconds=*) seconds=${2#seconds=} ;;
         core=*) core=${2#core=} ;;
         port=*) port=${2#port=} ;;
+        # reset=1: every mbuf reset and its frame written whole, as testpmd txonly does.
+        reset=1) extra+=(--reset-mbufs) ;;
         *) pass+=(--set "$2") ;;
     esac
     shift 2
@@ -42,5 +45,5 @@ ipv6_real = "2001:2:0:8000::2"
 reverse = false
 seed = 1
 TOML
-out=$("$X" bench-sender -c "$conf" --seconds "$seconds" --frame-size "$fs" --core "$core" ${pass[@]+"${pass[@]}"} 2>/dev/null)
+out=$("$X" bench-sender -c "$conf" --seconds "$seconds" --frame-size "$fs" --core "$core" ${extra[@]+"${extra[@]}"} ${pass[@]+"${pass[@]}"} 2>/dev/null)
 echo "tx_fps=$(printf '%s\n' "$out" | awk '/sender frames\/s/ {print $3}')"

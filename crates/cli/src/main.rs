@@ -115,6 +115,11 @@ enum Cmd {
         /// Pin to this core.
         #[arg(long)]
         core: Option<usize>,
+        /// Work as testpmd's txonly does, for a like-for-like comparison: every mbuf reset
+        /// (rte_pktmbuf_reset) and its frame's template written whole, in every frame, instead
+        /// of patching a recycled mbuf that still holds the template.
+        #[arg(long)]
+        reset_mbufs: bool,
     },
     /// Throughput: the highest rate without loss, by binary search (RFC 2544 26.1, RFC 8219 7.1).
     Throughput(procedures::ThroughputArgs),
@@ -508,6 +513,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             frame_size,
             burst,
             core,
+            reset_mbufs,
         } => {
             // A stateful configuration benchmarks the Initiator's phase 1 sender (sender_bench).
             let c = load(cfg)?;
@@ -516,6 +522,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
                 frame_size: frame_size.unwrap_or(c.trial.frame_size),
                 burst: *burst,
                 core: *core,
+                reset_mbufs: *reset_mbufs,
             };
             let fps = sender_bench::run(&c, &b)?;
             println!("sender frames/s: {fps:.0}");

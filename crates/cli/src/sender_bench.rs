@@ -3,7 +3,9 @@
 //! configuration it runs the Initiator's phase 1 sender (enumerating connections). With
 //! `tester.queues = N` it runs N senders, one per queue set of the port, each on a core of its
 //! own (the given core, then the next ones this process may use), each sending the stream from
-//! its start, and prints their sum (bench/queues.sh).
+//! its start, and prints their sum (bench/queues.sh). With `--reset-mbufs` every mbuf is reset
+//! and its frame written whole in every frame, as testpmd txonly does (bench/modes.sh
+//! `fixedreset`: the like-for-like comparison).
 
 use anyhow::{Context, Result};
 use xlat_config::{Backend, TestConfig};
@@ -18,6 +20,8 @@ pub struct SenderBench {
     pub frame_size: usize,
     pub burst: usize,
     pub core: Option<usize>,
+    /// Reset every mbuf and write its frame whole, per frame (testpmd txonly's work).
+    pub reset_mbufs: bool,
 }
 
 fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64> {
@@ -56,7 +60,12 @@ fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64
                         xlat_engine::pin::pin_current_thread(c).map_err(anyhow::Error::msg)?;
                     }
                     // saturate() flushes the queue at its end.
-                    Ok(saturate(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?.rate())
+                    let r = if b.reset_mbufs {
+                        saturate::<_, true>(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?
+                    } else {
+                        saturate::<_, false>(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?
+                    };
+                    Ok(r.rate())
                 })
             })
             .collect();

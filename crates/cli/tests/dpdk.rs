@@ -254,3 +254,46 @@ fn net_ring_self_test_with_hugepages() {
         assert_eq!(check[d]["sent"], check[d]["received"], "{d}: {v}");
     }
 }
+
+/// `bench-sender` on a net_null vdev, recycling mbufs and, with `--reset-mbufs`, resetting every
+/// mbuf and writing its frame whole as testpmd txonly does (bench/modes.sh `fixedreset`): both
+/// send (the frames are the same, crates/engine/src/saturate.rs's test; here: DPDK's path).
+#[test]
+fn bench_sender_runs_with_recycled_and_with_reset_mbufs() {
+    let _serial = lab_lock();
+    let dir = std::env::temp_dir().join(format!("xlat-dpdk-null-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("null.toml");
+    std::fs::write(
+        &conf,
+        r#"[tester]
+backend = "dpdk"
+left_port = "net_null0"
+right_port = "net_null0"
+eal_args = ["--no-huge", "-m", "1024", "--no-pci", "--no-shconf", "--vdev", "net_null0", "-l", "1"]
+loopback = true
+[left]
+ip_version = 4
+ipv4_real = "198.18.0.2"
+[right]
+ip_version = 4
+ipv4_real = "198.19.0.2"
+[traffic]
+reverse = false
+"#,
+    )
+    .unwrap();
+    for extra in [&[][..], &["--reset-mbufs"][..]] {
+        let out = run(xlatperf()
+            .args(["bench-sender", "-c", conf.to_str().unwrap(), "--seconds", "0.5", "--core", "1"])
+            .args(extra));
+        let fps: f64 = out
+            .lines()
+            .find_map(|l| l.strip_prefix("sender frames/s: "))
+            .unwrap_or_else(|| panic!("{out}"))
+            .parse()
+            .unwrap();
+        assert!(fps > 100_000.0, "{extra:?}: {fps} frames/s");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

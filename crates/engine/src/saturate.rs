@@ -23,8 +23,11 @@ impl SaturationResult {
 }
 
 /// Send `stream`'s frames on `tx` in bursts of `burst` as fast as the backend takes them, for
-/// `seconds`. Checks the clock once per burst.
-pub fn saturate<T: TxQueue>(
+/// `seconds`. Checks the clock once per burst. With `RESET`, every frame is written whole into
+/// its buffer and the buffer vouched for by no cookie, so that a DPDK mbuf is reset
+/// (`rte_pktmbuf_reset`) before it goes out: testpmd txonly's work per frame, for a
+/// like-for-like comparison (a trial's sender recycles: `RESET` false).
+pub fn saturate<T: TxQueue, const RESET: bool>(
     tx: &mut T,
     stream: &mut DirectionStream,
     clock: &Clock,
@@ -39,7 +42,17 @@ pub fn saturate<T: TxQueue>(
     while now < end {
         let s0 = seq;
         let frames = stream.burst(s0, burst, &mut scratch);
-        seq += tx.tx_burst_cookie(burst, |i, buf, cookie| frames.write(i, s0 + i as u64, buf, cookie))? as u64;
+        seq += tx.tx_burst_cookie(burst, |i, buf, cookie| {
+            if RESET {
+                // No cookie: the template is copied whole, and the mbuf reset when sent.
+                *cookie = 0;
+                let n = frames.write(i, s0 + i as u64, buf, cookie);
+                *cookie = 0;
+                n
+            } else {
+                frames.write(i, s0 + i as u64, buf, cookie)
+            }
+        })? as u64;
         now = clock.now();
     }
     tx.flush()?;
@@ -47,4 +60,63 @@ pub fn saturate<T: TxQueue>(
         frames: seq,
         seconds: clock.secs(now - start),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xlat_io::{Port, RxQueue};
+    use xlat_traffic::{Direction, IpVersion, PortSpec, Setup, Side, StatefulSpec, Variation};
+    use xlat_wire::MacAddr;
+
+    /// With `RESET` (every frame written whole) the frames are the recycled path's, frame for
+    /// frame: the varying fields, the payload field and both checksums.
+    #[test]
+    fn reset_mode_sends_the_same_frames() {
+        let mut left = Side::new(IpVersion::V4);
+        let mut right = Side::new(IpVersion::V4);
+        left.ipv4_real = Some("198.18.0.2".parse().unwrap());
+        right.ipv4_real = Some("198.19.0.2".parse().unwrap());
+        let mut setup = Setup {
+            left,
+            right,
+            forward: true,
+            reverse: false,
+            forward_ports: PortSpec::default(),
+            reverse_ports: PortSpec::default(),
+            fg_n: 2,
+            fg_m: 2,
+            stateful: StatefulSpec::default(),
+            seed: Some(7),
+            allow_foreign_addresses: false,
+        };
+        setup.forward_ports.sport.variation = Variation::Pseudorandom;
+        setup.forward_ports.dport.variation = Variation::Pseudorandom;
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let stream = DirectionStream::new(&setup, Direction::Forward, 84, mac, mac).unwrap();
+        let clock = Clock::calibrate();
+        let mut got: Vec<Vec<Vec<u8>>> = Vec::new();
+        for reset in [false, true] {
+            let (mut l, mut r) = xlat_io::mem::pair(1 << 12);
+            let mut tx = l.open_queues(1).unwrap().remove(0).tx;
+            let mut rx = r.open_queues(1).unwrap().remove(0).rx;
+            let mut s = stream.clone();
+            if reset {
+                saturate::<_, true>(&mut tx, &mut s, &clock, 0.02, 32).unwrap();
+            } else {
+                saturate::<_, false>(&mut tx, &mut s, &clock, 0.02, 32).unwrap();
+            }
+            let mut frames = Vec::new();
+            while rx.rx_burst(64, |f| frames.push(f.to_vec())).unwrap() > 0 {}
+            got.push(frames);
+        }
+        let n = got[0].len().min(got[1].len());
+        assert!(n > 1000, "{n} frames");
+        assert!(got[0][..n] == got[1][..n]);
+        let mut want = vec![0u8; 2048];
+        for (seq, f) in got[1][..n].iter().enumerate().step_by(97) {
+            let len = stream.write_frame(seq as u64, &mut want);
+            assert_eq!(&want[..len], &f[..], "frame {seq}");
+        }
+    }
 }
