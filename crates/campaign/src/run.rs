@@ -347,7 +347,7 @@ impl Campaign<'_> {
     }
 
     /// Run `program args` in the campaign directory, its output to `log` (relative), within
-    /// `deadline`; `quiet` appends instead of truncating the log.
+    /// `deadline`; `append` appends instead of truncating the log.
     fn command(&mut self, args: &[String], log: &str, deadline: Duration, append: bool) -> Result<(), String> {
         let path = self.opts.dir.join(log);
         let out = File::options()

@@ -149,7 +149,6 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
             .map(|(p, n)| format!("{p} {n}"))
             .collect();
         let _ = writeln!(s, "<td>{}</td><td>{}</td></tr>", reps.join("<br>"), notes(row));
-        // (an empty notes cell when the tester bounded nothing)
     }
     s.push_str("</tbody></table>\n");
     s
