@@ -304,8 +304,8 @@ impl Campaign<'_> {
         Ok(None)
     }
 
-    /// The estimated end, from the pending runs' estimates scaled by how the finished runs of
-    /// this session compared with theirs.
+    /// The estimated end, from the pending runs' estimates scaled by how the finished runs (of every
+    /// session) compared with theirs.
     fn eta(&self) -> String {
         let finished: Vec<&RunEntry> = self
             .manifest
