@@ -42,7 +42,7 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
     while now < end {
         let s0 = seq;
         let frames = stream.burst(s0, burst, &mut scratch);
-        seq += tx.tx_burst_cookie(burst, |i, buf, cookie| {
+        seq += tx.tx_burst_cookie(burst, move |i, buf, cookie| {
             if RESET {
                 // No cookie: the template is copied whole, and the mbuf reset when sent.
                 *cookie = 0;

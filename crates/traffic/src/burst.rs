@@ -2,6 +2,7 @@
 //! holds those values between bursts. [`Burst::write`] is the sender's per-frame call.
 
 use crate::plan::MAX_FIELDS;
+use crate::template::prepared::Prepared;
 use crate::template::{Template, TUPLE_SLOTS};
 
 /// Room for the precomputed field values of a burst, kept by the sender between bursts (see
@@ -17,6 +18,12 @@ pub struct BurstScratch {
     pub(crate) last_tuple: [u16; TUPLE_SLOTS],
     /// Phase 1's combinations computed ahead of the bursts (see `DirectionStream::burst`).
     pub(crate) ahead: Ahead,
+    /// The slot words, UDP sums and IPv4 header checksums computed ahead for a burst whose
+    /// frames all have one template (see [`Prepared`]).
+    pub(crate) words: Vec<u16>,
+    pub(crate) udp: Vec<u32>,
+    pub(crate) ip: Vec<u32>,
+    pub(crate) udp_final: Vec<u16>,
 }
 
 /// The enumerated fields of phase 1's foreground frames `k0 .. k0 + AHEAD`, row by field
@@ -40,6 +47,10 @@ impl BurstScratch {
             tuples: Vec::new(),
             last_tuple: [0; TUPLE_SLOTS],
             ahead: Ahead::default(),
+            words: vec![0; frames * MAX_FIELDS],
+            udp: vec![0; frames],
+            ip: vec![0; frames],
+            udp_final: vec![0; frames],
         }
     }
 }
@@ -47,7 +58,10 @@ impl BurstScratch {
 /// The frames `seq0 .. seq0 + len()` of a stream with their varying fields computed ahead (one
 /// loop per field over the burst, SIMD for the pseudorandom ones): writing a frame then only
 /// copies values and sums checksums.
-#[derive(Debug)]
+/// `Copy`, so that a sender's per-frame closure can hold it by value (`move`): its fields then
+/// stay in registers across the frame loop instead of being read again after each store into
+/// a frame.
+#[derive(Debug, Clone, Copy)]
 pub struct Burst<'a> {
     pub(crate) fg: Option<&'a Template>,
     pub(crate) bg: Option<&'a Template>,
@@ -60,6 +74,9 @@ pub struct Burst<'a> {
     /// then `fg` is `None`.
     pub(crate) tuple_fg: Option<&'a Template>,
     pub(crate) tuples: &'a [[u16; TUPLE_SLOTS]],
+    /// What every frame's patch stores, computed ahead, when all frames have one template
+    /// (all foreground or all background, not the Responder's).
+    pub(crate) prepared: Option<Prepared<'a>>,
 }
 
 impl Burst<'_> {
@@ -79,6 +96,9 @@ impl Burst<'_> {
     /// frame equals `write_frame_field(seq0 + i, field)`.
     #[inline(always)]
     pub fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        if let Some(p) = &self.prepared {
+            return p.write(i, field, buf, cookie);
+        }
         if i >= self.n {
             return 0;
         }

@@ -12,6 +12,7 @@ use crate::plan::{Plan, StreamError, MAX_FIELDS};
 use crate::rng::{mix64, FastMod, Stream};
 use crate::setup::{AddrPair, Direction, Setup, RFC2544_DPORT, RFC2544_SPORT};
 use crate::state::StateTable;
+use crate::template::prepared::Prepared;
 use crate::template::{Template, TUPLE_SLOTS};
 use crate::vary::{FieldGen, Variation};
 use std::sync::Arc;
@@ -484,8 +485,17 @@ impl DirectionStream {
 
     /// The frames `seq0 .. seq0 + n` with their varying fields computed ahead, for writing into
     /// a burst of backend buffers with [`Burst::write`]. `scratch` holds the values (it grows
-    /// once if `n` is above its room).
+    /// once if `n` is above its room). Frame `i` is written fastest with payload field
+    /// `seq0 + i` (see [`DirectionStream::burst_tagged`]); any other field costs a little more.
     pub fn burst<'a>(&'a self, seq0: u64, n: usize, scratch: &'a mut BurstScratch) -> Burst<'a> {
+        self.burst_tagged(seq0, n, 0, scratch)
+    }
+
+    /// [`DirectionStream::burst`] for frames whose payload fields will be `tag | (seq0 + i)`
+    /// (a trial's tag in the high bits): their UDP checksums are computed ahead with the
+    /// other fields, in SIMD loops, so that writing a frame only stores. [`Burst::write`] still
+    /// writes any field correctly.
+    pub fn burst_tagged<'a>(&'a self, seq0: u64, n: usize, tag: u64, scratch: &'a mut BurstScratch) -> Burst<'a> {
         let rows = self.gens.len();
         if scratch.vals.len() < rows * n {
             scratch.vals.resize(rows * n, 0);
@@ -518,7 +528,51 @@ impl DirectionStream {
         if let Some(r) = &self.responder {
             self.responder_burst(r, seq0, n, scratch);
         }
+        // A burst of one template (not the Responder's, whose words come per frame from the
+        // state table): its stores computed ahead, in SIMD loops.
+        let one = match self.mix {
+            _ if self.responder.is_some() => None,
+            1 => self.foreground.as_ref(),
+            2 => self.background.as_ref(),
+            _ => None,
+        };
+        // The payload field of frame i is `tag | (seq0 + i)`: `fields + i` while no sum
+        // reaches the tag's bits, and then the UDP checksums are computed here too.
+        let fields = match tag {
+            0 => Some(seq0),
+            t => (seq0.checked_add(n as u64).is_some_and(|end| end <= 1 << t.trailing_zeros())).then_some(t | seq0),
+        };
+        let mut prepared = None;
+        if let Some(t) = one.filter(|t| t.slots() == rows) {
+            if scratch.words.len() < rows * n {
+                scratch.words.resize(rows * n, 0);
+            }
+            if scratch.udp.len() < n {
+                scratch.udp.resize(n, 0);
+                scratch.ip.resize(n, 0);
+                scratch.udp_final.resize(n, 0);
+            }
+            t.prepare(
+                &scratch.vals[..rows * n],
+                n,
+                fields,
+                &mut scratch.words,
+                &mut scratch.udp,
+                &mut scratch.ip,
+                &mut scratch.udp_final,
+            );
+            prepared = Prepared::new(
+                t,
+                &scratch.words[..rows * n],
+                &scratch.udp[..n],
+                &scratch.ip[..n],
+                &scratch.udp_final[..n],
+                fields,
+                n,
+            );
+        }
         Burst {
+            prepared,
             fg: self.foreground.as_ref(),
             bg: self.background.as_ref(),
             mix: self.mix,
@@ -545,4 +599,4 @@ impl DirectionStream {
 
 #[cfg(test)]
 #[path = "stream_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -90,6 +90,17 @@ fn a_burst_writes_the_frames_of_write_frame_field() {
                         assert_eq!(&buf[..len], &fresh[..want], "{v:?} mode {k} seq {}", seq0 + i as u64);
                     }
                     assert_eq!(b.write(n, 0, &mut fresh, &mut 0), 0);
+                    // A trial's fields, tag | (seq0 + i), whose checksums the burst computed
+                    // ahead; and a tag whose bits the sequence numbers reach (computed per frame).
+                    for tag in [9u64 << 56, 1 << 5] {
+                        let b = st.burst_tagged(seq0, n, tag, &mut scratch);
+                        for (i, (buf, cookie)) in bufs.iter_mut().enumerate().take(n) {
+                            let field = tag | (seq0 + i as u64);
+                            let len = b.write(i, field, buf, cookie);
+                            let want = st.write_frame_field(seq0 + i as u64, field, &mut fresh);
+                            assert_eq!(&buf[..len], &fresh[..want], "{v:?} mode {k} tag {tag:#x} seq {}", seq0 + i as u64);
+                        }
+                    }
                 }
             }
         }

@@ -12,6 +12,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout};
 use xlat_wire::{checksum, MacAddr};
 
+pub(crate) mod prepared;
+
 /// The slots of a Responder's template: source port, destination port, the 16-bit words of
 /// the source address, those of the destination address: 6 for IPv4, 18 for IPv6 (room for
 /// the larger).

@@ -210,10 +210,10 @@ impl<T: TxQueue> Sender<'_, T> {
         if timed && self.kernel.is_some() {
             k = k.min(64); // a stamp mask's worth
         }
-        let frames = self.stream.burst(seq0, k, &mut self.scratch);
+        let frames = self.stream.burst_tagged(seq0, k, tag, &mut self.scratch);
         let n = if !timed {
             self.tx
-                .tx_burst_cookie(k, |i, buf, cookie| frames.write(i, tag | (seq0 + i as u64), buf, cookie))?
+                .tx_burst_cookie(k, move |i, buf, cookie| frames.write(i, tag | (seq0 + i as u64), buf, cookie))?
         } else if self.kernel.is_some() {
             // The kernel stamps the frames asked for as the driver takes them; the stamps come
             // back a little later (`collect_stamps`).
@@ -225,9 +225,9 @@ impl<T: TxQueue> Sender<'_, T> {
             } else {
                 u64::MAX >> (64 - k)
             };
-            let n = self
-                .tx
-                .tx_burst_stamped(k, stamp, |i, buf, cookie| frames.write(i, tag | (seq0 + i as u64), buf, cookie))?;
+            let n = self.tx.tx_burst_stamped(k, stamp, move |i, buf, cookie| {
+                frames.write(i, tag | (seq0 + i as u64), buf, cookie)
+            })?;
             let asked = if n >= 64 { stamp } else { stamp & ((1u64 << n) - 1) };
             self.stamps_asked += u64::from(asked.count_ones());
             n
