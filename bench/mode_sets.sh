@@ -22,6 +22,8 @@ mode_sets() {
         enum) echo "$P $S --set stateful.enumerate_ports=pseudorandom" ;;
         enuminc) echo "$P $S --set stateful.enumerate_ports=increasing" ;;
         enumips) echo "$I $S --set stateful.enumerate_ips=pseudorandom" ;;
-        *) echo "unknown mode $1 (fixed fixedreset ports ips both rsport isport rdport idport nets netsports enum enuminc enumips)" >&2; return 2 ;;
+        # The Responder's phase 2 sender on 10,000 connections, each frame's pseudorandomly.
+        responder) echo "$S --set stateful.responder_tuples=pseudorandom --set responder=10000" ;;
+        *) echo "unknown mode $1 (fixed fixedreset ports ips both rsport isport rdport idport nets netsports enum enuminc enumips responder)" >&2; return 2 ;;
     esac
 }

@@ -10,7 +10,9 @@
 # direction: nets (fixed ports), netsports (pseudorandom ports). And the stateful Initiator's
 # phase 1 sender (RFC 9693): enum (unique pseudorandom enumeration of all RFC 4814 port pairs,
 # 64,512 x 49,151 = 3.2 billion connections, computed per frame), enumips (the same over
-# 65,536 x 65,536 address pairs, ports fixed), enuminc (increasing enumeration of the port pairs).
+# 65,536 x 65,536 address pairs, ports fixed), enuminc (increasing enumeration of the port pairs);
+# and the Responder's phase 2 sender: responder (10,000 connections, each frame's chosen
+# pseudorandomly; its frames are IPv4 in both lines: "ip 6" is then the Responder of a NAT64).
 # One line per mode and IP version:
 #   <mode> <ip version> <xlatperf frames/s> <testpmd frames/s> <ratio>
 # Environment as bench/sender.sh (REPS, DURATION, CORE, XLATPERF). Extra arguments: MODES to run.

@@ -2,12 +2,13 @@
 # Multi-queue sender scaling (BENCHMARKS.md, issue 14): frames per second that xlatperf's
 # sender puts into DPDK's net_null with one queue on one core against two queues on two cores
 # (tester.queues = 2: one sender per queue set, the second on the next core), in one run,
-# alternating, for fixed ports and RFC 4814 pseudorandom ports, IPv4 64-byte and IPv6 84-byte
-# frames. Printed are the medians, one line per measurement:
+# alternating, for the traffic modes of bench/modes.sh (default: fixed, ports - RFC 4814
+# pseudorandom ports - and both - ports and addresses), IPv4 64-byte and IPv6 84-byte frames.
+# Printed are the medians, one line per measurement:
 #
-#   <ports> <ip version> <1 queue frames/s> <2 queues frames/s> <2 queues / 1 queue>
+#   <mode> <ip version> <1 queue frames/s> <2 queues frames/s> <2 queues / 1 queue>
 #
-# Usage: bench/queues.sh            Environment: REPS=5 DURATION=5 CORE=0 XLATPERF=path
+# Usage: bench/queues.sh [MODES]    Environment: REPS=5 DURATION=5 CORE=0 XLATPERF=path
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-5}
@@ -20,16 +21,19 @@ X=${XLATPERF:-target/release/xlatperf}
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# run <queues> <ip> <size> <ports: fixed|pseudorandom>: frames/s
+# shellcheck source=bench/mode_sets.sh
+. bench/mode_sets.sh
+
+# run <queues> <ip> <size> <mode>: frames/s
 run() {
     local sets=(--set "ip=$2" --set "size=$3" --set "seconds=$DURATION" --set "core=$CORE" --set "tester.queues=$1")
-    if [ "$4" = pseudorandom ]; then
-        sets+=(--set traffic.forward_ports.sport.variation=pseudorandom --set traffic.forward_ports.dport.variation=pseudorandom)
-    fi
-    XLATPERF=$X bench/xlatperf_sender.sh "${sets[@]}" | sed -n 's/^tx_fps=//p'
+    local m
+    m=$(mode_sets "$4") || exit 2
+    # shellcheck disable=SC2086
+    XLATPERF=$X bench/xlatperf_sender.sh "${sets[@]}" $m | sed -n 's/^tx_fps=//p'
 }
 
-for ports in fixed pseudorandom; do
+for ports in ${@:-fixed ports both}; do
     for ip in 4 6; do
         if [ "$ip" = 4 ]; then size=64; else size=84; fi
         : > "$TMP/one"

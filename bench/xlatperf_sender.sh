@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # OURS_CMD for bench/sender.sh: xlatperf's own sender (`xlatperf bench-sender`, the trial's hot
 # path unpaced) on a DPDK net_null vdev. Takes bench/sender.sh's `--set ip=4|6 --set size=N
-# --set seconds=S --set core=C --set port=net_null0` and `--set reset=1` (bench-sender
-# --reset-mbufs); every other --set KEY=VALUE goes to
+# --set seconds=S --set core=C --set port=net_null0`, `--set reset=1` (bench-sender
+# --reset-mbufs) and `--set responder=N` (bench-sender --responder N); every other --set KEY=VALUE goes to
 # xlatperf as a configuration override (e.g. --set traffic.forward_ports.sport.variation=pseudorandom).
 # Prints `tx_fps=<frames/s>`.
 set -euo pipefail
@@ -19,6 +19,8 @@ while [ $# -gt 0 ]; do
         port=*) port=${2#port=} ;;
         # reset=1: every mbuf reset and its frame written whole, as testpmd txonly does.
         reset=1) extra+=(--reset-mbufs) ;;
+        # responder=N: the Responder's phase 2 sender on N made-up connections.
+        responder=*) extra+=(--responder "${2#responder=}") ;;
         *) pass+=(--set "$2") ;;
     esac
     shift 2
@@ -45,5 +47,5 @@ ipv6_real = "2001:2:0:8000::2"
 reverse = false
 seed = 1
 TOML
-out=$("$X" bench-sender -c "$conf" --seconds "$seconds" --frame-size "$fs" --core "$core" ${extra[@]+"${extra[@]}"} ${pass[@]+"${pass[@]}"} 2>/dev/null)
+out=$("$X" bench-sender -c "$conf" --seconds "$seconds" --frame-size "$fs" --core "$core" ${extra[@]+"${extra[@]}"} ${pass[@]+"${pass[@]}"} 2>"${XLAT_BENCH_LOG:-/dev/null}")
 echo "tx_fps=$(printf '%s\n' "$out" | awk '/sender frames\/s/ {print $3}')"

@@ -120,6 +120,11 @@ enum Cmd {
         /// of patching a recycled mbuf that still holds the template.
         #[arg(long)]
         reset_mbufs: bool,
+        /// A stateful configuration: benchmark the Responder's phase 2 sender instead of the
+        /// Initiator's phase 1, answering on a state table of this many made-up connections
+        /// (chosen as stateful.responder_tuples says).
+        #[arg(long, value_name = "CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+        responder: Option<u64>,
     },
     /// Throughput: the highest rate without loss, by binary search (RFC 2544 26.1, RFC 8219 7.1).
     Throughput(procedures::ThroughputArgs),
@@ -514,6 +519,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             burst,
             core,
             reset_mbufs,
+            responder,
         } => {
             // A stateful configuration benchmarks the Initiator's phase 1 sender (sender_bench).
             let c = load(cfg)?;
@@ -523,6 +529,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
                 burst: *burst,
                 core: *core,
                 reset_mbufs: *reset_mbufs,
+                responder: *responder,
             };
             let fps = sender_bench::run(&c, &b)?;
             println!("sender frames/s: {fps:.0}");

@@ -5,7 +5,9 @@
 //! own (the given core, then the next ones this process may use), each sending the stream from
 //! its start, and prints their sum (bench/queues.sh). With `--reset-mbufs` every mbuf is reset
 //! and its frame written whole in every frame, as testpmd txonly does (bench/modes.sh
-//! `fixedreset`: the like-for-like comparison).
+//! `fixedreset`: the like-for-like comparison). With `--responder N` and a stateful
+//! configuration it runs the Responder's phase 2 sender on a table of N made-up connections
+//! (bench/modes.sh `responder`).
 
 use anyhow::{Context, Result};
 use xlat_config::{Backend, TestConfig};
@@ -22,6 +24,37 @@ pub struct SenderBench {
     pub core: Option<usize>,
     /// Reset every mbuf and write its frame whole, per frame (testpmd txonly's work).
     pub reset_mbufs: bool,
+    /// Benchmark the Responder's phase 2 sender on a table of this many connections.
+    pub responder: Option<u64>,
+}
+
+/// A state table of `n` made-up connections as phase 1 would leave it: the Responder side's
+/// IP version, distinct Initiator ports, the configured addresses.
+fn made_up_table(cfg: &TestConfig, n: u64) -> Result<std::sync::Arc<xlat_traffic::StateTable>> {
+    use std::net::IpAddr;
+    use xlat_traffic::{IpVersion, Tuple4};
+    let (ini, res) = (&cfg.setup.left, &cfg.setup.right);
+    let v6 = res.ip_version == IpVersion::V6;
+    let addr = |s: &xlat_traffic::Side| -> Option<IpAddr> {
+        if v6 {
+            s.ipv6_real.map(IpAddr::V6)
+        } else {
+            s.ipv4_real.map(IpAddr::V4)
+        }
+    };
+    let (Some(initiator), Some(responder)) = (addr(ini), addr(res)) else {
+        anyhow::bail!("--responder needs the real addresses of both sides in the Responder's IP version");
+    };
+    let table = xlat_traffic::StateTable::with_version(n, v6)?;
+    for k in 0..n {
+        table.learn(Tuple4 {
+            initiator,
+            responder,
+            initiator_port: 1024 + (k % 64_512) as u16,
+            responder_port: 1 + (k / 64_512) as u16,
+        });
+    }
+    Ok(std::sync::Arc::new(table))
 }
 
 fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64> {
@@ -31,8 +64,14 @@ fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64
     let dst = side.dut_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 0x02]));
     // A stateful configuration benchmarks the Initiator's phase 1 sender: every foreground
     // frame carries the next combination of the enumeration (bench/modes.sh `enum`).
+    if b.responder.is_some() && cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        anyhow::bail!("--responder benchmarks a stateful test's Responder: the configuration needs stateful.mode");
+    }
     let stream = if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
         DirectionStream::new(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?
+    } else if let Some(n) = b.responder {
+        // The Responder's direction: from the right side (initiator-left) back to the left.
+        DirectionStream::responder(&cfg.setup, Direction::Reverse, b.frame_size, src, dst, made_up_table(cfg, n)?)?
     } else {
         DirectionStream::preliminary(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?
     };

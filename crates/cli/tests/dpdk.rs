@@ -256,8 +256,8 @@ fn net_ring_self_test_with_hugepages() {
 }
 
 /// `bench-sender` on a net_null vdev, recycling mbufs and, with `--reset-mbufs`, resetting every
-/// mbuf and writing its frame whole as testpmd txonly does (bench/modes.sh `fixedreset`): both
-/// send (the frames are the same, crates/engine/src/saturate.rs's test; here: DPDK's path).
+/// mbuf and writing its frame whole as testpmd txonly does (bench/modes.sh `fixedreset`), and
+/// the Responder's sender (`--responder`): all send (the frames are the same, crates/engine/src/saturate.rs's test; here: DPDK's path).
 #[test]
 fn bench_sender_runs_with_recycled_and_with_reset_mbufs() {
     let _serial = lab_lock();
@@ -283,7 +283,16 @@ reverse = false
 "#,
     )
     .unwrap();
-    for extra in [&[][..], &["--reset-mbufs"][..]] {
+    // And the Responder's phase 2 sender (bench/modes.sh `responder`) on made-up connections.
+    let responder = [
+        "--responder",
+        "1000",
+        "--set",
+        "stateful.mode=initiator-left",
+        "--set",
+        "stateful.responder_tuples=pseudorandom",
+    ];
+    for extra in [&[][..], &["--reset-mbufs"][..], &responder[..]] {
         let out = run(xlatperf()
             .args(["bench-sender", "-c", conf.to_str().unwrap(), "--seconds", "0.5", "--core", "1"])
             .args(extra));

@@ -89,22 +89,7 @@ impl Responder {
     /// address (the Initiator's as the DUT mapped it); `None` when the entry cannot be read.
     #[inline]
     fn words(&self, seq: u64) -> Option<[u16; TUPLE_SLOTS]> {
-        let t = self.table.read(self.entry(seq))?;
-        let mut w = [0u16; TUPLE_SLOTS];
-        w[0] = t.responder_port;
-        w[1] = t.initiator_port;
-        let mut put = |at: usize, a: std::net::IpAddr| match a {
-            std::net::IpAddr::V4(a) => {
-                let a = u32::from(a);
-                w[at] = (a >> 16) as u16;
-                w[at + 1] = a as u16;
-            }
-            std::net::IpAddr::V6(a) => w[at..at + 8].copy_from_slice(&a.segments()),
-        };
-        let n = if self.table.is_v6() { 8 } else { 2 };
-        put(2, t.responder);
-        put(2 + n, t.initiator);
-        Some(w)
+        self.table.read_frame_words(self.entry(seq))
     }
 }
 
@@ -411,6 +396,40 @@ impl DirectionStream {
         }
     }
 
+    /// Phase 2's Responder with every frame foreground: the words of each frame's tuple into
+    /// the burst's rows (row `k` = tuple slot `k`, `k < rows`).
+    fn responder_rows(&self, r: &Responder, seq0: u64, n: usize, rows: usize, scratch: &mut BurstScratch) {
+        let (vals, last) = (&mut scratch.vals[..rows * n], &mut scratch.last_tuple);
+        if rows == 6 && !r.table.is_v6() {
+            // IPv4: six rows, each entry read without the 18-word copy.
+            let mut w6 = [0u16; 6];
+            w6.copy_from_slice(&last[..6]);
+            let (rows, rest) = vals.split_at_mut(3 * n);
+            let (r0, r12) = rows.split_at_mut(n);
+            let (r1, r2) = r12.split_at_mut(n);
+            let (r3, r45) = rest.split_at_mut(n);
+            let (r4, r5) = r45.split_at_mut(n);
+            for (i, (((((a, b), c), d), e), f)) in r0.iter_mut().zip(r1).zip(r2).zip(r3).zip(r4).zip(r5).enumerate() {
+                if let Some(w) = r.table.read_frame_words_v4(r.entry(seq0 + i as u64)) {
+                    w6 = w;
+                }
+                (*a, *b, *c, *d, *e, *f) = (w6[0], w6[1], w6[2], w6[3], w6[4], w6[5]);
+            }
+            last[..6].copy_from_slice(&w6);
+            return;
+        }
+        for i in 0..n {
+            if let Some(w) = r.words(seq0 + i as u64) {
+                *last = w;
+            }
+            for (k, w) in last[..rows].iter().enumerate() {
+                if let Some(v) = vals.get_mut(k * n + i) {
+                    *v = *w;
+                }
+            }
+        }
+    }
+
     /// The seed the pseudorandom fields of this stream derive from: `Setup::seed`, or the
     /// process's random seed. Setting `Setup::seed` to it reproduces every frame.
     pub fn seed(&self) -> u64 {
@@ -496,7 +515,13 @@ impl DirectionStream {
     /// other fields, in SIMD loops, so that writing a frame only stores. [`Burst::write`] still
     /// writes any field correctly.
     pub fn burst_tagged<'a>(&'a self, seq0: u64, n: usize, tag: u64, scratch: &'a mut BurstScratch) -> Burst<'a> {
-        let rows = self.gens.len();
+        // The Responder with every frame foreground: the rows are its tuples' words (below),
+        // and its bursts are prepared like any other.
+        let tuple_rows = match &self.responder {
+            Some(r) if self.mix == 1 && r.template.slots() <= Prepared::MAX_SLOTS => Some(r),
+            _ => None,
+        };
+        let rows = tuple_rows.map_or(self.gens.len(), |r| r.template.slots());
         if scratch.vals.len() < rows * n {
             scratch.vals.resize(rows * n, 0);
         }
@@ -506,7 +531,7 @@ impl DirectionStream {
         // Phase 1 with every frame foreground: the enumerated rows are written below, not here.
         let enumerated = |r: usize| self.mix == 1 && self.phase1.as_ref().is_some_and(|p| p.rows.contains(&Some(r)));
         for (r, (g, out)) in self.gens.iter().zip(scratch.vals.chunks_exact_mut(n.max(1))).enumerate() {
-            if !enumerated(r) {
+            if !enumerated(r) && tuple_rows.is_none() {
                 g.fill(seq0, out);
             }
         }
@@ -525,12 +550,15 @@ impl DirectionStream {
         if let Some(p) = &self.phase1 {
             self.enumerate_burst(p, seq0, n, scratch);
         }
-        if let Some(r) = &self.responder {
-            self.responder_burst(r, seq0, n, scratch);
+        match (&self.responder, tuple_rows) {
+            (Some(r), Some(_)) => self.responder_rows(r, seq0, n, rows, scratch),
+            (Some(r), None) => self.responder_burst(r, seq0, n, scratch),
+            _ => {}
         }
         // A burst of one template (not the Responder's, whose words come per frame from the
         // state table): its stores computed ahead, in SIMD loops.
         let one = match self.mix {
+            _ if tuple_rows.is_some() => tuple_rows.map(|r| &r.template),
             _ if self.responder.is_some() => None,
             1 => self.foreground.as_ref(),
             2 => self.background.as_ref(),
@@ -580,7 +608,11 @@ impl DirectionStream {
             vals: &scratch.vals[..rows * n],
             n,
             tuple_fg: self.responder.as_ref().map(|r| &r.template),
-            tuples: if self.responder.is_some() { &scratch.tuples[..n] } else { &[] },
+            tuples: if self.responder.is_some() && tuple_rows.is_none() {
+                &scratch.tuples[..n]
+            } else {
+                &[]
+            },
         }
     }
 
