@@ -38,8 +38,9 @@ pub(crate) struct Prepared<'a> {
     n: usize,
 }
 
-/// The most slots of a template whose bursts are prepared (a test frame's: both ports, both
-/// addresses and the destination network; the Responder's tuples are not prepared).
+/// The most slots of a template whose bursts are prepared: a test frame's (both ports, both
+/// addresses, the destination network: 5) and an IPv4 Responder's (its tuple: 6); the IPv6
+/// Responder's 18 are patched per frame.
 const PREPARED_SLOTS: usize = 6;
 
 impl<'a> Prepared<'a> {
