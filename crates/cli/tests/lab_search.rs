@@ -188,7 +188,14 @@ fn router4_reset_that_never_returns_is_an_invalid_result_within_its_deadline() {
     let why = run["invalid_reason"].as_str().unwrap();
     assert!(why.contains("did not end within its deadline"), "{why}");
     assert!(run["reset"]["exit_status"].is_null());
-    assert_eq!(run["trials"].as_array().unwrap().len(), 1);
+    // One trial, or more when the tester's own timing made one invalid (the session retries
+    // those, as every procedure does: a hook killed at the trial's end can delay the senders on
+    // a loaded 2-core machine); every one of them is kept.
+    let trials = run["trials"].as_array().unwrap().len();
+    assert!(
+        (1..=1 + xlat_bench::throughput::DEFAULT_RETRIES as usize).contains(&trials),
+        "{trials} trials: {v}"
+    );
     assert!(out.contains("INVALID"), "{out}");
 }
 
