@@ -396,38 +396,24 @@ impl DirectionStream {
         }
     }
 
-    /// Phase 2's Responder with every frame foreground: the words of each frame's tuple into
-    /// the burst's rows (row `k` = tuple slot `k`, `k < rows`).
-    fn responder_rows(&self, r: &Responder, seq0: u64, n: usize, rows: usize, scratch: &mut BurstScratch) {
-        let (vals, last) = (&mut scratch.vals[..rows * n], &mut scratch.last_tuple);
-        if rows == 6 && !r.table.is_v6() {
-            // IPv4: six rows, each entry read without the 18-word copy.
-            let mut w6 = [0u16; 6];
-            w6.copy_from_slice(&last[..6]);
-            let (rows, rest) = vals.split_at_mut(3 * n);
-            let (r0, r12) = rows.split_at_mut(n);
-            let (r1, r2) = r12.split_at_mut(n);
-            let (r3, r45) = rest.split_at_mut(n);
-            let (r4, r5) = r45.split_at_mut(n);
-            for (i, (((((a, b), c), d), e), f)) in r0.iter_mut().zip(r1).zip(r2).zip(r3).zip(r4).zip(r5).enumerate() {
-                if let Some(w) = r.table.read_frame_words_v4(r.entry(seq0 + i as u64)) {
-                    w6 = w;
-                }
-                (*a, *b, *c, *d, *e, *f) = (w6[0], w6[1], w6[2], w6[3], w6[4], w6[5]);
+    /// Phase 2's IPv4 Responder with every frame foreground: the six words of each frame's
+    /// tuple into the burst's six rows (row `k` = tuple slot `k`).
+    fn responder_rows(&self, r: &Responder, seq0: u64, n: usize, scratch: &mut BurstScratch) {
+        let (vals, last) = (&mut scratch.vals[..6 * n], &mut scratch.last_tuple);
+        let mut w6 = [0u16; 6];
+        w6.copy_from_slice(&last[..6]);
+        let (r012, r345) = vals.split_at_mut(3 * n);
+        let (r0, r12) = r012.split_at_mut(n);
+        let (r1, r2) = r12.split_at_mut(n);
+        let (r3, r45) = r345.split_at_mut(n);
+        let (r4, r5) = r45.split_at_mut(n);
+        for (i, (((((a, b), c), d), e), f)) in r0.iter_mut().zip(r1).zip(r2).zip(r3).zip(r4).zip(r5).enumerate() {
+            if let Some(w) = r.table.read_frame_words_v4(r.entry(seq0 + i as u64)) {
+                w6 = w;
             }
-            last[..6].copy_from_slice(&w6);
-            return;
+            (*a, *b, *c, *d, *e, *f) = (w6[0], w6[1], w6[2], w6[3], w6[4], w6[5]);
         }
-        for i in 0..n {
-            if let Some(w) = r.words(seq0 + i as u64) {
-                *last = w;
-            }
-            for (k, w) in last[..rows].iter().enumerate() {
-                if let Some(v) = vals.get_mut(k * n + i) {
-                    *v = *w;
-                }
-            }
-        }
+        last[..6].copy_from_slice(&w6);
     }
 
     /// The seed the pseudorandom fields of this stream derive from: `Setup::seed`, or the
@@ -515,10 +501,11 @@ impl DirectionStream {
     /// other fields, in SIMD loops, so that writing a frame only stores. [`Burst::write`] still
     /// writes any field correctly.
     pub fn burst_tagged<'a>(&'a self, seq0: u64, n: usize, tag: u64, scratch: &'a mut BurstScratch) -> Burst<'a> {
-        // The Responder with every frame foreground: the rows are its tuples' words (below),
-        // and its bursts are prepared like any other.
+        // The IPv4 Responder with every frame foreground: the rows are its tuples' six words
+        // (below), and its bursts are prepared like any other. (An IPv6 Responder's 18 words
+        // are patched per frame.)
         let tuple_rows = match &self.responder {
-            Some(r) if self.mix == 1 && r.template.slots() <= Prepared::MAX_SLOTS => Some(r),
+            Some(r) if self.mix == 1 && !r.table.is_v6() && r.template.slots() == 6 => Some(r),
             _ => None,
         };
         let rows = tuple_rows.map_or(self.gens.len(), |r| r.template.slots());
@@ -551,17 +538,17 @@ impl DirectionStream {
             self.enumerate_burst(p, seq0, n, scratch);
         }
         match (&self.responder, tuple_rows) {
-            (Some(r), Some(_)) => self.responder_rows(r, seq0, n, rows, scratch),
+            (Some(r), Some(_)) => self.responder_rows(r, seq0, n, scratch),
             (Some(r), None) => self.responder_burst(r, seq0, n, scratch),
             _ => {}
         }
-        // A burst of one template (not the Responder's, whose words come per frame from the
-        // state table): its stores computed ahead, in SIMD loops.
-        let one = match self.mix {
-            _ if tuple_rows.is_some() => tuple_rows.map(|r| &r.template),
-            _ if self.responder.is_some() => None,
-            1 => self.foreground.as_ref(),
-            2 => self.background.as_ref(),
+        // A burst of one template: its stores computed ahead, in SIMD loops. (A Responder's
+        // burst without tuple rows has its words per frame.)
+        let one = match (tuple_rows, &self.responder, self.mix) {
+            (Some(r), ..) => Some(&r.template),
+            (None, Some(_), _) => None,
+            (None, None, 1) => self.foreground.as_ref(),
+            (None, None, 2) => self.background.as_ref(),
             _ => None,
         };
         // The payload field of frame i is `tag | (seq0 + i)`: `fields + i` while no sum

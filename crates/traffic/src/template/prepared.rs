@@ -44,9 +44,6 @@ pub(crate) struct Prepared<'a> {
 const PREPARED_SLOTS: usize = 6;
 
 impl<'a> Prepared<'a> {
-    /// The most slots of a template whose bursts can be prepared.
-    pub(crate) const MAX_SLOTS: usize = PREPARED_SLOTS;
-
     /// The prepared rows of `n` frames of template `t`, `None` unless every row holds `n`
     /// values (`udp_final` only when `fields` is `Some`).
     pub(crate) fn new(
