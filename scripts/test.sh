@@ -25,7 +25,9 @@ XLAT_RETRY_LOG=$(mktemp /tmp/xlatperf-retries.XXXXXX)
 export XLAT_RETRY_LOG
 # Lab tests create namespaces named xlat-*: leave none behind, even when a test fails.
 trap 'target/release/xlatperf lab down >/dev/null 2>&1 || true; rm -f "$XLAT_SKIP_LOG" "$XLAT_RETRY_LOG"' EXIT
-cargo test --release --locked --no-fail-fast --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log
+# The summaries below are printed also when a test failed (they help to tell why).
+status=0
+cargo test --release --locked --no-fail-fast --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log || status=$?
 left=$(ip netns list | grep -c '^xlat-' || true)
 if [ "$left" != 0 ]; then
     echo "Error: tests left $left xlat- namespaces behind" >&2
@@ -41,6 +43,10 @@ grep '^retry ' "$XLAT_RETRY_LOG" | sed 's/^/  /' || true
 if [ "$retries" -gt 3 ] && [ $((retries * 10)) -gt "$runs" ]; then
     echo "Error: more than one run in ten was a retry of an invalid trial (listed above)" >&2
     exit 1
+fi
+if [ "$status" != 0 ]; then
+    echo "Error: cargo test failed (exit $status)" >&2
+    exit "$status"
 fi
 if [ -s "$XLAT_SKIP_LOG" ]; then
     echo "Error: $(wc -l < "$XLAT_SKIP_LOG") tests skipped instead of running:" >&2
