@@ -5,6 +5,7 @@
 #
 #   bench/rfc9693.sh                 # both DUTs
 #   TOPOLOGIES=nat44 bench/rfc9693.sh
+#   TOPOLOGIES="nat64 xlat464" bench/rfc9693.sh   # any stateful topology (nat66 too)
 #   SWEEP=10k,100k,1M bench/rfc9693.sh
 #
 # Needs root and the lab tools (scripts/setup.sh installs them). Runs under the lab lock.

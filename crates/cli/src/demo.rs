@@ -42,7 +42,7 @@ enum Cmd {
 #[derive(Args, Clone, Debug)]
 pub struct DemoArgs {
     /// The lab DUT: router4 (the kernel forwarding IPv4) or router6; with --stateful nat44
-    /// (the default) or nat64.
+    /// (the default), nat64 or xlat464.
     #[arg(long)]
     pub topology: Option<String>,
     /// Measure a stateful DUT (RFC 9693): connection establishment rate, stateful throughput,
@@ -143,7 +143,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         .parse()
         .map_err(|e| anyhow::anyhow!("--topology: {e}"))?;
     if !matches!(topology, xlat_lab::Topology::Router4 | xlat_lab::Topology::Router6) {
-        bail!("--topology {topology}: the demo runs on router4 or router6 (nat44 and nat64 with --stateful)");
+        bail!("--topology {topology}: the demo runs on router4 or router6 (nat44, nat64 and xlat464 with --stateful)");
     }
     let (conf, _guard) = lab(topology, "the Linux kernel forwards between two namespaces", a.keep)?;
 
@@ -251,7 +251,8 @@ fn stateful(a: &DemoArgs) -> Result<()> {
     let what = match topology {
         xlat_lab::Topology::Nat44 => "nftables masquerade, stateful NAT44, in a namespace",
         xlat_lab::Topology::Nat64 => "TAYGA with nftables masquerade, stateful NAT64, in a namespace",
-        _ => bail!("--topology {topology}: the stateful demo runs on nat44 or nat64"),
+        xlat_lab::Topology::Xlat464 => "464XLAT: a CLAT (TAYGA) and a PLAT (TAYGA with nftables masquerade), each in a namespace",
+        _ => bail!("--topology {topology}: the stateful demo runs on nat44, nat64 or xlat464"),
     };
     let (conf, _guard) = lab(topology, what, a.keep)?;
     let max = a.max_rate.to_string();
@@ -401,9 +402,9 @@ mod tests {
     #[test]
     fn each_demo_names_the_topologies_it_runs_on() {
         let e = run(&args("router4", true)).unwrap_err();
-        assert!(e.to_string().contains("the stateful demo runs on nat44 or nat64"), "{e}");
+        assert!(e.to_string().contains("the stateful demo runs on nat44, nat64 or xlat464"), "{e}");
         let e = run(&args("nat44", false)).unwrap_err();
-        assert!(e.to_string().contains("nat44 and nat64 with --stateful"), "{e}");
+        assert!(e.to_string().contains("nat44, nat64 and xlat464 with --stateful"), "{e}");
         let e = run(&args("bogus", true)).unwrap_err();
         assert!(e.to_string().contains("--topology"), "{e}");
     }

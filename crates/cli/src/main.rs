@@ -194,8 +194,9 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum LabCmd {
-    /// Create the lab with a DUT: router4, router6, siit (TAYGA), nat44, nat64, nat66 (stateful:
-    /// the printed configuration is a ready stateful test).
+    /// Create the lab with a DUT: router4, router6, siit (TAYGA), nat44, nat64, nat66, xlat464
+    /// (464XLAT: a CLAT and a PLAT in a chain) (the last four stateful: the printed
+    /// configuration is a ready stateful test).
     Up {
         topology: String,
         /// Take down an existing lab first.
@@ -206,7 +207,7 @@ enum LabCmd {
         /// to this xlatperf.
         #[arg(long, value_name = "DIR")]
         siitperf_dir: Option<PathBuf>,
-        /// nat44, nat64, nat66: set the DUT's connection tracking table to exactly N entries
+        /// nat44, nat64, nat66, xlat464: set the DUT's connection tracking table to exactly N entries
         /// (host-wide nf_conntrack_max, restored at lab down); default: raised to at least 2^21.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=xlat_lab::CONNTRACK_LIMIT))]
         conntrack_max: Option<u64>,
@@ -406,9 +407,13 @@ fn lab(cmd: &LabCmd) -> Result<()> {
                 queues: *queues,
             };
             let info = xlat_lab::up(t, &opts)?;
+            let dut = match &info.clat_ns {
+                Some(clat) => format!("CLAT in {clat}, PLAT (DUT) in {}", info.dut_ns),
+                None => format!("DUT in {}", info.dut_ns),
+            };
             eprintln!(
-                "lab {} is up: tester ports {} and {} in namespace {}, DUT in {}",
-                info.topology, info.left_port, info.right_port, info.tester_ns, info.dut_ns
+                "lab {} is up: tester ports {} and {} in namespace {}, {dut}",
+                info.topology, info.left_port, info.right_port, info.tester_ns
             );
             println!("{}", info.config_path.display());
             if let Some(dir) = siitperf_dir {

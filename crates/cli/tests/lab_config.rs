@@ -63,6 +63,7 @@ fn ip_versions_and_directions_per_topology() {
         (Topology::Nat44, V4, V4, true),
         (Topology::Nat64, V6, V4, true),
         (Topology::Nat66, V6, V6, true),
+        (Topology::Xlat464, V4, V4, true),
     ];
     assert_eq!(expected.map(|e| e.0), Topology::ALL);
     for (t, left, right, reverse) in expected {
@@ -84,7 +85,7 @@ fn ip_versions_and_directions_per_topology() {
 /// the connection table before every trial.
 #[test]
 fn the_nat_topologies_write_stateful_tests() {
-    for t in [Topology::Nat44, Topology::Nat64, Topology::Nat66] {
+    for t in [Topology::Nat44, Topology::Nat64, Topology::Nat66, Topology::Xlat464] {
         let cfg = read(t);
         xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
         let s = &cfg.setup;
@@ -204,6 +205,7 @@ fn the_file_says_what_the_dut_is() {
             Topology::Nat44 => "nftables masquerade",
             Topology::Nat64 => "TAYGA (prefix 2001:2:0:6464::/96",
             Topology::Nat66 => "nftables IPv6 masquerade",
+            Topology::Xlat464 => "464XLAT (RFC 6877), two translators in a chain",
         };
         assert!(dut.starts_with(&format!("# DUT: {what}")), "{t}: {dut}");
     }

@@ -203,14 +203,13 @@ fn nat44_answers_without_connections_are_lost() {
     );
 }
 
-/// tshark, in the DUT's namespace, dissects the Responder's frames as they reach the DUT:
-/// IPv4 and UDP checksums good, from the Responder's address and the ports phase 1 used, to
-/// the DUT's public address.
-#[test]
-fn nat44_responder_frames_pass_tshark() {
-    let Some(lab) = Lab::up("nat44") else { return };
-    let pcap = std::env::temp_dir().join(format!("xlat-responder-{}.pcap", std::process::id()));
+/// Capture `count` frames matching `filter` on `iface` of the DUT's namespace with tshark while
+/// `run` runs (the capture goes on across a retried trial), and dissect them with `fields`
+/// (checksums checked): one row of field values per frame, and what `run` returned.
+fn dissect(iface: &str, filter: &str, count: usize, fields: &[&str], run: impl FnOnce() -> Value) -> (Vec<Vec<String>>, Value) {
+    let pcap = std::env::temp_dir().join(format!("xlat-stateful-{iface}-{}.pcap", std::process::id()));
     let _ = std::fs::remove_file(&pcap);
+    let n = count.to_string();
     let mut cap = Command::new("ip")
         .args([
             "netns",
@@ -219,14 +218,14 @@ fn nat44_responder_frames_pass_tshark() {
             "tshark",
             "-q",
             "-i",
-            "xlat-dr",
+            iface,
             "-c",
-            "300",
+            &n,
             "-a",
             "duration:60",
             "-f",
+            filter,
         ])
-        .arg("udp and src host 198.19.0.2")
         .arg("-w")
         .arg(&pcap)
         .stdout(Stdio::null())
@@ -234,43 +233,47 @@ fn nat44_responder_frames_pass_tshark() {
         .spawn()
         .expect("tshark");
     std::thread::sleep(Duration::from_secs(2)); // tshark opens the interface
-                                                // The capture runs on across a retried trial (an invalid phase 1 sends no phase 2).
-    let v = until_valid(|| {
-        lab.trial(
-            10_000,
-            1_000,
-            &["--set", "traffic.forward_ports.sport.max=10009", "--set", "traffic.forward=false"],
-        )
-    });
+    let v = run();
     let deadline = Instant::now() + Duration::from_secs(70);
     while cap.try_wait().expect("tshark").is_none() {
         assert!(Instant::now() < deadline, "tshark did not end");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(&pcap)
-        .args(["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields"])
-        .args([
-            "-e",
-            "ip.src",
-            "-e",
-            "ip.dst",
-            "-e",
-            "udp.srcport",
-            "-e",
-            "udp.dstport",
-            "-e",
-            "ip.checksum.status",
-            "-e",
-            "udp.checksum.status",
-        ])
-        .output()
-        .expect("tshark -r");
+    let mut args = vec!["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields"];
+    for f in fields {
+        args.extend(["-e", f]);
+    }
+    let out = Command::new("tshark").arg("-r").arg(&pcap).args(&args).output().expect("tshark -r");
     let _ = std::fs::remove_file(&pcap);
     let text = String::from_utf8_lossy(&out.stdout);
-    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
-    assert_eq!(rows.len(), 300, "{text}\n{v}");
+    let rows = text.lines().map(|l| l.split('\t').map(str::to_string).collect()).collect();
+    (rows, v)
+}
+
+/// tshark, in the DUT's namespace, dissects the Responder's frames as they reach the DUT:
+/// IPv4 and UDP checksums good, from the Responder's address and the ports phase 1 used, to
+/// the DUT's public address.
+#[test]
+fn nat44_responder_frames_pass_tshark() {
+    let Some(lab) = Lab::up("nat44") else { return };
+    let fields = [
+        "ip.src",
+        "ip.dst",
+        "udp.srcport",
+        "udp.dstport",
+        "ip.checksum.status",
+        "udp.checksum.status",
+    ];
+    let (rows, v) = dissect("xlat-dr", "udp and src host 198.19.0.2", 300, &fields, || {
+        until_valid(|| {
+            lab.trial(
+                10_000,
+                1_000,
+                &["--set", "traffic.forward_ports.sport.max=10009", "--set", "traffic.forward=false"],
+            )
+        })
+    });
+    assert_eq!(rows.len(), 300, "{rows:?}\n{v}");
     for r in &rows {
         assert_eq!(&r[..2], &["198.19.0.2", "198.19.0.1"], "{r:?}");
         let (sport, dport): (u16, u16) = (r[2].parse().unwrap(), r[3].parse().unwrap());
@@ -280,6 +283,48 @@ fn nat44_responder_frames_pass_tshark() {
         // tshark's checksum status: 1 is good (0 bad, 2 not checked).
         assert_eq!(&r[4..6], &["1", "1"], "checksums: {r:?}");
     }
+}
+
+/// 464XLAT (RFC 6877) through the CLAT and the PLAT in a chain: phase 1 opens exactly N
+/// connections in the PLAT, phase 2 is lossless both ways.
+#[test]
+fn xlat464_phase_one_opens_n_connections_and_phase_two_none() {
+    phase_one_opens_n_connections_and_phase_two_none("xlat464");
+}
+
+/// Between the CLAT and the PLAT, tshark (in the PLAT's namespace, on its left interface)
+/// dissects the tester's frames of a stateful trial as RFC 6877 says they travel: IPv6 from
+/// the CLAT-side prefix (the left tester 198.18.0.2 embedded by RFC 6052's /96 rule) to the
+/// PLAT-side prefix (the right tester 198.19.0.2 embedded), the answers the other way round,
+/// UDP checksums good, the ports of phase 1; and the trial is lossless.
+#[test]
+fn xlat464_frames_between_clat_and_plat_are_rfc6877_ipv6() {
+    let Some(lab) = Lab::up("xlat464") else { return };
+    let fields = ["ipv6.src", "ipv6.dst", "udp.srcport", "udp.dstport", "udp.checksum.status"];
+    // Phase 1: 1,000 connections (source port 10000 x destination ports 1-1000); phase 2:
+    // 2,000 frames each way. 5,000 frames cross the link in all.
+    let (rows, v) = dissect("xlat-dl", "ip6 and udp", 5000, &fields, || {
+        until_counted(|| lab.trial(1_000, 1_000, &["--set", "traffic.forward_ports.sport.max=10000"]))
+    });
+    for d in ["forward", "reverse"] {
+        assert_eq!(u(&v, &[d, "lost"]), 0, "{d}: {v}");
+    }
+    assert_eq!(rows.len(), 5000, "{v}");
+    let (clat, plat) = ("2001:2:0:4646::c612:2", "2001:2:0:6464::c613:2");
+    let (mut out, mut back) = (0, 0);
+    for r in &rows {
+        let (sport, dport): (u16, u16) = (r[2].parse().unwrap(), r[3].parse().unwrap());
+        let initiator = sport == 10_000 && (1..=1000).contains(&dport);
+        let responder = (1..=1000).contains(&sport) && dport == 10_000;
+        match (r[0].as_str(), r[1].as_str()) {
+            (s, d) if s == clat && d == plat && initiator => out += 1,
+            (s, d) if s == plat && d == clat && responder => back += 1,
+            _ => panic!("not a 464XLAT test frame between CLAT and PLAT: {r:?}"),
+        }
+        assert_eq!(r[4], "1", "UDP checksum: {r:?}");
+    }
+    // Phase 1 and phase 2 out, phase 2 back (more if a late trial was run again).
+    assert!(out >= 3000 && back >= 1 && out + back == 5000, "{out} out, {back} back");
 }
 
 /// siitperf's command line with `N M R T D` through lab nat44 (siitperf-tp reads ./siitperf.conf,

@@ -6,6 +6,7 @@
 //! | `setup` | building a topology ([`up`]) and tearing everything down ([`down`]) |
 //! | `status` | what of the lab exists now ([`status()`]) |
 //! | `state` | the state file `/run/xlatperf/lab.json` and where the files go |
+//! | `tayga` | TAYGA's configurations, starting and stopping the daemons (siit, nat64, xlat464's two) |
 //! | `cmd` | running `ip`, `nft`, `sysctl` and `tayga` as argument vectors |
 //! | `error` | [`LabError`] |
 //!
@@ -31,11 +32,24 @@
 //! | nat44 | nftables masquerade (conntrack) of everything leaving on xlat-dr; from xlat-dr only established/related is forwarded |
 //! | nat64 | TAYGA, same prefix, dynamic pool 198.18.128.0/18, plus the nat44 rules |
 //! | nat66 | the nat44 rules for IPv6 (`table ip6 xlat`), plus neighbour solicitations and advertisements accepted from xlat-dr |
+//! | xlat464 | 464XLAT (RFC 6877): a CLAT (TAYGA, stateless) in namespace xlat-clat in front of the PLAT, nat64's DUT, in xlat-dut |
 //!
-//! nat44, nat64 and nat66 are stateful DUTs (RFC 9693), and their configurations are stateful
+//! ```text
+//!   xlat464:  xlat-tl ── xlat-cl 198.18.0.1/16 [xlat-clat: TAYGA CLAT] xlat-cr 2001:2::464/64
+//!             ── xlat-dl 2001:2::1/64 [xlat-dut: TAYGA PLAT + masquerade] xlat-dr 198.19.0.1/16 ── xlat-tr
+//! ```
+//!
+//! The CLAT's TAYGA maps the left tester's addresses 198.18.0.0/17 into the CLAT-side prefix
+//! 2001:2:0:4646::/96 and every other IPv4 address into the PLAT-side prefix
+//! 2001:2:0:6464::/96 (as clatd configures TAYGA), so 198.18.0.2 -> 198.19.0.2 crosses the
+//! IPv6 link as 2001:2:0:4646::c612:2 -> 2001:2:0:6464::c613:2 and leaves the PLAT from
+//! 198.19.0.1. To the tester it is nat44: IPv4 both sides, the same stateful test, the
+//! connection table in xlat-dut.
+//!
+//! nat44, nat64, nat66 and xlat464 are stateful DUTs (RFC 9693), and their configurations are stateful
 //! tests: Initiator left, every combination of source ports 10000-10999 and destination ports
 //! 1-1000 (1,000,000) opened in pseudorandom order in phase 1, the Responder right (IPv4 for
-//! nat44 and nat64, IPv6 for nat66, which sees 2001:2:0:8000::1 as the source). `up` sets
+//! nat44, nat64 and xlat464, IPv6 for nat66, which sees 2001:2:0:8000::1 as the source). `up` sets
 //! the DUT namespace's UDP conntrack timeouts to 600 s (per namespace), and raises the host-wide
 //! `net.netfilter.nf_conntrack_max` and `nf_conntrack_buckets` (the hash size; both writable in
 //! the initial namespace only) to 2^21, saving the old values in the state file so that [`down`]
@@ -62,6 +76,7 @@ mod setup;
 mod siitperf;
 mod state;
 mod status;
+mod tayga;
 mod topology;
 
 use cmd::require_root;
@@ -73,12 +88,12 @@ pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, Status};
 pub use topology::{
-    config, config_toml, config_toml_for, CpuSplit, StatefulLab, Topology, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S,
-    DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES,
-    NAT64_POOL, NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL,
-    STATEFUL_CONNECTIONS, STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE,
-    STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6,
-    TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
+    config, config_toml, config_toml_for, CpuSplit, StatefulLab, Topology, CLAT_IPV4_ROUTE, CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6,
+    CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DUT_LEFT, DUT_LEFT_IPV4,
+    DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL, NAT64_PREFIX,
+    RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS,
+    STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT,
+    TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
 };
 
 fn require_tools(t: Topology) -> Result<(), LabError> {
@@ -107,7 +122,7 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
     if let Some((max, buckets)) = opts.conntrack {
         if !t.uses_nat() {
             return Err(LabError::InvalidInput(format!(
-                "the connection tracking table is set for the stateful DUTs (nat44, nat64, nat66), not {t}"
+                "the connection tracking table is set for the stateful DUTs (nat44, nat64, nat66, xlat464), not {t}"
             )));
         }
         for (what, v) in [("table size", max), ("hash size", buckets)] {
@@ -131,12 +146,8 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
         }
     }
     let mut st = LabState::new(t);
-    st.namespaces = NAMESPACES.iter().map(|s| s.to_string()).collect();
-    st.links = LINK_NAMES
-        .iter()
-        .filter(|l| t.uses_tayga() || **l != TAYGA_TUN)
-        .map(|s| s.to_string())
-        .collect();
+    st.namespaces = t.namespaces().iter().map(|s| s.to_string()).collect();
+    st.links = t.links().into_iter().map(str::to_string).collect();
     let result = state::write(&st).and_then(|()| setup::build(t, &mut st, opts));
     match result {
         Ok(info) => Ok(info),
@@ -154,18 +165,23 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
 /// siitperf.conf must give as `MAC-L-DUT` and `MAC-R-DUT`).
 pub fn dut_macs() -> Result<(String, String), LabError> {
     require_root()?;
-    let mac = |dev: &str| -> Result<String, LabError> {
-        let out = cmd::ip_in(DUT_NS, &["-o", "link", "show", "dev", dev])?;
+    let mac = |(ns, dev): (&str, &str)| -> Result<String, LabError> {
+        let out = cmd::ip_in(ns, &["-o", "link", "show", "dev", dev])?;
         out.split_whitespace()
             .skip_while(|w| *w != "link/ether")
             .nth(1)
             .map(str::to_string)
             .ok_or_else(|| LabError::Output {
-                command: format!("ip -n {DUT_NS} -o link show dev {dev}"),
+                command: format!("ip -n {ns} -o link show dev {dev}"),
                 detail: format!("no link/ether address in: {}", out.trim()),
             })
     };
-    Ok((mac(DUT_LEFT)?, mac(DUT_RIGHT)?))
+    // The tester's left port is cabled to the CLAT in xlat464.
+    let left = match state::read() {
+        Ok(Some(st)) => st.topology.left_peer(),
+        _ => (DUT_NS, DUT_LEFT),
+    };
+    Ok((mac(left)?, mac((DUT_NS, DUT_RIGHT))?))
 }
 
 /// Remove the lab: stop TAYGA, delete the namespaces (with their links and rules), restore the

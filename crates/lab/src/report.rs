@@ -34,7 +34,10 @@ pub struct LabInfo {
     /// The xlatperf test configuration written for this topology.
     pub config_path: PathBuf,
     pub tester_ns: String,
+    /// The DUT's namespace (xlat464: the PLAT's, which holds the connection table).
     pub dut_ns: String,
+    /// xlat464: the CLAT's namespace, in front of the DUT's.
+    pub clat_ns: Option<String>,
     pub left_port: String,
     pub right_port: String,
 }

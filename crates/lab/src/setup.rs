@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{ip_in, run, run_in, run_with_input, sysctl_get, sysctl_set};
+use crate::cmd::{ip_in, run, run_with_input, sysctl_get, sysctl_set};
 use crate::error::LabError;
 use crate::report::{DownReport, LabInfo};
-use crate::state::{self, LabState, SavedSysctl, TAYGA_CONF, TAYGA_PIDFILE};
+use crate::state::{self, remove_file_if_exists, LabState, SavedSysctl, CLAT_TAYGA_CONF, CLAT_TAYGA_PIDFILE, TAYGA_CONF, TAYGA_PIDFILE};
+use crate::tayga;
 use crate::topology::*;
 
 /// Neighbour table limits of the initial namespace (the tables are host-wide: the kernel does
@@ -19,8 +20,6 @@ const GC_THRESH: [(&str, u64); 6] = [
     ("net.ipv6.neigh.default.gc_thresh2", 196_608),
     ("net.ipv6.neigh.default.gc_thresh3", 262_144),
 ];
-
-const TXQUEUELEN: &str = "10000";
 
 /// Connection tracking limits of the initial namespace, raised for nat44, nat64 and nat66 (on this
 /// kernel, 6.x, both are global: read-only in every other namespace; the hash size is the same
@@ -71,16 +70,6 @@ fn nat_ruleset(t: Topology) -> String {
          \tchain input {{ type filter hook input priority filter; policy accept; ct state established,related accept; {ndp}iifname \"{DUT_RIGHT}\" drop; }}\n\
          }}\n"
     )
-}
-
-/// TAYGA's configuration for siit or nat64.
-fn tayga_conf(t: Topology) -> String {
-    let mut s = format!("# written by `xlatperf lab up {t}`\ntun-device {TAYGA_TUN}\nipv4-addr {TAYGA_IPV4}\nprefix {NAT64_PREFIX}\n");
-    match t {
-        Topology::Siit => s.push_str(&format!("map {SIIT_MAP_IPV4} {SIIT_MAP_IPV6}\n")),
-        _ => s.push_str(&format!("dynamic-pool {NAT64_POOL}\n")),
-    }
-    s
 }
 
 /// Names of the namespaces known to `ip netns`.
@@ -145,10 +134,12 @@ pub(crate) fn existing() -> Result<Option<String>, LabError> {
 
 /// `up`, after the checks: build everything, recording it in `st` as it goes.
 pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOptions) -> Result<LabInfo, LabError> {
-    for ns in NAMESPACES {
+    for ns in t.namespaces() {
         run("ip", &["netns", "add", ns])?;
         ip_in(ns, &["link", "set", "dev", "lo", "up"])?;
     }
+    // The DUT namespaces: the DUT's, and the CLAT's of xlat464.
+    let duts = &t.namespaces()[1..];
     // Defaults before the links exist, so the new interfaces inherit them.
     for key in ["net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"] {
         sysctl_set(Some(TESTER_NS), key, "1")?;
@@ -157,23 +148,33 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         "net.ipv6.conf.all.accept_dad",
         "net.ipv6.conf.default.accept_dad",
         "net.ipv6.conf.default.accept_ra",
+        "net.ipv4.conf.all.rp_filter",
+        "net.ipv4.conf.default.rp_filter",
     ] {
-        sysctl_set(Some(DUT_NS), key, "0")?;
-    }
-    for key in ["net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"] {
-        sysctl_set(Some(DUT_NS), key, "0")?;
+        for ns in duts {
+            sysctl_set(Some(ns), key, "0")?;
+        }
     }
 
     // With several queues, each veth end gets as many (the tester's senders and receivers
     // then use one each; the DUT's kernel spreads its work over them too).
+    // xlat464: the tester's left port is cabled to the CLAT, and the CLAT to the DUT (the PLAT).
     let queues = opts.queues.unwrap_or(1).to_string();
-    for (tester, dut) in [(LEFT_PORT, DUT_LEFT), (RIGHT_PORT, DUT_RIGHT)] {
-        let mut args = vec!["link", "add", tester, "netns", TESTER_NS];
+    let (left_ns, left_dev) = t.left_peer();
+    let mut cables = vec![
+        (TESTER_NS, LEFT_PORT, left_ns, left_dev),
+        (TESTER_NS, RIGHT_PORT, DUT_NS, DUT_RIGHT),
+    ];
+    if t.has_clat() {
+        cables.push((CLAT_NS, CLAT_RIGHT, DUT_NS, DUT_LEFT));
+    }
+    for (ns_a, a, ns_b, b) in cables {
+        let mut args = vec!["link", "add", a, "netns", ns_a];
         let per_end = ["numtxqueues", queues.as_str(), "numrxqueues", queues.as_str()];
         if opts.queues.is_some() {
             args.extend(per_end);
         }
-        args.extend(["type", "veth", "peer", "name", dut, "netns", DUT_NS]);
+        args.extend(["type", "veth", "peer", "name", b, "netns", ns_b]);
         if opts.queues.is_some() {
             args.extend(per_end);
         }
@@ -189,24 +190,52 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
     }
     run_with_input("ip", &["netns", "exec", TESTER_NS, "nft", "-f", "-"], Some(&tester_ruleset()))?;
 
-    for (dev, v4, v6) in [
-        (DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6),
-        (DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6),
-    ] {
-        sysctl_set(Some(DUT_NS), &format!("net.ipv6.conf.{dev}.accept_dad"), "0")?;
-        ip_in(DUT_NS, &["address", "add", v4, "dev", dev])?;
-        ip_in(DUT_NS, &["-6", "address", "add", v6, "dev", dev, "nodad"])?;
-        ip_in(DUT_NS, &["link", "set", "dev", dev, "txqueuelen", TXQUEUELEN, "up"])?;
+    // (namespace, interface, IPv4, IPv6): xlat464's CLAT takes the DUT's left IPv4 address,
+    // and the link between CLAT and PLAT is IPv6 only.
+    let addresses = if t.has_clat() {
+        [
+            (CLAT_NS, CLAT_LEFT, Some(DUT_LEFT_IPV4), None),
+            (CLAT_NS, CLAT_RIGHT, None, Some(CLAT_RIGHT_IPV6)),
+            (DUT_NS, DUT_LEFT, None, Some(DUT_LEFT_IPV6)),
+            (DUT_NS, DUT_RIGHT, Some(DUT_RIGHT_IPV4), Some(DUT_RIGHT_IPV6)),
+        ]
+        .to_vec()
+    } else {
+        [
+            (DUT_NS, DUT_LEFT, Some(DUT_LEFT_IPV4), Some(DUT_LEFT_IPV6)),
+            (DUT_NS, DUT_RIGHT, Some(DUT_RIGHT_IPV4), Some(DUT_RIGHT_IPV6)),
+        ]
+        .to_vec()
+    };
+    for (ns, dev, v4, v6) in addresses {
+        sysctl_set(Some(ns), &format!("net.ipv6.conf.{dev}.accept_dad"), "0")?;
+        if let Some(v4) = v4 {
+            ip_in(ns, &["address", "add", v4, "dev", dev])?;
+        }
+        if let Some(v6) = v6 {
+            ip_in(ns, &["-6", "address", "add", v6, "dev", dev, "nodad"])?;
+        }
+        ip_in(ns, &["link", "set", "dev", dev, "txqueuelen", TXQUEUELEN, "up"])?;
     }
 
     raise_globals(st, &GC_THRESH)?;
 
     let (v4, v6) = t.forwarding();
-    sysctl_set(Some(DUT_NS), "net.ipv4.ip_forward", if v4 { "1" } else { "0" })?;
-    sysctl_set(Some(DUT_NS), "net.ipv6.conf.all.forwarding", if v6 { "1" } else { "0" })?;
+    for ns in duts {
+        sysctl_set(Some(ns), "net.ipv4.ip_forward", if v4 { "1" } else { "0" })?;
+        sysctl_set(Some(ns), "net.ipv6.conf.all.forwarding", if v6 { "1" } else { "0" })?;
+    }
 
     if t.uses_tayga() {
-        start_tayga(t, st)?;
+        tayga::start_dut(t, st)?;
+    }
+    if t.has_clat() {
+        tayga::start_clat(st)?;
+        // Between the two: the CLAT reaches the PLAT-side prefix through the PLAT, and the PLAT
+        // the CLAT-side prefix through the CLAT.
+        let (plat, clat) = (addr_of(DUT_LEFT_IPV6), addr_of(CLAT_RIGHT_IPV6));
+        ip_in(CLAT_NS, &["-6", "route", "add", NAT64_PREFIX, "via", plat, "dev", CLAT_RIGHT])?;
+        ip_in(DUT_NS, &["-6", "route", "add", CLAT_PREFIX, "via", clat, "dev", DUT_LEFT])?;
     }
     if t.uses_nat() {
         run_with_input("ip", &["netns", "exec", DUT_NS, "nft", "-f", "-"], Some(&nat_ruleset(t)))?;
@@ -214,7 +243,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         tune_conntrack(st, opts.conntrack)?;
     }
 
-    wait_links_up()?;
+    wait_links_up(t)?;
 
     let path = state::config_path(t);
     st.files.push(path.clone());
@@ -229,23 +258,33 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         config_path: path,
         tester_ns: TESTER_NS.to_string(),
         dut_ns: DUT_NS.to_string(),
+        clat_ns: t.has_clat().then(|| CLAT_NS.to_string()),
         left_port: LEFT_PORT.to_string(),
         right_port: RIGHT_PORT.to_string(),
     })
 }
 
-/// Wait until the four veth ends report operational state UP (the kernel sets it a moment after
+/// "2001:2::1/64" -> "2001:2::1".
+fn addr_of(with_len: &str) -> &str {
+    with_len.split('/').next().unwrap_or(with_len)
+}
+
+/// Wait until the veth ends report operational state UP (the kernel sets it a moment after
 /// both ends are up), so that the lab is ready to carry frames when `up` returns.
-fn wait_links_up() -> Result<(), LabError> {
+fn wait_links_up(t: Topology) -> Result<(), LabError> {
     let deadline = Instant::now() + Duration::from_secs(5);
+    let mut ends = vec![
+        (TESTER_NS, LEFT_PORT),
+        (TESTER_NS, RIGHT_PORT),
+        (DUT_NS, DUT_LEFT),
+        (DUT_NS, DUT_RIGHT),
+    ];
+    if t.has_clat() {
+        ends.extend([(CLAT_NS, CLAT_LEFT), (CLAT_NS, CLAT_RIGHT)]);
+    }
     loop {
         let mut down = Vec::new();
-        for (ns, dev) in [
-            (TESTER_NS, LEFT_PORT),
-            (TESTER_NS, RIGHT_PORT),
-            (DUT_NS, DUT_LEFT),
-            (DUT_NS, DUT_RIGHT),
-        ] {
+        for &(ns, dev) in &ends {
             let out = ip_in(ns, &["-j", "link", "show", "dev", dev])?;
             if !out.contains("\"operstate\":\"UP\"") {
                 down.push(dev);
@@ -322,117 +361,6 @@ fn tune_conntrack(st: &mut LabState, exact: Option<(u64, u64)>) -> Result<(), La
     Ok(())
 }
 
-/// Create TAYGA's TUN device, route to it, and start the daemon in the DUT namespace.
-fn start_tayga(t: Topology, st: &mut LabState) -> Result<(), LabError> {
-    for f in [TAYGA_CONF, TAYGA_PIDFILE] {
-        st.files.push(PathBuf::from(f));
-    }
-    state::write(st)?;
-    std::fs::write(TAYGA_CONF, tayga_conf(t)).map_err(|e| LabError::io(TAYGA_CONF, e))?;
-    remove_file_if_exists(Path::new(TAYGA_PIDFILE))?;
-
-    run_in(DUT_NS, "tayga", &["--config", TAYGA_CONF, "--mktun"])?;
-    ip_in(DUT_NS, &["link", "set", "dev", TAYGA_TUN, "txqueuelen", TXQUEUELEN, "up"])?;
-    ip_in(DUT_NS, &["route", "add", TAYGA_IPV4_ROUTE, "dev", TAYGA_TUN])?;
-    let pool = if t == Topology::Siit { SIIT_MAP_IPV4 } else { NAT64_POOL };
-    ip_in(DUT_NS, &["route", "add", pool, "dev", TAYGA_TUN])?;
-    ip_in(DUT_NS, &["-6", "route", "add", NAT64_PREFIX, "dev", TAYGA_TUN])?;
-
-    // TAYGA detaches (stdio to /dev/null) and writes its pid file from the daemon process.
-    run_in(DUT_NS, "tayga", &["--config", TAYGA_CONF, "--pidfile", TAYGA_PIDFILE])?;
-    let deadline = Instant::now() + Duration::from_secs(3);
-    let pid = loop {
-        let text = std::fs::read_to_string(TAYGA_PIDFILE).unwrap_or_default();
-        if let Ok(pid) = text.trim().parse::<u32>() {
-            break pid;
-        }
-        if Instant::now() > deadline {
-            return Err(LabError::Output {
-                command: "tayga".into(),
-                detail: format!("no pid in {TAYGA_PIDFILE} after 3 s"),
-            });
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    st.tayga_pid = Some(pid);
-    state::write(st)?;
-    // A user-space DUT on the tester's cores preempts the senders (and is preempted by them):
-    // give it a CPU of its own (see CpuSplit), and the lab config keeps the tester off it.
-    if let Some(split) = crate::topology::CpuSplit::here(t) {
-        run("taskset", &["-a", "-p", "-c", &split.dut.to_string(), &pid.to_string()])?;
-    }
-    // Give a failing daemon (bad configuration, no TUN) a moment to exit, then check it runs.
-    std::thread::sleep(Duration::from_millis(100));
-    if !process_is(pid, "tayga") {
-        return Err(LabError::Output {
-            command: "tayga".into(),
-            detail: format!("daemon (pid {pid}) exited at once; see the system log"),
-        });
-    }
-    Ok(())
-}
-
-/// Is `pid` a live (not zombie) process?
-pub(crate) fn alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // The state is the first field after the command name in parentheses.
-    match stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()) {
-        Some(state) => state != "Z" && state != "X",
-        None => false,
-    }
-}
-
-/// Is `pid` a live process named `comm`?
-pub(crate) fn process_is(pid: u32, comm: &str) -> bool {
-    alive(pid)
-        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .map(|c| c.trim() == comm)
-            .unwrap_or(false)
-}
-
-fn wait_gone(pid: u32, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    while alive(pid) {
-        if Instant::now() > deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    true
-}
-
-/// Stop the TAYGA daemon `pid` (only if it is one): SIGTERM, then SIGKILL. `Ok(true)` if stopped.
-fn stop_tayga(pid: u32, report: &mut DownReport) -> Result<bool, LabError> {
-    if !alive(pid) {
-        return Ok(false);
-    }
-    if !process_is(pid, "tayga") {
-        report.notes.push(format!("pid {pid} is no longer tayga; left alone"));
-        return Ok(false);
-    }
-    let p = pid.to_string();
-    run("kill", &["-TERM", &p])?;
-    if wait_gone(pid, Duration::from_secs(5)) {
-        return Ok(true);
-    }
-    run("kill", &["-KILL", &p])?;
-    if wait_gone(pid, Duration::from_secs(2)) {
-        Ok(true)
-    } else {
-        Err(LabError::Teardown(vec![format!("tayga (pid {pid}) does not exit")]))
-    }
-}
-
-fn remove_file_if_exists(path: &Path) -> Result<bool, LabError> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(LabError::io(path, e)),
-    }
-}
-
 /// `down`: remove everything the lab may have made, with or without a state file.
 /// An XDP program is attached to tester port `port` (`ip -d link show` says `prog/xdp`).
 pub(crate) fn xdp_attached(port: &str) -> Result<bool, LabError> {
@@ -460,21 +388,20 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
             Vec::new()
         }
     };
-    let dut_exists = namespaces.iter().any(|n| n == DUT_NS);
-
-    // 1. TAYGA: the recorded pid, and (after a crash before it was recorded) any tayga in xlat-dut.
-    let mut pids: Vec<u32> = st.as_ref().and_then(|s| s.tayga_pid).into_iter().collect();
-    if dut_exists {
-        match run("ip", &["netns", "pids", DUT_NS]) {
+    // 1. TAYGA: the recorded pids, and (after a crash before they were recorded) any tayga in
+    //    xlat-dut or xlat-clat.
+    let mut pids: Vec<u32> = st.iter().flat_map(|s| [s.tayga_pid, s.clat_pid]).flatten().collect();
+    for ns in [DUT_NS, CLAT_NS].into_iter().filter(|ns| namespaces.iter().any(|n| n == ns)) {
+        match run("ip", &["netns", "pids", ns]) {
             Ok(out) => {
                 for pid in out.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
                     if pids.contains(&pid) {
                         continue;
                     }
-                    if process_is(pid, "tayga") {
+                    if tayga::process_is(pid, "tayga") {
                         pids.push(pid);
                     } else {
-                        report.notes.push(format!("process {pid} still runs in {DUT_NS}; left alone"));
+                        report.notes.push(format!("process {pid} still runs in {ns}; left alone"));
                     }
                 }
             }
@@ -482,7 +409,7 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
         }
     }
     for pid in pids {
-        match stop_tayga(pid, &mut report) {
+        match tayga::stop(pid, &mut report) {
             Ok(true) => report.killed.push(pid),
             Ok(false) => {}
             Err(e) => failures.push(e.to_string()),
@@ -524,7 +451,7 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
     }
 
     // 3. Namespaces (their links, nftables tables and routes go with them).
-    for ns in [DUT_NS, TESTER_NS] {
+    for ns in [CLAT_NS, DUT_NS, TESTER_NS] {
         if namespaces.iter().any(|n| n == ns) {
             match run("ip", &["netns", "delete", ns]) {
                 Ok(_) => report.namespaces_removed.push(ns.to_string()),
@@ -569,8 +496,9 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
 
     // 5. Files; the state file last, and only when everything else is gone.
     let mut files: Vec<PathBuf> = Topology::ALL.iter().map(|t| state::config_path(*t)).collect();
-    files.push(PathBuf::from(TAYGA_CONF));
-    files.push(PathBuf::from(TAYGA_PIDFILE));
+    for f in [TAYGA_CONF, TAYGA_PIDFILE, CLAT_TAYGA_CONF, CLAT_TAYGA_PIDFILE] {
+        files.push(PathBuf::from(f));
+    }
     if let Some(st) = &st {
         files.extend(st.files.iter().filter(|f| f.starts_with(state::RUN_DIR)).cloned());
         files.extend(st.config_path.iter().filter(|f| f.starts_with(state::RUN_DIR)).cloned());
@@ -632,22 +560,5 @@ mod tests {
                 "{nat}"
             );
         }
-    }
-
-    #[test]
-    fn tayga_configurations() {
-        let s = tayga_conf(Topology::Siit);
-        assert!(s.contains("tun-device xlat-nat64\n") && s.contains("prefix 2001:2:0:6464::/96\n"));
-        assert!(s.contains("map 198.18.1.0/24 2001:2::/120\n") && !s.contains("dynamic-pool"));
-        let n = tayga_conf(Topology::Nat64);
-        assert!(n.contains("dynamic-pool 198.18.128.0/18\n") && !n.contains("map "));
-    }
-
-    #[test]
-    fn process_checks() {
-        let me = std::process::id();
-        assert!(alive(me));
-        assert!(!process_is(me, "tayga"));
-        assert!(!alive(u32::MAX));
     }
 }

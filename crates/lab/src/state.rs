@@ -14,6 +14,9 @@ pub const STATE_FILE: &str = "/run/xlatperf/lab.json";
 /// TAYGA's configuration, pid and log files.
 pub const TAYGA_CONF: &str = "/run/xlatperf/tayga.conf";
 pub const TAYGA_PIDFILE: &str = "/run/xlatperf/tayga.pid";
+/// The CLAT's TAYGA (xlat464): configuration and pid files.
+pub const CLAT_TAYGA_CONF: &str = "/run/xlatperf/tayga-clat.conf";
+pub const CLAT_TAYGA_PIDFILE: &str = "/run/xlatperf/tayga-clat.pid";
 
 /// Where `up` writes the test configuration for a topology.
 pub fn config_path(t: Topology) -> PathBuf {
@@ -38,6 +41,9 @@ pub struct LabState {
     pub links: Vec<String>,
     pub config_path: Option<PathBuf>,
     pub tayga_pid: Option<u32>,
+    /// The CLAT's TAYGA (xlat464); absent in state files of labs without one.
+    #[serde(default)]
+    pub clat_pid: Option<u32>,
     /// Files to remove on `down` (besides the state file).
     pub files: Vec<PathBuf>,
     /// Host-wide sysctls (neighbour table limits) to restore on `down`.
@@ -59,6 +65,7 @@ impl LabState {
             links: Vec::new(),
             config_path: None,
             tayga_pid: None,
+            clat_pid: None,
             files: Vec::new(),
             saved_sysctls: Vec::new(),
             created_unix,
@@ -74,6 +81,15 @@ pub(crate) fn write(state: &LabState) -> Result<(), LabError> {
         detail: e.to_string(),
     })?;
     xlat_config::files::write_atomic(Path::new(STATE_FILE), (text + "\n").as_bytes()).map_err(|e| LabError::io(STATE_FILE, e))
+}
+
+/// Remove `path`; `Ok(true)` if it was there.
+pub(crate) fn remove_file_if_exists(path: &Path) -> Result<bool, LabError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(LabError::io(path, e)),
+    }
 }
 
 /// Read the state file: `Ok(None)` if there is none.
@@ -104,13 +120,19 @@ mod tests {
         assert!(read_from(&path).unwrap().is_none());
         let mut st = LabState::new(Topology::Siit);
         st.tayga_pid = Some(42);
+        st.clat_pid = Some(43);
         st.saved_sysctls.push(SavedSysctl {
             key: "k".into(),
             original: "1".into(),
             set: "2".into(),
         });
         std::fs::write(&path, serde_json::to_string(&st).unwrap()).unwrap();
-        assert_eq!(read_from(&path).unwrap(), Some(st));
+        assert_eq!(read_from(&path).unwrap(), Some(st.clone()));
+        // A state file written before there was a CLAT reads as one without.
+        let mut old: serde_json::Value = serde_json::to_value(&st).unwrap();
+        old.as_object_mut().unwrap().remove("clat_pid");
+        std::fs::write(&path, old.to_string()).unwrap();
+        assert_eq!(read_from(&path).unwrap().unwrap().clat_pid, None);
         std::fs::write(&path, "{ not json").unwrap();
         assert!(matches!(read_from(&path), Err(LabError::State { .. })));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -4,8 +4,9 @@ use std::fmt;
 
 use crate::cmd::{ip_in, run_in, sysctl_get};
 use crate::error::LabError;
-use crate::setup::{alive, list_netns, root_links};
+use crate::setup::{list_netns, root_links};
 use crate::state::{self, LabState};
+use crate::tayga::alive;
 use crate::topology::*;
 
 /// One lab interface as seen in its namespace.
@@ -49,6 +50,8 @@ pub struct Status {
     pub dut_nat_table: bool,
     /// TAYGA's pid from the state file, and whether it runs.
     pub tayga: Option<(u32, bool)>,
+    /// The CLAT's TAYGA (xlat464): its pid from the state file, and whether it runs.
+    pub clat: Option<(u32, bool)>,
     /// The DUT's connection tracking, when nf_conntrack is loaded: entries now (the DUT
     /// namespace's own count), the host-wide table limit, the DUT's UDP timeout in seconds.
     pub conntrack: Option<ConntrackStatus>,
@@ -164,6 +167,9 @@ pub(crate) fn collect() -> Result<Status, LabError> {
         }
         st.tester_drop_table = run_in(TESTER_NS, "nft", &["list", "table", "netdev", "xlat"]).is_ok();
     }
+    if st.namespace_exists(CLAT_NS) {
+        st.links.extend(links_in(CLAT_NS)?);
+    }
     if st.namespace_exists(DUT_NS) {
         for mut l in links_in(DUT_NS)? {
             if l.name == DUT_LEFT || l.name == DUT_RIGHT {
@@ -191,6 +197,7 @@ pub(crate) fn collect() -> Result<Status, LabError> {
         }
     }
     st.tayga = st.state.as_ref().and_then(|s| s.tayga_pid).map(|p| (p, alive(p)));
+    st.clat = st.state.as_ref().and_then(|s| s.clat_pid).map(|p| (p, alive(p)));
     Ok(st)
 }
 
@@ -281,6 +288,13 @@ impl fmt::Display for Status {
         }
         if let Some((pid, alive)) = self.tayga {
             writeln!(f, "tayga: pid {pid} {}", if alive { "running" } else { "NOT running" })?;
+        }
+        if let Some((pid, alive)) = self.clat {
+            writeln!(
+                f,
+                "tayga (CLAT, in {CLAT_NS}): pid {pid} {}",
+                if alive { "running" } else { "NOT running" }
+            )?;
         }
         Ok(())
     }

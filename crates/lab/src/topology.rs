@@ -24,12 +24,21 @@ pub const RIGHT_PORT: &str = "xlat-tr";
 pub const DUT_LEFT: &str = "xlat-dl";
 /// DUT right interface.
 pub const DUT_RIGHT: &str = "xlat-dr";
-/// TAYGA's TUN device in the DUT namespace (siit, nat64).
+/// TAYGA's TUN device in the DUT namespace (siit, nat64, xlat464) and in the CLAT's (xlat464).
 pub const TAYGA_TUN: &str = "xlat-nat64";
+/// xlat464: the CLAT's namespace, between the tester's left port and the PLAT (the DUT
+/// namespace, which holds the stateful NAT64 and so the connection table).
+pub const CLAT_NS: &str = "xlat-clat";
+/// xlat464: the CLAT's left interface (veth peer of [`LEFT_PORT`], IPv4) and its right one
+/// (veth peer of [`DUT_LEFT`], IPv6).
+pub const CLAT_LEFT: &str = "xlat-cl";
+pub const CLAT_RIGHT: &str = "xlat-cr";
 /// Every link name the lab may create; `down` looks for exactly these.
-pub const LINK_NAMES: [&str; 5] = [LEFT_PORT, RIGHT_PORT, DUT_LEFT, DUT_RIGHT, TAYGA_TUN];
+pub const LINK_NAMES: [&str; 7] = [LEFT_PORT, RIGHT_PORT, DUT_LEFT, DUT_RIGHT, TAYGA_TUN, CLAT_LEFT, CLAT_RIGHT];
+/// The transmit queue length of every interface the lab makes.
+pub(crate) const TXQUEUELEN: &str = "10000";
 /// Every namespace the lab may create.
-pub const NAMESPACES: [&str; 2] = [TESTER_NS, DUT_NS];
+pub const NAMESPACES: [&str; 3] = [TESTER_NS, DUT_NS, CLAT_NS];
 
 /// DUT left addresses (with prefix length).
 pub const DUT_LEFT_IPV4: &str = "198.18.0.1/16";
@@ -63,8 +72,24 @@ pub const SIIT_MAP_IPV4: &str = "198.18.1.0/24";
 pub const SIIT_LEFT_IPV4_VIRT: &str = "198.18.1.2";
 /// The IPv6 address the right tester (198.19.0.2) is reached at from the left, for siit and nat64.
 pub const RIGHT_IPV6_VIRT: &str = "2001:2:0:6464::198.19.0.2";
-/// nat64: TAYGA's dynamic pool; nftables masquerades it to 198.19.0.1 on the right.
+/// nat64 and xlat464's PLAT: TAYGA's dynamic pool; nftables masquerades it to 198.19.0.1 on
+/// the right.
 pub const NAT64_POOL: &str = "198.18.128.0/18";
+/// xlat464: the CLAT's address on the IPv6 link to the PLAT, whose end there is
+/// [`DUT_LEFT_IPV6`] (the PLAT's left has no IPv4 address).
+pub const CLAT_RIGHT_IPV6: &str = "2001:2::464/64";
+/// xlat464: the CLAT-side translation prefix (RFC 6877 6.3, a dedicated prefix): the left
+/// tester's IPv4 addresses appear in it by RFC 6052's /96 rule, 198.18.0.2 as
+/// 2001:2:0:4646::c612:2. The PLAT-side prefix is [`NAT64_PREFIX`].
+pub const CLAT_PREFIX: &str = "2001:2:0:4646::/96";
+/// xlat464: the CLAT's static map (TAYGA's `map`, as clatd configures it): the left tester's
+/// addresses 198.18.0.0/17 <-> their places in [`CLAT_PREFIX`]; every other IPv4 address (the
+/// right side's) goes into [`NAT64_PREFIX`]. Not the whole /16: TAYGA's own address
+/// [`TAYGA_IPV4`] must lie outside the map.
+pub const CLAT_MAP_IPV4: &str = "198.18.0.0/17";
+pub const CLAT_MAP_IPV6: &str = "2001:2:0:4646::c612:0/113";
+/// xlat464: what the CLAT sends into TAYGA: the right side's IPv4 addresses.
+pub const CLAT_IPV4_ROUTE: &str = "198.19.0.0/16";
 
 /// nat44, nat64 and nat66: the connection tracking table and hash size the lab makes room for
 /// (host-wide; `up` raises them if lower and `down` restores them): 2^21, above 2,000,000
@@ -139,17 +164,21 @@ pub enum Topology {
     Nat64,
     /// nftables IPv6 masquerade with conntrack, left to right: a stateful NAT66 gateway.
     Nat66,
+    /// 464XLAT (RFC 6877) as two DUTs in a chain: a CLAT (TAYGA, stateless, in its own
+    /// namespace) and a PLAT (the nat64 DUT), IPv4 on both tester sides.
+    Xlat464,
 }
 
 impl Topology {
     /// All topologies, in the order they are documented.
-    pub const ALL: [Topology; 6] = [
+    pub const ALL: [Topology; 7] = [
         Topology::Router4,
         Topology::Router6,
         Topology::Siit,
         Topology::Nat44,
         Topology::Nat64,
         Topology::Nat66,
+        Topology::Xlat464,
     ];
 
     /// The name used on the command line and in file names.
@@ -161,24 +190,58 @@ impl Topology {
             Topology::Nat44 => "nat44",
             Topology::Nat64 => "nat64",
             Topology::Nat66 => "nat66",
+            Topology::Xlat464 => "xlat464",
         }
     }
 
     /// Does the DUT run TAYGA?
     pub fn uses_tayga(self) -> bool {
-        matches!(self, Topology::Siit | Topology::Nat64)
+        matches!(self, Topology::Siit | Topology::Nat64 | Topology::Xlat464)
     }
 
     /// Does the DUT run nftables NAT (stateful)?
     pub fn uses_nat(self) -> bool {
-        matches!(self, Topology::Nat44 | Topology::Nat64 | Topology::Nat66)
+        matches!(self, Topology::Nat44 | Topology::Nat64 | Topology::Nat66 | Topology::Xlat464)
+    }
+
+    /// Is there a CLAT between the tester's left port and the DUT (xlat464)?
+    pub fn has_clat(self) -> bool {
+        self == Topology::Xlat464
+    }
+
+    /// The namespaces the topology is made of.
+    pub fn namespaces(self) -> &'static [&'static str] {
+        if self.has_clat() {
+            &NAMESPACES
+        } else {
+            &NAMESPACES[..2]
+        }
+    }
+
+    /// Where the veth peer of the tester's left port is: (namespace, interface). The DUT's left
+    /// interface, or the CLAT's.
+    pub fn left_peer(self) -> (&'static str, &'static str) {
+        if self.has_clat() {
+            (CLAT_NS, CLAT_LEFT)
+        } else {
+            (DUT_NS, DUT_LEFT)
+        }
+    }
+
+    /// The links the topology is made of (the lab's names, wherever they live).
+    pub fn links(self) -> Vec<&'static str> {
+        LINK_NAMES
+            .into_iter()
+            .filter(|l| self.uses_tayga() || *l != TAYGA_TUN)
+            .filter(|l| self.has_clat() || (*l != CLAT_LEFT && *l != CLAT_RIGHT))
+            .collect()
     }
 
     /// The nftables family of the DUT's NAT table (`table <family> xlat`): `ip6` for nat66,
     /// `ip` for nat44 and nat64 (TAYGA's IPv4 side is masqueraded).
     pub fn nat_family(self) -> Option<&'static str> {
         match self {
-            Topology::Nat44 | Topology::Nat64 => Some("ip"),
+            Topology::Nat44 | Topology::Nat64 | Topology::Xlat464 => Some("ip"),
             Topology::Nat66 => Some("ip6"),
             _ => None,
         }
@@ -189,7 +252,7 @@ impl Topology {
         match self {
             Topology::Router4 | Topology::Nat44 => (true, false),
             Topology::Router6 | Topology::Nat66 => (false, true),
-            Topology::Siit | Topology::Nat64 => (true, true),
+            Topology::Siit | Topology::Nat64 | Topology::Xlat464 => (true, true),
         }
     }
 
@@ -201,7 +264,7 @@ impl Topology {
     /// IP version of the (left, right) tester side.
     pub fn ip_versions(self) -> (u8, u8) {
         match self {
-            Topology::Router4 | Topology::Nat44 => (4, 4),
+            Topology::Router4 | Topology::Nat44 | Topology::Xlat464 => (4, 4),
             Topology::Router6 | Topology::Nat66 => (6, 6),
             Topology::Siit | Topology::Nat64 => (6, 4),
         }
@@ -333,7 +396,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
     if t == Topology::Siit {
         left.ipv4_virt = v4(SIIT_LEFT_IPV4_VIRT);
     }
-    if t.uses_tayga() {
+    if matches!(t, Topology::Siit | Topology::Nat64) {
         right.ipv6_virt = v6(RIGHT_IPV6_VIRT);
     }
     let cpus = match split {
@@ -456,6 +519,13 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
              stateful: the right side sees {}; reverse traffic needs the Responder",
             addr(DUT_RIGHT_IPV6)
         ),
+        Topology::Xlat464 => format!(
+            "DUT: 464XLAT (RFC 6877), two translators in a chain, IPv6 between them\n\
+             CLAT: TAYGA in namespace {CLAT_NS}, map {CLAT_MAP_IPV4} <-> {CLAT_MAP_IPV6}, PLAT-side prefix {NAT64_PREFIX}\n\
+             PLAT: TAYGA (prefix {NAT64_PREFIX}, dynamic pool {NAT64_POOL}) plus nftables masquerade in namespace {DUT_NS}\n\
+             stateful: the right side sees {}; reverse traffic needs the Responder",
+            addr(DUT_RIGHT_IPV4)
+        ),
     });
     if let Some(sf) = t.stateful() {
         c.push_str(&format!(
@@ -470,8 +540,9 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
         dut,
     }) = split
     {
+        let who = if t.has_clat() { "both TAYGAs run" } else { "TAYGA runs" };
         c.push_str(&format!(
-            "\nTAYGA runs on CPU {dut}; the tester's senders and receivers share CPU {c_tester} in one thread"
+            "\n{who} on CPU {dut}; the tester's senders and receivers share CPU {c_tester} in one thread"
         ));
     }
     c

@@ -227,6 +227,8 @@ fn addresses_parse_and_stay_in_benchmarking_ranges() {
         TAYGA_IPV4,
         addr(DUT_LEFT_IPV4),
         addr(DUT_RIGHT_IPV4),
+        addr(CLAT_MAP_IPV4),
+        addr(CLAT_IPV4_ROUTE),
     ] {
         let o = a.parse::<std::net::Ipv4Addr>().unwrap().octets();
         assert!(o[0] == 198 && (o[1] == 18 || o[1] == 19), "{a}");
@@ -237,8 +239,42 @@ fn addresses_parse_and_stay_in_benchmarking_ranges() {
         addr(DUT_LEFT_IPV6),
         addr(DUT_RIGHT_IPV6),
         addr(NAT64_PREFIX),
+        addr(CLAT_RIGHT_IPV6),
+        addr(CLAT_PREFIX),
+        addr(CLAT_MAP_IPV6),
     ] {
         let s = a.parse::<Ipv6Addr>().unwrap().segments();
         assert_eq!(s[..3], [0x2001, 2, 0], "{a}");
     }
+}
+
+/// xlat464: the tester sees IPv4 on both sides, as through nat44 (the DUT's left address is
+/// the CLAT's), with the same stateful test; the CLAT's map puts the left tester into the
+/// CLAT-side prefix by RFC 6052's /96 rule, and the two prefixes differ.
+#[test]
+fn xlat464_is_nat44_to_the_tester_with_a_clat_in_front() {
+    let (x, n) = (config(Topology::Xlat464).setup, config(Topology::Nat44).setup);
+    assert_eq!(x, n);
+    assert_eq!(Topology::Xlat464.namespaces(), &[TESTER_NS, DUT_NS, CLAT_NS]);
+    assert_eq!(Topology::Nat64.namespaces(), &[TESTER_NS, DUT_NS]);
+    assert_eq!(Topology::Xlat464.left_peer(), (CLAT_NS, CLAT_LEFT));
+    assert_eq!(Topology::Router4.left_peer(), (DUT_NS, DUT_LEFT));
+    assert_eq!(Topology::Xlat464.links().len(), LINK_NAMES.len());
+    assert!(!Topology::Nat64.links().contains(&CLAT_LEFT) && Topology::Nat64.links().contains(&TAYGA_TUN));
+    assert!(!Topology::Nat44.links().contains(&TAYGA_TUN));
+    let map4: Ipv4Addr = addr(CLAT_MAP_IPV4).parse().unwrap();
+    let map6: Ipv6Addr = addr(CLAT_MAP_IPV6).parse().unwrap();
+    let prefix: Ipv6Addr = addr(CLAT_PREFIX).parse().unwrap();
+    assert_eq!(map6.segments()[..6], prefix.segments()[..6]);
+    assert_eq!(u128::from(map6) as u32, u32::from(map4));
+    // The map's host bits match: /17 <-> /113.
+    let len = |s: &str| s.rsplit('/').next().unwrap().parse::<u32>().unwrap();
+    assert_eq!(len(CLAT_MAP_IPV4) + 96, len(CLAT_MAP_IPV6));
+    assert_ne!(addr(CLAT_PREFIX), addr(NAT64_PREFIX));
+    let left: Ipv4Addr = TESTER_LEFT_IPV4.parse().unwrap();
+    assert_eq!(
+        u32::from(left) >> (32 - len(CLAT_MAP_IPV4)),
+        u32::from(map4) >> (32 - len(CLAT_MAP_IPV4))
+    );
+    assert!(config_comment(Topology::Xlat464, CpuSplit::for_cpus(2)).contains("both TAYGAs run on CPU 1;"));
 }

@@ -336,3 +336,82 @@ fn nat64_translates_masquerades_and_returns() {
         (right6_virt.into(), left6.into(), 2000, 1000, 2)
     );
 }
+
+/// xlat464: an IPv4 frame from the left tester crosses the CLAT, leaves it as IPv6 between the
+/// CLAT-side and the PLAT-side prefixes (RFC 6877, RFC 6052's /96 embedding, seen on the PLAT's
+/// left interface), and the PLAT as IPv4 from its right address; the answer comes back to the
+/// left tester from the right tester's address. `down` without the state file still finds both
+/// TAYGAs (in xlat-dut and xlat-clat) and the CLAT's namespace.
+#[test]
+fn xlat464_translates_twice_and_down_finds_both_taygas() {
+    need_root!("tayga");
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    let info = up(Topology::Xlat464, &UpOptions::default()).unwrap();
+    assert_eq!(info.clat_ns.as_deref(), Some(CLAT_NS));
+    let st = status().unwrap();
+    let text = st.to_string();
+    assert!(st.dut_nat_table && st.tayga.is_some_and(|(_, alive)| alive), "{text}");
+    assert!(
+        st.clat.is_some_and(|(_, alive)| alive) && text.contains("tayga (CLAT, in xlat-clat)"),
+        "{text}"
+    );
+    for dev in [CLAT_LEFT, CLAT_RIGHT] {
+        let l = st.link(dev).unwrap_or_else(|| panic!("{dev}: {text}"));
+        assert!(l.netns == CLAT_NS && l.oper_state == "UP", "{l:?}");
+    }
+    assert!(st.link(DUT_LEFT).unwrap().addresses.iter().all(|a| !a.contains('.')), "{text}");
+
+    let left = PacketSocket::open(TESTER_NS, LEFT_PORT);
+    let right = PacketSocket::open(TESTER_NS, RIGHT_PORT);
+    let between = PacketSocket::open(DUT_NS, DUT_LEFT);
+    for s in [&left, &right, &between] {
+        s.drain();
+    }
+    let (clat, dut_right) = (mac_of(CLAT_NS, CLAT_LEFT), mac_of(DUT_NS, DUT_RIGHT));
+    let (left4, right4, public) = (v4(TESTER_LEFT_IPV4), v4(TESTER_RIGHT_IPV4), v4(DUT_RIGHT_IPV4));
+
+    left.send(&udp4(clat, left.mac, left4, right4, 1000, 2000, 1));
+    let u = expect_udp(&right, Some(right4), None, WAIT).expect("xlat464 did not forward");
+    assert_eq!((u.src, u.dst, u.dport, u.seq), (public.into(), right4.into(), 2000, 1));
+    // On the PLAT's left: the CLAT's translation, IPv6 both ways round the prefixes.
+    let clat_side: Ipv6Addr = "2001:2:0:4646::c612:2".parse().unwrap();
+    let plat_side: Ipv6Addr = RIGHT_IPV6_VIRT.parse().unwrap();
+    let x = expect_udp(&between, None, None, WAIT).expect("nothing between CLAT and PLAT");
+    assert_eq!(
+        (x.src, x.dst, x.sport, x.dport, x.seq),
+        (clat_side.into(), plat_side.into(), 1000, 2000, 1)
+    );
+
+    right.send(&udp4(dut_right, right.mac, right4, public, 2000, u.sport, 2));
+    let back = expect_udp(&left, Some(left4), None, WAIT).expect("xlat464 did not return the answer");
+    assert_eq!(
+        (back.src, back.dst, back.sport, back.dport, back.seq),
+        (right4.into(), left4.into(), 2000, 1000, 2)
+    );
+
+    // A crash: the state file is lost; `down` finds both daemons and all three namespaces.
+    let state: LabState = serde_json::from_str(&std::fs::read_to_string(STATE_FILE).unwrap()).unwrap();
+    let pids = [state.tayga_pid.unwrap(), state.clat_pid.unwrap()];
+    std::fs::remove_file(STATE_FILE).unwrap();
+    let mut report = down().unwrap();
+    report.killed.sort_unstable();
+    let mut want = pids.to_vec();
+    want.sort_unstable();
+    assert_eq!(report.killed, want);
+    assert!(pids.iter().all(|p| !running(*p)), "a tayga still runs: {pids:?}");
+    assert_eq!(
+        report.namespaces_removed,
+        vec![CLAT_NS.to_string(), DUT_NS.to_string(), TESTER_NS.to_string()]
+    );
+    for f in ["/run/xlatperf/tayga.conf", "/run/xlatperf/tayga-clat.conf"] {
+        assert!(!std::path::Path::new(f).exists(), "{f} left");
+    }
+    for s in state.saved_sysctls {
+        let out = std::process::Command::new("sysctl")
+            .args(["-q", "-w", &format!("{}={}", s.key, s.original)])
+            .status()
+            .unwrap();
+        assert!(out.success());
+    }
+}

@@ -1,0 +1,205 @@
+//! TAYGA, the user-space translator of siit, nat64 and xlat464: its configurations, starting
+//! the daemon with its TUN device and routes, and stopping it. xlat464 runs two: the PLAT in
+//! the DUT namespace (nat64's) and the CLAT in its own namespace.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::cmd::{ip_in, run, run_in};
+use crate::error::LabError;
+use crate::report::DownReport;
+use crate::state::{self, LabState, CLAT_TAYGA_CONF, CLAT_TAYGA_PIDFILE, TAYGA_CONF, TAYGA_PIDFILE};
+use crate::topology::*;
+
+/// TAYGA's configuration in the DUT namespace: siit's static map, or the dynamic pool of nat64
+/// and of xlat464's PLAT.
+pub(crate) fn dut_conf(t: Topology) -> String {
+    let mut s = format!("# written by `xlatperf lab up {t}`\ntun-device {TAYGA_TUN}\nipv4-addr {TAYGA_IPV4}\nprefix {NAT64_PREFIX}\n");
+    match t {
+        Topology::Siit => s.push_str(&format!("map {SIIT_MAP_IPV4} {SIIT_MAP_IPV6}\n")),
+        _ => s.push_str(&format!("dynamic-pool {NAT64_POOL}\n")),
+    }
+    s
+}
+
+/// The CLAT's configuration (xlat464), as clatd writes one: the PLAT-side prefix, and the
+/// customer's IPv4 addresses (the left tester's) mapped into the CLAT-side prefix. TAYGA looks
+/// both addresses of a packet up in its map first and puts the others into the prefix, so
+/// 198.18.0.2 -> 198.19.0.2 leaves as 2001:2:0:4646::c612:2 -> 2001:2:0:6464::c613:2.
+pub(crate) fn clat_conf() -> String {
+    format!(
+        "# written by `xlatperf lab up xlat464`: the CLAT\ntun-device {TAYGA_TUN}\nipv4-addr {TAYGA_IPV4}\nprefix {NAT64_PREFIX}\nmap {CLAT_MAP_IPV4} {CLAT_MAP_IPV6}\n"
+    )
+}
+
+/// Start the DUT's TAYGA (siit, nat64, xlat464's PLAT) in the DUT namespace, routing its
+/// addresses into its TUN device; its pid goes into `st`.
+pub(crate) fn start_dut(t: Topology, st: &mut LabState) -> Result<(), LabError> {
+    let pool = if t == Topology::Siit { SIIT_MAP_IPV4 } else { NAT64_POOL };
+    let routes: [&[&str]; 3] = [&[TAYGA_IPV4_ROUTE], &[pool], &["-6", NAT64_PREFIX]];
+    start(t, DUT_NS, TAYGA_CONF, TAYGA_PIDFILE, &dut_conf(t), &routes, st)
+}
+
+/// Start the CLAT's TAYGA in [`CLAT_NS`]: what goes to the right side's IPv4 addresses, and
+/// what comes back to the CLAT-side prefix, goes through it; its pid goes into `st`.
+pub(crate) fn start_clat(st: &mut LabState) -> Result<(), LabError> {
+    let routes: [&[&str]; 3] = [&[TAYGA_IPV4_ROUTE], &[CLAT_IPV4_ROUTE], &["-6", CLAT_PREFIX]];
+    start(
+        Topology::Xlat464,
+        CLAT_NS,
+        CLAT_TAYGA_CONF,
+        CLAT_TAYGA_PIDFILE,
+        &clat_conf(),
+        &routes,
+        st,
+    )
+}
+
+/// Create a TAYGA's TUN device in `ns`, route `routes` (each `[-6] PREFIX`) to it, start the
+/// daemon, record its pid in `st` (`tayga_pid`, or `clat_pid` in [`CLAT_NS`]), pinned to the DUT's CPU when the machine is split (see
+/// [`CpuSplit`]).
+fn start(t: Topology, ns: &str, conf: &str, pidfile: &str, text: &str, routes: &[&[&str]], st: &mut LabState) -> Result<(), LabError> {
+    for f in [conf, pidfile] {
+        st.files.push(PathBuf::from(f));
+    }
+    state::write(st)?;
+    std::fs::write(conf, text).map_err(|e| LabError::io(conf, e))?;
+    state::remove_file_if_exists(std::path::Path::new(pidfile))?;
+
+    run_in(ns, "tayga", &["--config", conf, "--mktun"])?;
+    ip_in(ns, &["link", "set", "dev", TAYGA_TUN, "txqueuelen", TXQUEUELEN, "up"])?;
+    for r in routes {
+        let (family, prefix) = match r {
+            [f, p] => (Some(*f), *p),
+            [p] => (None, *p),
+            _ => continue,
+        };
+        let mut args: Vec<&str> = family.into_iter().collect();
+        args.extend(["route", "add", prefix, "dev", TAYGA_TUN]);
+        ip_in(ns, &args)?;
+    }
+
+    // TAYGA detaches (stdio to /dev/null) and writes its pid file from the daemon process.
+    run_in(ns, "tayga", &["--config", conf, "--pidfile", pidfile])?;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let pid = loop {
+        let text = std::fs::read_to_string(pidfile).unwrap_or_default();
+        if let Ok(pid) = text.trim().parse::<u32>() {
+            break pid;
+        }
+        if Instant::now() > deadline {
+            return Err(LabError::Output {
+                command: "tayga".into(),
+                detail: format!("no pid in {pidfile} after 3 s"),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Recorded before anything else can fail, so that `down` stops it.
+    if ns == CLAT_NS {
+        st.clat_pid = Some(pid);
+    } else {
+        st.tayga_pid = Some(pid);
+    }
+    state::write(st)?;
+    // A user-space DUT on the tester's cores preempts the senders (and is preempted by them):
+    // give it a CPU of its own (see CpuSplit), and the lab config keeps the tester off it.
+    if let Some(split) = CpuSplit::here(t) {
+        run("taskset", &["-a", "-p", "-c", &split.dut.to_string(), &pid.to_string()])?;
+    }
+    // Give a failing daemon (bad configuration, no TUN) a moment to exit, then check it runs.
+    std::thread::sleep(Duration::from_millis(100));
+    if !process_is(pid, "tayga") {
+        return Err(LabError::Output {
+            command: format!("tayga in {ns}"),
+            detail: format!("daemon (pid {pid}) exited at once; see the system log"),
+        });
+    }
+    Ok(())
+}
+
+/// Is `pid` a live (not zombie) process?
+pub(crate) fn alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state is the first field after the command name in parentheses.
+    match stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()) {
+        Some(state) => state != "Z" && state != "X",
+        None => false,
+    }
+}
+
+/// Is `pid` a live process named `comm`?
+pub(crate) fn process_is(pid: u32, comm: &str) -> bool {
+    alive(pid)
+        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim() == comm)
+            .unwrap_or(false)
+}
+
+fn wait_gone(pid: u32, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// Stop the TAYGA daemon `pid` (only if it is one): SIGTERM, then SIGKILL. `Ok(true)` if stopped.
+pub(crate) fn stop(pid: u32, report: &mut DownReport) -> Result<bool, LabError> {
+    if !alive(pid) {
+        return Ok(false);
+    }
+    if !process_is(pid, "tayga") {
+        report.notes.push(format!("pid {pid} is no longer tayga; left alone"));
+        return Ok(false);
+    }
+    let p = pid.to_string();
+    run("kill", &["-TERM", &p])?;
+    if wait_gone(pid, Duration::from_secs(5)) {
+        return Ok(true);
+    }
+    run("kill", &["-KILL", &p])?;
+    if wait_gone(pid, Duration::from_secs(2)) {
+        Ok(true)
+    } else {
+        Err(LabError::Teardown(vec![format!("tayga (pid {pid}) does not exit")]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tayga_configurations() {
+        let s = dut_conf(Topology::Siit);
+        assert!(s.contains("tun-device xlat-nat64\n") && s.contains("prefix 2001:2:0:6464::/96\n"));
+        assert!(s.contains("map 198.18.1.0/24 2001:2::/120\n") && !s.contains("dynamic-pool"));
+        for t in [Topology::Nat64, Topology::Xlat464] {
+            let n = dut_conf(t);
+            assert!(n.contains("dynamic-pool 198.18.128.0/18\n") && !n.contains("map "), "{n}");
+        }
+        // The CLAT: the PLAT's prefix, the left tester's addresses mapped into the CLAT-side
+        // prefix by RFC 6052's /96 rule (198.18.0.0 = c612:0), TAYGA's own address outside.
+        let c = clat_conf();
+        assert!(c.contains("prefix 2001:2:0:6464::/96\n"), "{c}");
+        assert!(c.contains("map 198.18.0.0/17 2001:2:0:4646::c612:0/113\n"), "{c}");
+        let own: std::net::Ipv4Addr = TAYGA_IPV4.parse().unwrap();
+        assert!(u32::from(own) >> 15 != u32::from(std::net::Ipv4Addr::new(198, 18, 0, 0)) >> 15);
+        let v6: std::net::Ipv6Addr = CLAT_MAP_IPV6.split('/').next().unwrap().parse().unwrap();
+        assert_eq!(v6.segments()[6..], [0xc612, 0]);
+    }
+
+    #[test]
+    fn process_checks() {
+        let me = std::process::id();
+        assert!(alive(me));
+        assert!(!process_is(me, "tayga"));
+        assert!(!alive(u32::MAX));
+    }
+}
