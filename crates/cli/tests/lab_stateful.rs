@@ -285,46 +285,70 @@ fn nat44_responder_frames_pass_tshark() {
     }
 }
 
-/// 464XLAT (RFC 6877) through the CLAT and the PLAT in a chain: phase 1 opens exactly N
-/// connections in the PLAT, phase 2 is lossless both ways.
-#[test]
-fn xlat464_phase_one_opens_n_connections_and_phase_two_none() {
-    phase_one_opens_n_connections_and_phase_two_none("xlat464");
-}
-
 /// Between the CLAT and the PLAT, tshark (in the PLAT's namespace, on its left interface)
-/// dissects the tester's frames of a stateful trial as RFC 6877 says they travel: IPv6 from
-/// the CLAT-side prefix (the left tester 198.18.0.2 embedded by RFC 6052's /96 rule) to the
-/// PLAT-side prefix (the right tester 198.19.0.2 embedded), the answers the other way round,
-/// UDP checksums good, the ports of phase 1; and the trial is lossless.
+/// dissects every frame of a stateful trial as RFC 6877 says they travel: IPv6 from the
+/// CLAT-side prefix (the left tester 198.18.0.2 embedded by RFC 6052's /96 rule) to the
+/// PLAT-side prefix (the right tester 198.19.0.2 embedded), the answers the other way round, the
+/// ports of phase 1, UDP checksums good. Except one known defect of the DUT, counted here: TAYGA
+/// 0.9.2 updates the checksum incrementally without turning a result of 0 into 0xffff, so about
+/// one frame in 65,536 leaves a translator with UDP checksum 0, which IPv6 forbids (RFC 8200
+/// 8.1) and the next TAYGA drops. The trial's loss is exactly those frames, direction by
+/// direction (usually none), and phase 1 opened its connections in the PLAT.
 #[test]
 fn xlat464_frames_between_clat_and_plat_are_rfc6877_ipv6() {
     let Some(lab) = Lab::up("xlat464") else { return };
-    let fields = ["ipv6.src", "ipv6.dst", "udp.srcport", "udp.dstport", "udp.checksum.status"];
-    // Phase 1: 1,000 connections (source port 10000 x destination ports 1-1000); phase 2:
-    // 2,000 frames each way. 5,000 frames cross the link in all.
+    let fields = [
+        "ipv6.src",
+        "ipv6.dst",
+        "udp.srcport",
+        "udp.dstport",
+        "udp.checksum",
+        "udp.checksum.status",
+    ];
+    // One trial, not retried (its frames are the capture): phase 1 of 1,000 connections
+    // (source port 10000 x destination ports 1-1000), phase 2 of 2,000 frames each way.
     let (rows, v) = dissect("xlat-dl", "ip6 and udp", 5000, &fields, || {
-        until_counted(|| lab.trial(1_000, 1_000, &["--set", "traffic.forward_ports.sport.max=10000"]))
+        lab.trial(1_000, 1_000, &["--set", "traffic.forward_ports.sport.max=10000"])
     });
-    for d in ["forward", "reverse"] {
-        assert_eq!(u(&v, &[d, "lost"]), 0, "{d}: {v}");
-    }
     assert_eq!(rows.len(), 5000, "{v}");
     let (clat, plat) = ("2001:2:0:4646::c612:2", "2001:2:0:6464::c613:2");
+    // Frames out (phase 1, then phase 2) and back, and those of each with checksum 0.
     let (mut out, mut back) = (0, 0);
+    let (mut zero_phase1, mut zero_out, mut zero_back) = (0, 0, 0);
     for r in &rows {
         let (sport, dport): (u16, u16) = (r[2].parse().unwrap(), r[3].parse().unwrap());
         let initiator = sport == 10_000 && (1..=1000).contains(&dport);
         let responder = (1..=1000).contains(&sport) && dport == 10_000;
+        let zero = r[4] == "0x0000";
         match (r[0].as_str(), r[1].as_str()) {
-            (s, d) if s == clat && d == plat && initiator => out += 1,
-            (s, d) if s == plat && d == clat && responder => back += 1,
+            (s, d) if s == clat && d == plat && initiator => {
+                out += 1;
+                match (zero, out <= 1000) {
+                    (true, true) => zero_phase1 += 1,
+                    (true, false) => zero_out += 1,
+                    _ => {}
+                }
+            }
+            (s, d) if s == plat && d == clat && responder => {
+                back += 1;
+                zero_back += u64::from(zero);
+            }
             _ => panic!("not a 464XLAT test frame between CLAT and PLAT: {r:?}"),
         }
-        assert_eq!(r[4], "1", "UDP checksum: {r:?}");
+        if !zero {
+            assert_eq!(r[5], "1", "UDP checksum: {r:?}");
+        }
     }
-    // Phase 1 and phase 2 out, phase 2 back (more if a late trial was run again).
-    assert!(out >= 3000 && back >= 1 && out + back == 5000, "{out} out, {back} back");
+    assert_eq!((out, back), (3000, 2000), "{v}");
+    let valid = v["valid"] == Value::Bool(true) || common::only_late(&v);
+    assert!(valid || zero_phase1 > 0, "{v}");
+    assert_eq!(u(&v, &["preliminary", "valid_entries"]), 1_000 - zero_phase1, "{v}");
+    assert_eq!(u(&v, &["forward", "lost"]), zero_out, "{v}");
+    if zero_phase1 == 0 {
+        assert_eq!(u(&v, &["reverse", "lost"]), zero_back, "{v}");
+        assert_eq!(conntrack_count(), 1_000, "the PLAT's connections after the trial");
+    }
+    eprintln!("frames with UDP checksum 0 (TAYGA's defect): {zero_phase1} in phase 1, {zero_out} in phase 2 out, {zero_back} back");
 }
 
 /// siitperf's command line with `N M R T D` through lab nat44 (siitperf-tp reads ./siitperf.conf,
