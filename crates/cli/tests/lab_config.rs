@@ -174,7 +174,7 @@ fn trial_defaults_and_cpus() {
             "{t}"
         );
         // On a 2-CPU machine TAYGA gets CPU 1 and the tester's four roles share CPU 0.
-        let cpus = if two_cpus && matches!(t, Topology::Siit | Topology::Nat64) {
+        let cpus = if two_cpus && t.uses_tayga() {
             Cpus {
                 left_send: Some(0),
                 right_recv: Some(0),
