@@ -211,6 +211,18 @@ fn running(pid: u32) -> bool {
         .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
 }
 
+/// After a `down` without the state file: put back the host-wide sysctls `up` had raised, as
+/// `down` would have with it.
+fn restore_sysctls(state: LabState) {
+    for s in state.saved_sysctls {
+        let out = std::process::Command::new("sysctl")
+            .args(["-q", "-w", &format!("{}={}", s.key, s.original)])
+            .status()
+            .unwrap();
+        assert!(out.success());
+    }
+}
+
 #[test]
 fn siit_down_finds_tayga_without_state_file() {
     need_root!("tayga");
@@ -224,13 +236,7 @@ fn siit_down_finds_tayga_without_state_file() {
     assert_eq!(report.killed, vec![pid]);
     assert!(!running(pid), "tayga {pid} still runs");
     assert!(!std::path::Path::new("/run/xlatperf/tayga.conf").exists());
-    for s in state.saved_sysctls {
-        let out = std::process::Command::new("sysctl")
-            .args(["-q", "-w", &format!("{}={}", s.key, s.original)])
-            .status()
-            .unwrap();
-        assert!(out.success());
-    }
+    restore_sysctls(state);
 }
 
 #[test]
@@ -407,11 +413,5 @@ fn xlat464_translates_twice_and_down_finds_both_taygas() {
     for f in ["/run/xlatperf/tayga.conf", "/run/xlatperf/tayga-clat.conf"] {
         assert!(!std::path::Path::new(f).exists(), "{f} left");
     }
-    for s in state.saved_sysctls {
-        let out = std::process::Command::new("sysctl")
-            .args(["-q", "-w", &format!("{}={}", s.key, s.original)])
-            .status()
-            .unwrap();
-        assert!(out.success());
-    }
+    restore_sysctls(state);
 }
