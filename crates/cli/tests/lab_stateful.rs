@@ -355,14 +355,12 @@ fn xlat464_frames_between_clat_and_plat_are_rfc6877_ipv6() {
         }
     }
     assert_eq!((out, back), (3000, 2000), "{v}");
-    let valid = v["valid"] == Value::Bool(true) || common::only_late(&v);
-    assert!(valid || zero_phase1 > 0, "{v}");
-    assert_eq!(u(&v, &["preliminary", "valid_entries"]), 1_000 - zero_phase1, "{v}");
+    // Phase 1 filled the table (the retry above), so none of its frames met the defect.
+    assert_eq!(zero_phase1, 0, "{v}");
+    assert!(v["valid"] == Value::Bool(true) || common::only_late(&v), "{v}");
     assert_eq!(u(&v, &["forward", "lost"]), zero_out, "{v}");
-    if zero_phase1 == 0 {
-        assert_eq!(u(&v, &["reverse", "lost"]), zero_back, "{v}");
-        assert_eq!(conntrack_count(), 1_000, "the PLAT's connections after the trial");
-    }
+    assert_eq!(u(&v, &["reverse", "lost"]), zero_back, "{v}");
+    assert_eq!(conntrack_count(), 1_000, "the PLAT's connections after the trial");
     eprintln!("frames with UDP checksum 0 (TAYGA's defect): {zero_phase1} in phase 1, {zero_out} in phase 2 out, {zero_back} back");
 }
 

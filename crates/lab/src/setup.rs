@@ -158,17 +158,8 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
 
     // With several queues, each veth end gets as many (the tester's senders and receivers
     // then use one each; the DUT's kernel spreads its work over them too).
-    // xlat464: the tester's left port is cabled to the CLAT, and the CLAT to the DUT (the PLAT).
     let queues = opts.queues.unwrap_or(1).to_string();
-    let (left_ns, left_dev) = t.left_peer();
-    let mut cables = vec![
-        (TESTER_NS, LEFT_PORT, left_ns, left_dev),
-        (TESTER_NS, RIGHT_PORT, DUT_NS, DUT_RIGHT),
-    ];
-    if t.has_clat() {
-        cables.push((CLAT_NS, CLAT_RIGHT, DUT_NS, DUT_LEFT));
-    }
-    for (ns_a, a, ns_b, b) in cables {
+    for [(ns_a, a), (ns_b, b)] in cables(t) {
         let mut args = vec!["link", "add", a, "netns", ns_a];
         let per_end = ["numtxqueues", queues.as_str(), "numrxqueues", queues.as_str()];
         if opts.queues.is_some() {
@@ -233,7 +224,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         tayga::start_clat(st)?;
         // Between the two: the CLAT reaches the PLAT-side prefix through the PLAT, and the PLAT
         // the CLAT-side prefix through the CLAT.
-        let (plat, clat) = (addr_of(DUT_LEFT_IPV6), addr_of(CLAT_RIGHT_IPV6));
+        let (plat, clat) = (addr(DUT_LEFT_IPV6), addr(CLAT_RIGHT_IPV6));
         ip_in(CLAT_NS, &["-6", "route", "add", NAT64_PREFIX, "via", plat, "dev", CLAT_RIGHT])?;
         ip_in(DUT_NS, &["-6", "route", "add", CLAT_PREFIX, "via", clat, "dev", DUT_LEFT])?;
     }
@@ -264,24 +255,25 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
     })
 }
 
-/// "2001:2::1/64" -> "2001:2::1".
-fn addr_of(with_len: &str) -> &str {
-    with_len.split('/').next().unwrap_or(with_len)
+/// The veth pairs of topology `t`, each end as (namespace, interface): the tester's ports to
+/// the DUT, except that in xlat464 the left port goes to the CLAT and the CLAT to the DUT (the
+/// PLAT).
+fn cables(t: Topology) -> Vec<[(&'static str, &'static str); 2]> {
+    let mut c = vec![
+        [(TESTER_NS, LEFT_PORT), t.left_peer()],
+        [(TESTER_NS, RIGHT_PORT), (DUT_NS, DUT_RIGHT)],
+    ];
+    if t.has_clat() {
+        c.push([(CLAT_NS, CLAT_RIGHT), (DUT_NS, DUT_LEFT)]);
+    }
+    c
 }
 
 /// Wait until the veth ends report operational state UP (the kernel sets it a moment after
 /// both ends are up), so that the lab is ready to carry frames when `up` returns.
 fn wait_links_up(t: Topology) -> Result<(), LabError> {
     let deadline = Instant::now() + Duration::from_secs(5);
-    let mut ends = vec![
-        (TESTER_NS, LEFT_PORT),
-        (TESTER_NS, RIGHT_PORT),
-        (DUT_NS, DUT_LEFT),
-        (DUT_NS, DUT_RIGHT),
-    ];
-    if t.has_clat() {
-        ends.extend([(CLAT_NS, CLAT_LEFT), (CLAT_NS, CLAT_RIGHT)]);
-    }
+    let ends: Vec<(&str, &str)> = cables(t).into_iter().flatten().collect();
     loop {
         let mut down = Vec::new();
         for &(ns, dev) in &ends {

@@ -36,29 +36,32 @@ pub(crate) fn clat_conf() -> String {
 /// addresses into its TUN device; its pid goes into `st`.
 pub(crate) fn start_dut(t: Topology, st: &mut LabState) -> Result<(), LabError> {
     let pool = if t == Topology::Siit { SIIT_MAP_IPV4 } else { NAT64_POOL };
-    let routes: [&[&str]; 3] = [&[TAYGA_IPV4_ROUTE], &[pool], &["-6", NAT64_PREFIX]];
-    start(t, DUT_NS, TAYGA_CONF, TAYGA_PIDFILE, &dut_conf(t), &routes, st)
+    let routes = [("-4", TAYGA_IPV4_ROUTE), ("-4", pool), ("-6", NAT64_PREFIX)];
+    let files = (TAYGA_CONF, TAYGA_PIDFILE);
+    start(t, DUT_NS, files, &dut_conf(t), &routes, st, |s| &mut s.tayga_pid)
 }
 
 /// Start the CLAT's TAYGA in [`CLAT_NS`]: what goes to the right side's IPv4 addresses, and
 /// what comes back to the CLAT-side prefix, goes through it; its pid goes into `st`.
 pub(crate) fn start_clat(st: &mut LabState) -> Result<(), LabError> {
-    let routes: [&[&str]; 3] = [&[TAYGA_IPV4_ROUTE], &[CLAT_IPV4_ROUTE], &["-6", CLAT_PREFIX]];
-    start(
-        Topology::Xlat464,
-        CLAT_NS,
-        CLAT_TAYGA_CONF,
-        CLAT_TAYGA_PIDFILE,
-        &clat_conf(),
-        &routes,
-        st,
-    )
+    let routes = [("-4", TAYGA_IPV4_ROUTE), ("-4", CLAT_IPV4_ROUTE), ("-6", CLAT_PREFIX)];
+    let files = (CLAT_TAYGA_CONF, CLAT_TAYGA_PIDFILE);
+    start(Topology::Xlat464, CLAT_NS, files, &clat_conf(), &routes, st, |s| &mut s.clat_pid)
 }
 
-/// Create a TAYGA's TUN device in `ns`, route `routes` (each `[-6] PREFIX`) to it, start the
-/// daemon, record its pid in `st` (`tayga_pid`, or `clat_pid` in [`CLAT_NS`]), pinned to the DUT's CPU when the machine is split (see
-/// [`CpuSplit`]).
-fn start(t: Topology, ns: &str, conf: &str, pidfile: &str, text: &str, routes: &[&[&str]], st: &mut LabState) -> Result<(), LabError> {
+/// Create a TAYGA's TUN device in `ns`, route `routes` (each `(-4 or -6, prefix)`) to it,
+/// write its configuration `text` to `conf` and start the daemon with `pidfile`, record its pid
+/// in the field of `st` that `pid_of` names, and pin it to the DUT's CPU when the machine is
+/// split (see [`CpuSplit`]).
+fn start(
+    t: Topology,
+    ns: &str,
+    (conf, pidfile): (&str, &str),
+    text: &str,
+    routes: &[(&str, &str)],
+    st: &mut LabState,
+    pid_of: fn(&mut LabState) -> &mut Option<u32>,
+) -> Result<(), LabError> {
     for f in [conf, pidfile] {
         st.files.push(PathBuf::from(f));
     }
@@ -68,15 +71,8 @@ fn start(t: Topology, ns: &str, conf: &str, pidfile: &str, text: &str, routes: &
 
     run_in(ns, "tayga", &["--config", conf, "--mktun"])?;
     ip_in(ns, &["link", "set", "dev", TAYGA_TUN, "txqueuelen", TXQUEUELEN, "up"])?;
-    for r in routes {
-        let (family, prefix) = match r {
-            [f, p] => (Some(*f), *p),
-            [p] => (None, *p),
-            _ => continue,
-        };
-        let mut args: Vec<&str> = family.into_iter().collect();
-        args.extend(["route", "add", prefix, "dev", TAYGA_TUN]);
-        ip_in(ns, &args)?;
+    for &(family, prefix) in routes {
+        ip_in(ns, &[family, "route", "add", prefix, "dev", TAYGA_TUN])?;
     }
 
     // TAYGA detaches (stdio to /dev/null) and writes its pid file from the daemon process.
@@ -96,11 +92,7 @@ fn start(t: Topology, ns: &str, conf: &str, pidfile: &str, text: &str, routes: &
         std::thread::sleep(Duration::from_millis(20));
     };
     // Recorded before anything else can fail, so that `down` stops it.
-    if ns == CLAT_NS {
-        st.clat_pid = Some(pid);
-    } else {
-        st.tayga_pid = Some(pid);
-    }
+    *pid_of(st) = Some(pid);
     state::write(st)?;
     // A user-space DUT on the tester's cores preempts the senders (and is preempted by them):
     // give it a CPU of its own (see CpuSplit), and the lab config keeps the tester off it.

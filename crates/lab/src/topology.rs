@@ -352,7 +352,7 @@ impl CpuSplit {
 }
 
 /// Strip the prefix length: "198.18.0.1/24" -> "198.18.0.1".
-fn addr(with_len: &str) -> &str {
+pub(crate) fn addr(with_len: &str) -> &str {
     with_len.split('/').next().unwrap_or(with_len)
 }
 

@@ -27,7 +27,7 @@ do
 		elif grep -q invalid temp.out && [ $attempt -lt 3 ]; then
 			echo "rate $r: invalid, again: $(grep invalid temp.out | head -1)"
 			[ -n "$XLAT_RETRY_LOG" ] && echo "retry stateful-throughput.sh rate $r: $(grep invalid temp.out | head -1)" >> "$XLAT_RETRY_LOG"
-		sleep 1 # out of what took the core, if it was brief
+			sleep 1 # out of what took the core, if it was brief
 		else
 			break
 		fi
