@@ -26,6 +26,8 @@ pub const DUT_LEFT: &str = "xlat-dl";
 pub const DUT_RIGHT: &str = "xlat-dr";
 /// TAYGA's TUN device in the DUT namespace (siit, nat64, xlat464) and in the CLAT's (xlat464).
 pub const TAYGA_TUN: &str = "xlat-nat64";
+/// nftables table (ip6) in every TAYGA namespace that repairs its zero UDP checksums (tayga.rs).
+pub const CHECKSUM_TABLE: &str = "xlat_tayga_csum";
 /// xlat464: the CLAT's namespace, between the tester's left port and the PLAT (the DUT
 /// namespace, which holds the stateful NAT64 and so the connection table).
 pub const CLAT_NS: &str = "xlat-clat";
@@ -113,6 +115,9 @@ pub const STATEFUL_CONNECTIONS: u64 = 1_000_000;
 /// R: the phase 1 rate, frames/s; safely below what the lab's NAT DUTs forward on a 2-core
 /// machine (BENCHMARKS.md: nat64 168,750 frames/s forward, without connection set-up).
 pub const STATEFUL_PRELIMINARY_RATE: u64 = 50_000;
+/// R for xlat464: its two TAYGAs share one core and forward about 30,000 frames/s
+/// (BENCHMARKS.md, "IPv4aaS").
+pub const XLAT464_PRELIMINARY_RATE: u64 = 20_000;
 /// T: how long the Responder keeps receiving after phase 1 sending ended, ms.
 pub const STATEFUL_PRELIMINARY_TIMEOUT_MS: u64 = 2000;
 /// D = 1000 N / R + 2 T ms (siitperf's scripts): phase 2 starts when phase 1 has surely ended.
@@ -258,7 +263,11 @@ impl Topology {
 
     /// The lab's stateful test (RFC 9693), for the NAT topologies: see [`StatefulLab`].
     pub fn stateful(self) -> Option<StatefulLab> {
-        self.uses_nat().then(StatefulLab::default)
+        let rate = match self {
+            Topology::Xlat464 => XLAT464_PRELIMINARY_RATE,
+            _ => STATEFUL_PRELIMINARY_RATE,
+        };
+        self.uses_nat().then(|| StatefulLab::at_rate(rate))
     }
 
     /// IP version of the (left, right) tester side.
@@ -310,12 +319,19 @@ pub struct StatefulLab {
 
 impl Default for StatefulLab {
     fn default() -> Self {
+        StatefulLab::at_rate(STATEFUL_PRELIMINARY_RATE)
+    }
+}
+
+impl StatefulLab {
+    /// N = M = [`STATEFUL_CONNECTIONS`] at phase 1 rate `rate`, D by siitperf's rule.
+    fn at_rate(rate: u64) -> Self {
         StatefulLab {
             preliminary_frames: STATEFUL_CONNECTIONS,
             state_table: STATEFUL_CONNECTIONS,
-            preliminary_rate: STATEFUL_PRELIMINARY_RATE,
+            preliminary_rate: rate,
             preliminary_timeout_ms: STATEFUL_PRELIMINARY_TIMEOUT_MS,
-            phase_delay_ms: STATEFUL_PHASE_DELAY_MS,
+            phase_delay_ms: 1000 * STATEFUL_CONNECTIONS / rate + 2 * STATEFUL_PRELIMINARY_TIMEOUT_MS,
             before_trial: STATEFUL_BEFORE_TRIAL.to_string(),
         }
     }

@@ -7,7 +7,7 @@ mod common;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
-use common::packet::{expect_udp, mac_of, udp4, udp6, PacketSocket};
+use common::packet::{expect_udp, mac_of, udp4, udp6, udp6_sum, PacketSocket};
 use common::{cleanup_guard, serial};
 use xlat_lab::*;
 
@@ -389,12 +389,26 @@ fn xlat464_translates_twice_and_down_finds_both_taygas() {
         (clat_side.into(), plat_side.into(), 1000, 2000, 1)
     );
 
+    // A datagram whose IPv6 checksum comes out 0 (sent as 0xffff): TAYGA 0.9.2's incremental
+    // update writes 0x0000, which the PLAT would drop; the lab's repair makes it 0xffff.
+    let seq = (3..).find(|&s| udp6_sum(clat_side, plat_side, 1000, 2000, s) == 0).unwrap();
+    left.send(&udp4(clat, left.mac, left4, right4, 1000, 2000, seq));
+    let x = expect_udp(&between, None, None, WAIT).expect("nothing between CLAT and PLAT");
+    assert_eq!((x.seq, x.csum), (seq, 0xffff), "the CLAT's translation of a zero-sum datagram");
+    let u = expect_udp(&right, Some(right4), None, WAIT).expect("the PLAT dropped the zero-sum datagram");
+    assert_eq!(u.seq, seq);
+
     right.send(&udp4(dut_right, right.mac, right4, public, 2000, u.sport, 2));
     let back = expect_udp(&left, Some(left4), None, WAIT).expect("xlat464 did not return the answer");
     assert_eq!(
         (back.src, back.dst, back.sport, back.dport, back.seq),
         (right4.into(), left4.into(), 2000, 1000, 2)
     );
+    // The same the other way: the PLAT's translation of a zero-sum answer reaches the CLAT.
+    let seq = (3..).find(|&s| udp6_sum(plat_side, clat_side, 2000, 1000, s) == 0).unwrap();
+    right.send(&udp4(dut_right, right.mac, right4, public, 2000, u.sport, seq));
+    let back = expect_udp(&left, Some(left4), None, WAIT).expect("the CLAT dropped the zero-sum answer");
+    assert_eq!(back.seq, seq);
 
     // A crash: the state file is lost; `down` finds both daemons and all three namespaces.
     let state: LabState = serde_json::from_str(&std::fs::read_to_string(STATE_FILE).unwrap()).unwrap();

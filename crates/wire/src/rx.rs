@@ -132,7 +132,11 @@ pub fn udp_tuple(frame: &[u8]) -> Option<(std::net::IpAddr, std::net::IpAddr, u1
 }
 
 /// The UDP datagram at `udp` (as long as its length field says, which must match `ip_says`)
-/// and the pseudo-header sum `pseudo` verify; a zero checksum means none (IPv4 only).
+/// and the pseudo-header sum `pseudo` verify; a zero checksum means none over IPv4
+/// (`zero_ok`), and over IPv6 the datagram is discarded (RFC 8200 8.1), even when its bytes
+/// add up: 0x0000 and 0xffff are the same one's complement value, and a translator that writes
+/// 0x0000 where 0xffff belongs (TAYGA 0.9.2 does, 1 frame in 65,536) sends a frame an IPv6
+/// host drops, which the tester must not count as received.
 #[inline]
 fn udp_intact(udp: &[u8], ip_says: usize, pseudo: u32, zero_ok: bool) -> bool {
     let Some(len) = crate::bytes::be16(udp, udp::field::LENGTH.start) else {
@@ -141,8 +145,8 @@ fn udp_intact(udp: &[u8], ip_says: usize, pseudo: u32, zero_ok: bool) -> bool {
     if usize::from(len) != ip_says || udp.len() != ip_says {
         return false;
     }
-    if zero_ok && udp.get(udp::field::CHECKSUM) == Some(&[0, 0]) {
-        return true;
+    if udp.get(udp::field::CHECKSUM) == Some(&[0, 0]) {
+        return zero_ok;
     }
     let acc = checksum::add16(checksum::add16(pseudo, checksum::sum(udp)), len);
     checksum::fold(acc) == 0xffff
@@ -219,6 +223,54 @@ mod tests {
         assert_eq!(udp_tuple(&b6), Some((a.into(), z.into(), 40_001, 53)));
         assert_eq!(udp_tuple(&b[..20]), None);
         assert_eq!(udp_tuple(&b6[..40]), None);
+    }
+
+    /// A test frame whose UDP checksum is 0xffff (its bytes add up to zero), written with
+    /// 0x0000 instead: over IPv4 that says "no checksum" and the frame counts; over IPv6 it is
+    /// forbidden (RFC 8200 8.1) and the frame is corrupted, though its sum still verifies.
+    #[test]
+    fn a_zero_udp_checksum_is_none_over_ipv4_and_corruption_over_ipv6() {
+        for v6 in [false, true] {
+            let ip = if v6 {
+                IpPair::V6 {
+                    src: "2001:2:0:4646::c612:2".parse().unwrap(),
+                    dst: "2001:2:0:6464::c613:2".parse().unwrap(),
+                }
+            } else {
+                IpPair::V4 {
+                    src: Ipv4Addr::new(198, 18, 0, 2),
+                    dst: Ipv4Addr::new(198, 19, 0, 2),
+                }
+            };
+            // Find a field value that makes the checksum 0xffff (one in 65,536).
+            let mut buf = [0u8; 128];
+            let mut found = None;
+            for field in 0u64..1 << 20 {
+                let t = TestFrame {
+                    eth_src: MacAddr([2, 0, 0, 0, 0, 1]),
+                    eth_dst: MacAddr([2, 0, 0, 0, 0, 2]),
+                    ip,
+                    sport: 10_233,
+                    dport: 352,
+                    frame_size: if v6 { 84 } else { 64 },
+                    field,
+                };
+                let layout = t.write(&mut buf).unwrap();
+                if buf[layout.udp_checksum..layout.udp_checksum + 2] == [0xff, 0xff] {
+                    found = Some((field, layout));
+                    break;
+                }
+            }
+            let (field, layout) = found.expect("a frame with checksum 0xffff");
+            let good = &mut buf[..layout.len];
+            assert!(matches!(classify(good), Rx::Test { field: f, .. } if f == field));
+            good[layout.udp_checksum..layout.udp_checksum + 2].copy_from_slice(&[0, 0]);
+            if v6 {
+                assert_eq!(classify(good), Rx::Corrupt { v6: true });
+            } else {
+                assert!(matches!(classify(good), Rx::Test { field: f, .. } if f == field));
+            }
+        }
     }
 
     #[test]

@@ -235,6 +235,15 @@ pub fn udp6(dst_mac: [u8; 6], src_mac: [u8; 6], src: Ipv6Addr, dst: Ipv6Addr, sp
     eth(dst_mac, src_mac, 0x86dd, &ipv6(src, dst, 17, 64, &u))
 }
 
+/// The UDP checksum an IPv6 sender computes for test datagram `seq` from `src` to `dst`,
+/// before a result of 0 is sent as 0xffff (RFC 8200 8.1): 0 means the datagram carries 0xffff.
+pub fn udp6_sum(src: Ipv6Addr, dst: Ipv6Addr, sport: u16, dport: u16, seq: u64) -> u16 {
+    let data = payload(seq);
+    let mut u = udp(sport, dport, &data, &[]);
+    u[6..8].copy_from_slice(&[0, 0]);
+    checksum(&[&pseudo6(src, dst, 17, u.len()), &u])
+}
+
 /// A received UDP test frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Udp {
@@ -245,6 +254,8 @@ pub struct Udp {
     pub dport: u16,
     /// TTL or hop limit.
     pub ttl: u8,
+    /// The UDP checksum field as it came.
+    pub csum: u16,
     pub seq: u64,
 }
 
@@ -280,6 +291,7 @@ pub fn parse_udp(f: &[u8]) -> Option<Udp> {
         sport: be16(f, l4)?,
         dport: be16(f, l4 + 2)?,
         ttl,
+        csum: be16(f, l4 + 6)?,
         seq,
     })
 }
