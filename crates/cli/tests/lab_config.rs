@@ -206,6 +206,7 @@ fn the_file_says_what_the_dut_is() {
             Topology::Nat64 => "TAYGA (prefix 2001:2:0:6464::/96",
             Topology::Nat66 => "nftables IPv6 masquerade",
             Topology::Xlat464 => "464XLAT (RFC 6877), two translators in a chain",
+            Topology::Dslite => "Dual-Stack Lite AFTR (RFC 6333)",
         };
         assert!(dut.starts_with(&format!("# DUT: {what}")), "{t}: {dut}");
     }

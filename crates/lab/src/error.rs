@@ -31,6 +31,8 @@ pub enum LabError {
     SetupAndTeardown { error: Box<LabError>, teardown: Box<LabError> },
     #[error("lab teardown incomplete: {}", .0.join("; "))]
     Teardown(Vec<String>),
+    #[error("eBPF: {0}")]
+    Bpf(#[from] xlat_bpf::BpfError),
 }
 
 impl LabError {

@@ -7,6 +7,7 @@
 //! | `status` | what of the lab exists now ([`status()`]) |
 //! | `state` | the state file `/run/xlatperf/lab.json` and where the files go |
 //! | `tayga` | TAYGA's configurations, starting and stopping the daemons (siit, nat64, xlat464's two) |
+//! | `aftr` | dslite's AFTR: the tc programs that decapsulate and encapsulate IPv4-in-IPv6 |
 //! | `cmd` | running `ip`, `nft`, `sysctl` and `tayga` as argument vectors |
 //! | `error` | [`LabError`] |
 //!
@@ -33,6 +34,7 @@
 //! | nat64 | TAYGA, same prefix, dynamic pool 198.18.128.0/18, plus the nat44 rules |
 //! | nat66 | the nat44 rules for IPv6 (`table ip6 xlat`), plus neighbour solicitations and advertisements accepted from xlat-dr |
 //! | xlat464 | 464XLAT (RFC 6877): a CLAT (TAYGA, stateless) in namespace xlat-clat in front of the PLAT, nat64's DUT, in xlat-dut |
+//! | dslite | (not offered by `lab up` yet) Dual-Stack Lite's AFTR (RFC 6333): IPv4-in-IPv6 from B4s in 2001:2::/112 decapsulated, NAT44 per B4, encapsulated back |
 //!
 //! ```text
 //!   xlat464:  xlat-tl ── xlat-cl 198.18.0.1/16 [xlat-clat: TAYGA CLAT] xlat-cr 2001:2::464/64
@@ -68,6 +70,7 @@
 // One exception, in cmd.rs: the child's descriptors marked close-on-exec before a tool starts.
 #![deny(unsafe_code)]
 
+mod aftr;
 mod cmd;
 mod dut;
 mod error;
@@ -89,11 +92,12 @@ pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, Status};
 pub use topology::{
     config, config_toml, config_toml_for, CpuSplit, StatefulLab, Topology, CLAT_IPV4_ROUTE, CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6,
-    CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DUT_LEFT, DUT_LEFT_IPV4,
-    DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL, NAT64_PREFIX,
-    RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS,
-    STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT,
-    TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
+    CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DSLITE_AFTR,
+    DSLITE_B4_IPV4_ROUTE, DSLITE_B4_PREFIX, DSLITE_LEFT_MTU, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4,
+    DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL, NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT,
+    SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS, STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS,
+    STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4,
+    TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
 };
 
 fn require_tools(t: Topology) -> Result<(), LabError> {

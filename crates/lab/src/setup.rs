@@ -64,11 +64,27 @@ fn nat_ruleset(t: Topology) -> String {
         _ => ("ip", ""),
     };
     format!(
-        "table {family} xlat {{\n\
+        "table {family} xlat {{\n{}\
          \tchain postrouting {{ type nat hook postrouting priority srcnat; policy accept; oifname \"{DUT_RIGHT}\" masquerade; }}\n\
          \tchain forward {{ type filter hook forward priority filter; policy accept; ct state established,related accept; iifname \"{DUT_RIGHT}\" drop; }}\n\
          \tchain input {{ type filter hook input priority filter; policy accept; ct state established,related accept; {ndp}iifname \"{DUT_RIGHT}\" drop; }}\n\
-         }}\n"
+         }}\n",
+        if t == Topology::Dslite { b4_chains() } else { String::new() }
+    )
+}
+
+/// dslite's per-B4 NAT (RFC 6333 6.6): the AFTR's decapsulation marks each packet with its B4's
+/// identity (aftr.rs); the mark chooses the connection-tracking zone of the original direction,
+/// so that B4s may use the same IPv4 addresses and ports, and is kept in the connection, so that
+/// a reply gets it back and the encapsulation knows its B4. nftables sets a zone from a map only
+/// (a mark is not an integer to it): the map holds every identity, 1 to 65535.
+fn b4_chains() -> String {
+    let elements: Vec<String> = (1..=u16::MAX).map(|i| format!("{i} : {i}")).collect();
+    format!(
+        "\tmap b4zone {{ typeof meta mark : ct zone; elements = {{ {} }} }}\n\
+         \tchain b4zone {{ type filter hook prerouting priority raw; policy accept; iifname \"{DUT_LEFT}\" ct original zone set meta mark map @b4zone; }}\n\
+         \tchain b4mark {{ type filter hook prerouting priority mangle; policy accept; iifname \"{DUT_LEFT}\" ct mark set meta mark; iifname \"{DUT_RIGHT}\" meta mark set ct mark; }}\n",
+        elements.join(", ")
     )
 }
 
@@ -191,6 +207,13 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
             (DUT_NS, DUT_RIGHT, Some(DUT_RIGHT_IPV4), Some(DUT_RIGHT_IPV6)),
         ]
         .to_vec()
+    } else if t == Topology::Dslite {
+        // The AFTR's left is IPv6 only: the B4s reach it through their softwires.
+        [
+            (DUT_NS, DUT_LEFT, None, Some(DUT_LEFT_IPV6)),
+            (DUT_NS, DUT_RIGHT, Some(DUT_RIGHT_IPV4), Some(DUT_RIGHT_IPV6)),
+        ]
+        .to_vec()
     } else {
         [
             (DUT_NS, DUT_LEFT, Some(DUT_LEFT_IPV4), Some(DUT_LEFT_IPV6)),
@@ -207,6 +230,10 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
             ip_in(ns, &["-6", "address", "add", v6, "dev", dev, "nodad"])?;
         }
         ip_in(ns, &["link", "set", "dev", dev, "txqueuelen", TXQUEUELEN, "up"])?;
+    }
+    if t == Topology::Dslite {
+        ip_in(TESTER_NS, &["link", "set", "dev", LEFT_PORT, "mtu", DSLITE_LEFT_MTU])?;
+        ip_in(DUT_NS, &["link", "set", "dev", DUT_LEFT, "mtu", DSLITE_LEFT_MTU])?;
     }
 
     raise_globals(st, &GC_THRESH)?;
@@ -232,6 +259,25 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         run_with_input("ip", &["netns", "exec", DUT_NS, "nft", "-f", "-"], Some(&nat_ruleset(t)))?;
         // After the ruleset: it loads nf_conntrack, whose sysctls exist only from then on.
         tune_conntrack(st, opts.conntrack)?;
+    }
+    if t == Topology::Dslite {
+        crate::aftr::attach()?;
+        // What goes back to the B4s' IPv4 addresses leaves on the left to the tester's IPv6
+        // address (its MAC by neighbour discovery); the encapsulation then addresses the B4.
+        ip_in(
+            DUT_NS,
+            &[
+                "-4",
+                "route",
+                "add",
+                DSLITE_B4_IPV4_ROUTE,
+                "via",
+                "inet6",
+                TESTER_LEFT_IPV6,
+                "dev",
+                DUT_LEFT,
+            ],
+        )?;
     }
 
     wait_links_up(t)?;

@@ -28,6 +28,17 @@ pub const DUT_RIGHT: &str = "xlat-dr";
 pub const TAYGA_TUN: &str = "xlat-nat64";
 /// nftables table (ip6) in every TAYGA namespace that repairs its zero UDP checksums (tayga.rs).
 pub const CHECKSUM_TABLE: &str = "xlat_tayga_csum";
+/// dslite: the AFTR's softwire address (its left address, RFC 6333's tunnel end).
+pub const DSLITE_AFTR: &str = "2001:2::1";
+/// dslite: where the B4s are, a /112 on the AFTR's left link; the last 16 bits of a B4's address
+/// are its identity (the AFTR's mark and connection-tracking zone, from 1), and the tester's
+/// left address 2001:2::2 is B4 2.
+pub const DSLITE_B4_PREFIX: &str = "2001:2::/112";
+/// dslite: the IPv4 addresses behind the B4s (the inner sources), routed back into the tunnel.
+pub const DSLITE_B4_IPV4_ROUTE: &str = "198.18.0.0/16";
+/// dslite: the MTU of the AFTR's left link, so that a 1518-byte IPv4 test frame fits with its
+/// 40-byte outer header (no fragmentation in the tunnel).
+pub const DSLITE_LEFT_MTU: &str = "1540";
 /// xlat464: the CLAT's namespace, between the tester's left port and the PLAT (the DUT
 /// namespace, which holds the stateful NAT64 and so the connection table).
 pub const CLAT_NS: &str = "xlat-clat";
@@ -172,10 +183,15 @@ pub enum Topology {
     /// 464XLAT (RFC 6877) as two DUTs in a chain: a CLAT (TAYGA, stateless, in its own
     /// namespace) and a PLAT (the nat64 DUT), IPv4 on both tester sides.
     Xlat464,
+    /// Dual-Stack Lite (RFC 6333): an AFTR (IPv4-in-IPv6 softwires from the B4s on the left,
+    /// decapsulated and encapsulated by tc programs, and NAT44 per B4) in the DUT namespace.
+    /// Not offered by `lab up` yet: xlatperf does not send encapsulated test frames.
+    Dslite,
 }
 
 impl Topology {
-    /// All topologies, in the order they are documented.
+    /// The topologies `lab up` offers, in the order they are documented (dslite is not offered
+    /// yet: see [`Topology::Dslite`]).
     pub const ALL: [Topology; 7] = [
         Topology::Router4,
         Topology::Router6,
@@ -196,6 +212,7 @@ impl Topology {
             Topology::Nat64 => "nat64",
             Topology::Nat66 => "nat66",
             Topology::Xlat464 => "xlat464",
+            Topology::Dslite => "dslite",
         }
     }
 
@@ -206,7 +223,10 @@ impl Topology {
 
     /// Does the DUT run nftables NAT (stateful)?
     pub fn uses_nat(self) -> bool {
-        matches!(self, Topology::Nat44 | Topology::Nat64 | Topology::Nat66 | Topology::Xlat464)
+        matches!(
+            self,
+            Topology::Nat44 | Topology::Nat64 | Topology::Nat66 | Topology::Xlat464 | Topology::Dslite
+        )
     }
 
     /// Is there a CLAT between the tester's left port and the DUT (xlat464)?
@@ -246,7 +266,7 @@ impl Topology {
     /// `ip` for nat44 and nat64 (TAYGA's IPv4 side is masqueraded).
     pub fn nat_family(self) -> Option<&'static str> {
         match self {
-            Topology::Nat44 | Topology::Nat64 | Topology::Xlat464 => Some("ip"),
+            Topology::Nat44 | Topology::Nat64 | Topology::Xlat464 | Topology::Dslite => Some("ip"),
             Topology::Nat66 => Some("ip6"),
             _ => None,
         }
@@ -255,7 +275,7 @@ impl Topology {
     /// (IPv4 forwarding, IPv6 forwarding) in the DUT namespace.
     pub fn forwarding(self) -> (bool, bool) {
         match self {
-            Topology::Router4 | Topology::Nat44 => (true, false),
+            Topology::Router4 | Topology::Nat44 | Topology::Dslite => (true, false),
             Topology::Router6 | Topology::Nat66 => (false, true),
             Topology::Siit | Topology::Nat64 | Topology::Xlat464 => (true, true),
         }
@@ -273,7 +293,8 @@ impl Topology {
     /// IP version of the (left, right) tester side.
     pub fn ip_versions(self) -> (u8, u8) {
         match self {
-            Topology::Router4 | Topology::Nat44 | Topology::Xlat464 => (4, 4),
+            // dslite: IPv4 in the tunnel on the left.
+            Topology::Router4 | Topology::Nat44 | Topology::Xlat464 | Topology::Dslite => (4, 4),
             Topology::Router6 | Topology::Nat66 => (6, 6),
             Topology::Siit | Topology::Nat64 => (6, 4),
         }
@@ -291,6 +312,13 @@ impl FromStr for Topology {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
+        if Topology::Dslite.name().eq_ignore_ascii_case(s) {
+            return Err(LabError::InvalidInput(
+                "dslite: the AFTR is built (lab tests send IPv4-in-IPv6 through it), but xlatperf does not send \
+                 encapsulated test frames yet, so nothing can be measured through it (issue 24)"
+                    .into(),
+            ));
+        }
         Topology::ALL
             .into_iter()
             .find(|t| t.name().eq_ignore_ascii_case(s))
@@ -534,6 +562,12 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
             "DUT: nftables IPv6 masquerade (conntrack) from left to right in namespace {DUT_NS}\n\
              stateful: the right side sees {}; reverse traffic needs the Responder",
             addr(DUT_RIGHT_IPV6)
+        ),
+        Topology::Dslite => format!(
+            "DUT: Dual-Stack Lite AFTR (RFC 6333) in namespace {DUT_NS}: IPv4-in-IPv6 to {DSLITE_AFTR} from the B4s in {DSLITE_B4_PREFIX}\n\
+             decapsulated, NAT44 per B4 (nftables masquerade, a conntrack zone per B4), encapsulated back\n\
+             stateful: the right side sees {}; reverse traffic needs the Responder",
+            addr(DUT_RIGHT_IPV4)
         ),
         Topology::Xlat464 => format!(
             "DUT: 464XLAT (RFC 6877), two translators in a chain, IPv6 between them\n\

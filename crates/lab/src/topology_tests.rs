@@ -284,3 +284,24 @@ fn xlat464_is_nat44_to_the_tester_with_a_clat_in_front() {
     );
     assert!(config_comment(Topology::Xlat464, CpuSplit::for_cpus(2)).contains("both TAYGAs run on CPU 1;"));
 }
+
+/// dslite: the AFTR is the DUT's left address, the B4s a /112 of the left link (2001:2::2, the
+/// tester's left address, is B4 2), and `lab up dslite` is refused until the tester sends
+/// encapsulated frames, saying so.
+#[test]
+fn dslite_addresses_and_refusal() {
+    assert_eq!(DSLITE_AFTR, addr(DUT_LEFT_IPV6));
+    let (b4, len) = DSLITE_B4_PREFIX.split_once('/').unwrap();
+    assert_eq!(len, "112");
+    let b4: Ipv6Addr = b4.parse().unwrap();
+    let tester: Ipv6Addr = TESTER_LEFT_IPV6.parse().unwrap();
+    assert_eq!(u128::from(tester) >> 16, u128::from(b4) >> 16);
+    assert_eq!(b4.segments()[..3], [0x2001, 2, 0]);
+    let route: std::net::Ipv4Addr = DSLITE_B4_IPV4_ROUTE.split('/').next().unwrap().parse().unwrap();
+    assert_eq!(route.octets()[..2], [198, 18]);
+    assert!(!Topology::ALL.contains(&Topology::Dslite));
+    let e = "dslite".parse::<Topology>().unwrap_err().to_string();
+    assert!(e.contains("does not send encapsulated test frames yet"), "{e}");
+    assert_eq!(Topology::Dslite.nat_family(), Some("ip"));
+    assert_eq!(Topology::Dslite.forwarding(), (true, false));
+}

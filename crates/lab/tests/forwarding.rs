@@ -7,7 +7,7 @@ mod common;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
-use common::packet::{expect_udp, mac_of, udp4, udp6, udp6_sum, PacketSocket};
+use common::packet::{encap6, expect_udp, mac_of, udp4, udp6, udp6_sum, v4_sums_ok, PacketSocket};
 use common::{cleanup_guard, serial};
 use xlat_lab::*;
 
@@ -428,4 +428,80 @@ fn xlat464_translates_twice_and_down_finds_both_taygas() {
         assert!(!std::path::Path::new(f).exists(), "{f} left");
     }
     restore_sysctls(state);
+}
+
+/// dslite (RFC 6333): two B4s (2001:2::2 and 2001:2::3) send the same IPv4 datagram (198.18.0.2
+/// port 1000 to 198.19.0.2 port 2000) through their softwires to the AFTR. Both leave on the
+/// right as IPv4 from the AFTR's address, from two different ports (a NAT per B4: two
+/// connections in the table), checksums good; each answer goes back in IPv6 from the AFTR to its
+/// own B4, the IPv4 inside restored. Native IPv4 and IPv6 to other addresses are not tunneled.
+#[test]
+fn dslite_aftr_decapsulates_nats_per_b4_and_encapsulates() {
+    need_root!("conntrack");
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    up(Topology::Dslite, &UpOptions::default()).unwrap();
+    let p = ports();
+    let (aftr, public) = (v6(DSLITE_AFTR), v4(DUT_RIGHT_IPV4));
+    let (left4, right4, tester6) = (v4(TESTER_LEFT_IPV4), v4(TESTER_RIGHT_IPV4), v6(TESTER_LEFT_IPV6));
+    let b4s: [Ipv6Addr; 2] = [tester6, "2001:2::3".parse().unwrap()];
+    let mut seen = Vec::new();
+    for (k, b4) in b4s.iter().enumerate() {
+        let inner = udp4(p.dut_left, p.left.mac, left4, right4, 1000, 2000, k as u64 + 1);
+        p.left.send(&encap6(&inner, *b4, aftr));
+        let u = expect_udp(&p.right, Some(right4), None, WAIT).unwrap_or_else(|| panic!("B4 {b4}: nothing on the right"));
+        assert_eq!(
+            (u.src, u.dst, u.dport, u.seq, u.tunnel),
+            (public.into(), right4.into(), 2000, k as u64 + 1, None)
+        );
+        seen.push(u.sport);
+    }
+    assert_ne!(seen[0], seen[1], "two B4s with the same datagram share one NAT mapping");
+    let count = std::process::Command::new("ip")
+        .args(["netns", "exec", DUT_NS, "conntrack", "-C"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&count.stdout).trim(), "2");
+
+    for (k, b4) in b4s.iter().enumerate().rev() {
+        let seq = 10 + k as u64;
+        p.right.send(&udp4(p.dut_right, p.right.mac, right4, public, 2000, seen[k], seq));
+        // The AFTR resolves the tester's IPv6 address (the route back) by neighbour discovery.
+        let u = expect_udp(&p.left, None, Some(tester6), WAIT).unwrap_or_else(|| panic!("no answer to B4 {b4}"));
+        assert_eq!(u.tunnel, Some((aftr, *b4)), "answer {seq} in the softwire to its B4");
+        assert_eq!(
+            (u.src, u.dst, u.sport, u.dport, u.seq),
+            (right4.into(), left4.into(), 2000, 1000, seq)
+        );
+    }
+    // The frames' checksums, inner IPv4 and UDP, once more on a fresh pair of frames.
+    let inner = udp4(p.dut_left, p.left.mac, left4, right4, 1000, 2000, 20);
+    p.left.send(&encap6(&inner, b4s[0], aftr));
+    let f = recv_udp_frame(&p.right, Some(right4));
+    assert!(v4_sums_ok(&f), "out on the right: {f:02x?}");
+    p.right.send(&udp4(p.dut_right, p.right.mac, right4, public, 2000, seen[0], 21));
+    let f = recv_udp_frame(&p.left, None);
+    assert!(v4_sums_ok(&f), "back in the softwire: {f:02x?}");
+
+    // IPv4 in IPv6 to an address that is not the AFTR's is not decapsulated.
+    let other: Ipv6Addr = "2001:2:0:1::2".parse().unwrap();
+    p.left.send(&encap6(&inner, other, v6(TESTER_RIGHT_IPV6)));
+    assert!(
+        expect_udp(&p.right, Some(right4), None, Duration::from_millis(300)).is_none(),
+        "IPv6 not to the AFTR was decapsulated"
+    );
+    down().unwrap();
+}
+
+/// The next UDP test frame on `sock`, whole (answering ARP for `v4`).
+fn recv_udp_frame(sock: &PacketSocket, v4: Option<Ipv4Addr>) -> Vec<u8> {
+    let deadline = std::time::Instant::now() + WAIT;
+    while let Some(f) = sock.recv(deadline) {
+        if let Some(reply) = v4.and_then(|ip| common::packet::arp_reply(&f, sock.mac, ip)) {
+            sock.send(&reply);
+        } else if common::packet::parse_udp(&f).is_some() {
+            return f;
+        }
+    }
+    panic!("no UDP test frame");
 }

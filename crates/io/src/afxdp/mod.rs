@@ -50,11 +50,12 @@ mod ring;
 mod socket;
 
 pub use abi::FRAME_SIZE;
-pub use bpf::{xdp_program, Insn, REDIRECTED_ETHERTYPES};
+pub use bpf::{xdp_program, REDIRECTED_ETHERTYPES};
 pub use options::{AfXdpOptions, MAX_QUEUES};
 pub use port::AfXdpPort;
 pub use queues::{AfXdpRx, AfXdpTx, XskTx};
 pub use ring::{frame_base, ring_free, ring_ready};
+pub use xlat_bpf::Insn;
 
 #[cfg(test)]
 mod tests;

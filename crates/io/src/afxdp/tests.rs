@@ -1,10 +1,9 @@
 //! Tests of the afxdp backend.
 
-use super::abi::{
-    LinkCreateAttr, MapCreateAttr, MapUpdateAttr, ProgLoadAttr, SockaddrXdp, XdpDesc, XdpMmapOffsets, XdpStatistics, XdpUmemReg,
-};
+use super::abi::{SockaddrXdp, XdpDesc, XdpMmapOffsets, XdpStatistics, XdpUmemReg};
 use super::bpf::xdp_program;
 use super::ring::{frame_base, ring_free, ring_ready};
+use xlat_bpf::{LinkCreateAttr, MapCreateAttr, MapUpdateAttr, ProgLoadAttr};
 
 #[test]
 fn ring_arithmetic_wraps() {

@@ -257,14 +257,54 @@ pub struct Udp {
     /// The UDP checksum field as it came.
     pub csum: u16,
     pub seq: u64,
+    /// IPv4 in IPv6 (RFC 2473): the outer (source, destination).
+    pub tunnel: Option<(Ipv6Addr, Ipv6Addr)>,
 }
 
 fn be16(f: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*f.get(at)?, *f.get(at + 1)?]))
 }
 
-/// Parse a UDP test frame (one that carries [`MARK`]).
+/// `frame4` (Ethernet + IPv4) in IPv6 from `src` to `dst` (next header 4, RFC 2473), between
+/// the same MACs.
+pub fn encap6(frame4: &[u8], src: Ipv6Addr, dst: Ipv6Addr) -> Vec<u8> {
+    let macs: [u8; 12] = frame4[..12].try_into().unwrap();
+    let (dst_mac, src_mac) = (macs[..6].try_into().unwrap(), macs[6..].try_into().unwrap());
+    eth(dst_mac, src_mac, 0x86dd, &ipv6(src, dst, 4, 64, &frame4[14..]))
+}
+
+/// Do the IPv4 header checksum and the UDP checksum of the IPv4 UDP frame `f` (native, or
+/// in IPv6 with next header 4) verify?
+pub fn v4_sums_ok(f: &[u8]) -> bool {
+    let ip = match (be16(f, 12), f.get(20)) {
+        (Some(0x86dd), Some(4)) => &f[54..],
+        (Some(0x0800), _) => &f[14..],
+        _ => return false,
+    };
+    let hl = usize::from(ip[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+    if ip.len() < total || total < hl + 8 || ip[9] != 17 {
+        return false;
+    }
+    let udp = &ip[hl..total];
+    let mut pseudo = ip[12..20].to_vec();
+    pseudo.extend_from_slice(&[0, 17]);
+    pseudo.extend_from_slice(&(udp.len() as u16).to_be_bytes());
+    checksum(&[&ip[..hl]]) == 0 && (udp[6..8] == [0, 0] || checksum(&[&pseudo, udp]) == 0)
+}
+
+/// Parse a UDP test frame (one that carries [`MARK`]), also one in IPv6 (next header 4).
 pub fn parse_udp(f: &[u8]) -> Option<Udp> {
+    if be16(f, 12)? == 0x86dd && *f.get(20)? == 4 {
+        let s: [u8; 16] = f.get(22..38)?.try_into().ok()?;
+        let d: [u8; 16] = f.get(38..54)?.try_into().ok()?;
+        let inner = [f.get(..12)?, &[8, 0], f.get(54..)?].concat();
+        let u = parse_udp(&inner)?;
+        return Some(Udp {
+            tunnel: Some((s.into(), d.into())),
+            ..u
+        });
+    }
     let dst_mac: [u8; 6] = f.get(0..6)?.try_into().ok()?;
     let (src, dst, ttl, l4) = match be16(f, 12)? {
         0x0800 if *f.get(23)? == 17 => {
@@ -293,6 +333,7 @@ pub fn parse_udp(f: &[u8]) -> Option<Udp> {
         ttl,
         csum: be16(f, l4 + 6)?,
         seq,
+        tunnel: None,
     })
 }
 
