@@ -398,3 +398,34 @@ fn validation_with_background_frames_still_visits_every_entry() {
     let e = t.run_preliminary(&spec(100, 1), Some(1_000)).unwrap_err();
     assert!(e.to_string().contains("needs foreground frames"), "{e}");
 }
+
+/// A stall of the Initiator's sender in phase 1 is in the preliminary report (its lag and
+/// stalls); under a bound on the sender's lag phase 1 is invalid, saying why: the catch-up
+/// burst after a stall is the tester's, and a rate-limiting DUT's drops of it must not count
+/// as the DUT's. The stall is forced: the `mem` port's transmit call sleeps 20 ms once.
+#[test]
+fn a_phase_one_stall_is_reported_and_invalid_under_a_lag_bound() {
+    let _g = serial();
+    let (l, r) = pair(1 << 16);
+    let wire = l.tx_wire();
+    let mut t = Tester::new(stateful_setup(), l, r, CpuPlan::default()).unwrap();
+    let bounded = TrialSpec {
+        max_send_lag_ns: Some(1_000_000),
+        ..spec(5_000, 5_000)
+    };
+    wire.set_impairment(Impairment {
+        stall_tx: Some((2_000, std::time::Duration::from_millis(20))),
+        ..Default::default()
+    });
+    let r = t.run_preliminary(&bounded, None).unwrap();
+    let p = r.preliminary.as_ref().unwrap();
+    assert!(p.max_lag_ns >= 20_000_000 && p.stalls >= 1, "{p:?}");
+    assert!(!r.valid);
+    assert!(
+        r.invalid_reasons
+            .iter()
+            .any(|w| w.starts_with("Preliminary phase: Forward sending fell ") && w.contains("more than the 1.000 ms allowed")),
+        "{:?}",
+        r.invalid_reasons
+    );
+}

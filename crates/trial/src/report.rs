@@ -170,6 +170,14 @@ pub struct PreliminaryReport {
     pub send_duration_s: f64,
     /// Phase 1 sending ended within N / R x 1.00001 s.
     pub sending_valid: bool,
+    /// The largest lag of a phase 1 burst behind its schedule, nanoseconds, and the sender's
+    /// stalls (over [`crate::STALL_NS`]), as a direction's `max_lag_ns` and `stalls`. A sender
+    /// that stalls catches up with a burst, which a rate-limiting DUT may drop: the tester's
+    /// doing, which `tester.max_send_lag_us` bounds (phase 1 is then invalid beyond it).
+    #[serde(default)]
+    pub max_lag_ns: u64,
+    #[serde(default)]
+    pub stalls: u64,
     /// Learnt 4-tuples that equal an earlier learnt one (the DUT mapped two connections onto
     /// one tuple), when the enumeration promised unique tuples and the check ran; else `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

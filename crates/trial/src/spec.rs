@@ -187,8 +187,11 @@ impl PreliminarySpec {
             pdv: None,
             rate_change: None,
             preliminary: None,
-            // Phase 1 is judged by the end of its sending alone, as siitperf judges it.
-            max_send_lag_ns: None,
+            // siitperf judges phase 1 by the end of its sending alone; with a bound on the
+            // sender's lag (tester.max_send_lag_us) xlatperf holds phase 1 to it too: a stall's
+            // catch-up burst is more than a rate-limiting DUT accepts, and its drops would count
+            // as the DUT's.
+            max_send_lag_ns: spec.max_send_lag_ns,
         }
     }
 }

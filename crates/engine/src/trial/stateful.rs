@@ -183,6 +183,8 @@ impl<P: Port> Tester<P> {
             state_table: p.state_table,
             send_duration_s: d1.send_duration_s,
             sending_valid: d1.sent == p.frames && d1.send_duration_s <= limit,
+            max_lag_ns: d1.max_lag_ns,
+            stalls: d1.stalls,
             duplicate_tuples: None,
             unexpected: d1.unexpected,
             duplicates: d1.duplicates,
