@@ -304,6 +304,7 @@ fn foreign_traffic(stop: &std::sync::atomic::AtomicBool, injected: &std::sync::a
                         dport: 53,
                         frame_size: 100,
                         field: n,
+                        tunnel: None,
                     };
                     let len = t.write(buf).map(|l| l.len).unwrap_or(0);
                     if i == 1 {

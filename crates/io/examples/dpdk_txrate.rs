@@ -122,6 +122,7 @@ mod run {
             dport: 0x0007,
             frame_size: size,
             field: 0,
+            tunnel: None,
         };
         let mut buf = vec![0u8; size];
         let len = f.write(&mut buf).map_err(|e| e.to_string())?.len;

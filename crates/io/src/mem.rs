@@ -435,6 +435,7 @@ mod tests {
             dport: 2,
             frame_size: 64,
             field: seq,
+            tunnel: None,
         }
         .write(buf)
         .unwrap()

@@ -65,6 +65,7 @@ fn v4_frame(src: MacAddr, dst: MacAddr, sport: u16, size: usize, field: u64, buf
         dport: 7,
         frame_size: size,
         field,
+        tunnel: None,
     }
     .write(buf)
     .map(|l| l.len)

@@ -131,6 +131,7 @@ fn frames_cross(generic: bool) {
                         dport: 7,
                         frame_size: 84 + (i % 3) * 100,
                         field: sent + i as u64,
+                        tunnel: None,
                     }
                     .write(buf)
                     .map(|l| l.len)

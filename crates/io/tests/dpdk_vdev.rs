@@ -83,6 +83,7 @@ fn frame(seq: u64, size: usize, buf: &mut [u8]) -> usize {
         dport: 7,
         frame_size: size,
         field: seq,
+        tunnel: None,
     }
     .write(buf)
     .unwrap()

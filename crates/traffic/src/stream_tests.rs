@@ -395,6 +395,7 @@ fn patched_frames_have_valid_checksums_and_sequence() {
             dport: RFC2544_DPORT,
             frame_size: 64,
             field: seq,
+            tunnel: None,
         };
         let mut full = [0u8; 60];
         f.write(&mut full).unwrap();

@@ -109,6 +109,7 @@ impl Template {
             dport,
             frame_size,
             field: 0,
+            tunnel: None,
         };
         let mut bytes = vec![0u8; frame.len()];
         let layout = frame.write(&mut bytes).map_err(|e| StreamError::Frame(e.to_string()))?;
@@ -191,6 +192,7 @@ impl Template {
             dport: 0,
             frame_size,
             field: 0,
+            tunnel: None,
         };
         let mut bytes = vec![0u8; frame.len()];
         let layout = frame.write(&mut bytes).map_err(|e| StreamError::Frame(e.to_string()))?;

@@ -67,7 +67,25 @@ pub struct TestFrame {
     pub frame_size: usize,
     /// The 64-bit payload field.
     pub field: u64,
+    /// IPv4 in IPv6 (RFC 2473, as DS-Lite's B4 and lw4o6's and MAP-E's CE send it): the frame's
+    /// IPv4 packet behind an outer IPv6 header with these addresses (next header 4). The frame
+    /// size is then the outer frame's: the IPv4 packet is 40 bytes shorter.
+    pub tunnel: Option<Tunnel>,
 }
+
+/// The outer IPv6 header's addresses of an IPv4-in-IPv6 frame (RFC 2473).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tunnel {
+    /// The tunnel's near end (a B4's or CE's address).
+    pub src: Ipv6Addr,
+    /// Its far end (an AFTR's or border relay's address).
+    pub dst: Ipv6Addr,
+}
+
+/// IPv6's next header for IPv4 (RFC 2473).
+pub const NH_IPV4: u8 = 4;
+/// IPv6's next header for IPv6 (RFC 2473).
+pub const NH_IPV6: u8 = 41;
 
 /// Why a frame cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +151,8 @@ pub struct TestFrameLayout {
     pub udp_checksum: usize,
     /// The 64-bit payload field.
     pub field: usize,
+    /// The outer IPv6 source address of an IPv4-in-IPv6 frame (no checksum covers it).
+    pub tunnel_src: Option<usize>,
 }
 
 impl TestFrame {
@@ -146,9 +166,18 @@ impl TestFrame {
         self.len() == 0
     }
 
+    /// Bytes of the outer IPv6 header, if any.
+    fn outer_len(&self) -> usize {
+        if self.tunnel.is_some() {
+            ipv6::HDR_LEN
+        } else {
+            0
+        }
+    }
+
     /// The layout the frame will have; checks the size limits.
     pub fn layout(&self) -> Result<TestFrameLayout, FrameError> {
-        let min = self.ip.min_frame_len().max(eth::MIN_FRAME_LEN) + FCS_LEN;
+        let min = (self.ip.min_frame_len() + self.outer_len()).max(eth::MIN_FRAME_LEN) + FCS_LEN;
         if self.frame_size < min {
             return Err(FrameError::TooSmall {
                 frame_size: self.frame_size,
@@ -161,7 +190,7 @@ impl TestFrame {
                 max: MAX_FRAME_SIZE,
             });
         }
-        let ip = eth::HDR_LEN;
+        let ip = eth::HDR_LEN + self.outer_len();
         let l4 = ip + self.ip.ip_hdr_len();
         let (ip_src, ip_dst, ip_checksum) = if self.ip.is_v6() {
             (ip + ipv6::field::SRC_ADDR.start, ip + ipv6::field::DST_ADDR.start, None)
@@ -182,6 +211,7 @@ impl TestFrame {
             dport: l4 + udp::field::DST_PORT.start,
             udp_checksum: l4 + udp::field::CHECKSUM.start,
             field: l4 + udp::HDR_LEN + payload::FIELD_OFFSET,
+            tunnel_src: self.tunnel.map(|_| eth::HDR_LEN + ipv6::field::SRC_ADDR.start),
         })
     }
 
@@ -193,14 +223,31 @@ impl TestFrame {
         let l4 = lay.sport;
         let udp_len = lay.len - l4;
         let bad = FrameError::BufferTooSmall { need: lay.len, have };
+        let ip = eth::HDR_LEN + self.outer_len();
+        if let Some(t) = self.tunnel {
+            eth::write(f, self.eth_dst, self.eth_src, eth::ETHERTYPE_IPV6).ok_or(bad.clone())?;
+            let h = ipv6::Header {
+                payload_len: lay.len - ip,
+                next_header: if self.ip.is_v6() { NH_IPV6 } else { NH_IPV4 },
+                hop_limit: ipv6::DEFAULT_HOP_LIMIT,
+                src: t.src,
+                dst: t.dst,
+            };
+            ipv6::write(&mut f[eth::HDR_LEN..], &h).ok_or(bad.clone())?;
+        }
+        let ethertype = |v4| match (self.tunnel, v4) {
+            (Some(_), _) => eth::ETHERTYPE_IPV6,
+            (None, true) => eth::ETHERTYPE_IPV4,
+            (None, false) => eth::ETHERTYPE_IPV6,
+        };
         match self.ip {
             IpPair::V4 { src, dst } => {
-                eth::write(f, self.eth_dst, self.eth_src, eth::ETHERTYPE_IPV4).ok_or(bad.clone())?;
+                eth::write(f, self.eth_dst, self.eth_src, ethertype(true)).ok_or(bad.clone())?;
                 let h = ipv4::Header::new(src, dst, ipv4::PROTO_UDP, udp_len);
-                ipv4::write(&mut f[eth::HDR_LEN..], &h).ok_or(bad.clone())?;
+                ipv4::write(&mut f[ip..], &h).ok_or(bad.clone())?;
             }
             IpPair::V6 { src, dst } => {
-                eth::write(f, self.eth_dst, self.eth_src, eth::ETHERTYPE_IPV6).ok_or(bad.clone())?;
+                eth::write(f, self.eth_dst, self.eth_src, ethertype(false)).ok_or(bad.clone())?;
                 let h = ipv6::Header {
                     payload_len: udp_len,
                     next_header: ipv6::NH_UDP,
@@ -208,7 +255,7 @@ impl TestFrame {
                     src,
                     dst,
                 };
-                ipv6::write(&mut f[eth::HDR_LEN..], &h).ok_or(bad.clone())?;
+                ipv6::write(&mut f[ip..], &h).ok_or(bad.clone())?;
             }
         }
         let uh = udp::Header {
@@ -245,6 +292,7 @@ mod tests {
             dport: 0x0007,
             frame_size: size,
             field: 42,
+            tunnel: None,
         }
     }
 

@@ -53,24 +53,13 @@ pub fn classify(frame: &[u8]) -> Rx {
     };
     let ip = &frame[eth::HDR_LEN.min(frame.len())..];
     match et {
-        eth::ETHERTYPE_IPV4 => {
-            let Some(&vihl) = ip.get(ipv4::field::VER_IHL) else {
-                return Rx::Other;
-            };
-            if vihl >> 4 != 4 || ip.get(ipv4::field::PROTOCOL) != Some(&ipv4::PROTO_UDP) {
-                return Rx::Other;
-            }
-            let hl = usize::from(vihl & 0x0f) * 4;
-            if hl < ipv4::HDR_LEN {
-                return Rx::Other;
-            }
-            match ip.get(hl + udp::HDR_LEN..).and_then(payload::field) {
-                Some(field) if v4_intact(ip, hl) => Rx::Test { v6: false, field },
-                Some(_) => Rx::Corrupt { v6: false },
-                None => Rx::Other,
-            }
-        }
+        eth::ETHERTYPE_IPV4 => classify_v4(ip),
         eth::ETHERTYPE_IPV6 => match ip.get(ipv6::field::NXT_HDR) {
+            // IPv4 in IPv6 (RFC 2473): an IPv4 test frame through a softwire (DS-Lite's AFTR
+            // to its B4), counted as the IPv4 frame it carries.
+            Some(&crate::frame::NH_IPV4) if ip.get(ipv6::field::VER_TC_FLOW.start).map(|v| v >> 4) == Some(6) => {
+                classify_v4(ip.get(ipv6::HDR_LEN..).unwrap_or(&[]))
+            }
             Some(&ipv6::NH_UDP) if ip.get(ipv6::field::VER_TC_FLOW.start).map(|v| v >> 4) == Some(6) => {
                 match ip.get(ipv6::HDR_LEN + udp::HDR_LEN..).and_then(payload::field) {
                     Some(field) if v6_intact(ip) => Rx::Test { v6: true, field },
@@ -89,6 +78,27 @@ pub fn classify(frame: &[u8]) -> Rx {
             _ => Rx::Other,
         },
         _ => Rx::Other,
+    }
+}
+
+/// [`classify`] of the IPv4 packet `ip` (after the Ethernet header, or after an outer IPv6
+/// header).
+#[inline]
+fn classify_v4(ip: &[u8]) -> Rx {
+    let Some(&vihl) = ip.get(ipv4::field::VER_IHL) else {
+        return Rx::Other;
+    };
+    if vihl >> 4 != 4 || ip.get(ipv4::field::PROTOCOL) != Some(&ipv4::PROTO_UDP) {
+        return Rx::Other;
+    }
+    let hl = usize::from(vihl & 0x0f) * 4;
+    if hl < ipv4::HDR_LEN {
+        return Rx::Other;
+    }
+    match ip.get(hl + udp::HDR_LEN..).and_then(payload::field) {
+        Some(field) if v4_intact(ip, hl) => Rx::Test { v6: false, field },
+        Some(_) => Rx::Corrupt { v6: false },
+        None => Rx::Other,
     }
 }
 
@@ -205,6 +215,7 @@ mod tests {
             dport: 53,
             frame_size: 64,
             field: 5,
+            tunnel: None,
         };
         let mut b = [0u8; 60];
         f.write(&mut b).unwrap();
@@ -254,6 +265,7 @@ mod tests {
                     dport: 352,
                     frame_size: if v6 { 84 } else { 64 },
                     field,
+                    tunnel: None,
                 };
                 let layout = t.write(&mut buf).unwrap();
                 if buf[layout.udp_checksum..layout.udp_checksum + 2] == [0xff, 0xff] {
@@ -296,6 +308,7 @@ mod tests {
                     dport: 5678,
                     frame_size: size,
                     field: 0x0100_0000_0000_002a,
+                    tunnel: None,
                 };
                 let mut buf = vec![0u8; 2048];
                 let n = t.write(&mut buf).unwrap().len;
@@ -320,6 +333,49 @@ mod tests {
                 padded.extend_from_slice(&[0xee; 6]);
                 assert!(matches!(classify(&padded), Rx::Test { .. }));
             }
+        }
+    }
+
+    /// IPv4 in IPv6 (RFC 2473): the IPv4 test frame it carries is received, over IPv4; a
+    /// corrupted byte of it is not; an outer header of another version or next header is not
+    /// a test frame; the outer addresses are covered by no checksum.
+    #[test]
+    fn a_test_frame_in_a_softwire_is_received_as_its_ipv4_frame() {
+        let t = TestFrame {
+            eth_src: MacAddr([2, 0, 0, 0, 0, 1]),
+            eth_dst: MacAddr([2, 0, 0, 0, 0, 2]),
+            ip: IpPair::V4 {
+                src: Ipv4Addr::new(198, 19, 0, 2),
+                dst: Ipv4Addr::new(198, 18, 0, 2),
+            },
+            sport: 53,
+            dport: 10_000,
+            frame_size: 104,
+            field: 77,
+            tunnel: Some(crate::frame::Tunnel {
+                src: "2001:2::1".parse().unwrap(),
+                dst: "2001:2::2".parse().unwrap(),
+            }),
+        };
+        let mut buf = [0u8; 100];
+        let n = t.write(&mut buf).unwrap().len;
+        let good = &buf[..n];
+        assert_eq!(classify(good), Rx::Test { v6: false, field: 77 });
+        for i in eth::HDR_LEN + ipv6::HDR_LEN..n {
+            let mut f = good.to_vec();
+            f[i] ^= 0x5a;
+            assert!(!matches!(classify(&f), Rx::Test { .. }), "inner byte {i} flipped");
+        }
+        for (i, why) in [(eth::HDR_LEN, "version"), (eth::HDR_LEN + ipv6::field::NXT_HDR, "next header")] {
+            let mut f = good.to_vec();
+            f[i] ^= 0x20;
+            assert_eq!(classify(&f), Rx::Other, "outer {why}");
+        }
+        let mut f = good.to_vec();
+        f[eth::HDR_LEN + ipv6::field::DST_ADDR.end - 1] ^= 0x01;
+        assert_eq!(classify(&f), Rx::Test { v6: false, field: 77 });
+        for cut in 0..n {
+            let _ = classify(&good[..cut]);
         }
     }
 
@@ -376,6 +432,7 @@ mod tests {
             dport: 2,
             frame_size: 64,
             field: 0xdead_beef_0102_0304,
+            tunnel: None,
         };
         let lay = f.write(&mut b).unwrap();
         assert_eq!(

@@ -5,7 +5,10 @@
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::process::Command;
-use xlat_wire::{arp, ndp, pcap, MacAddr};
+use xlat_wire::{arp, ndp, MacAddr};
+
+#[path = "common/dissect.rs"]
+mod dissect;
 
 const TESTER: MacAddr = MacAddr([0x02, 0x00, 0x00, 0x00, 0x01, 0x01]);
 const DUT: MacAddr = MacAddr([0x02, 0x00, 0x00, 0x00, 0x02, 0x02]);
@@ -39,35 +42,7 @@ const FIELDS: &[&str] = &[
 ];
 
 fn tshark(name: &str, frames: &[Vec<u8>]) -> Vec<HashMap<&'static str, String>> {
-    let path = std::env::temp_dir().join(format!("xlat-wire-{}-{name}.pcap", std::process::id()));
-    std::fs::write(&path, pcap::file_of(frames)).expect("write pcap");
-    let mut cmd = Command::new("tshark");
-    cmd.args(["-n", "-r"])
-        .arg(&path)
-        .args(["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]);
-    for f in FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().unwrap_or_else(|e| {
-        panic!("tshark cannot be run ({e}): this test validates frames with Wireshark's dissectors (apt-get install -y tshark)")
-    });
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
-    if std::env::var_os("XLAT_KEEP_PCAP").is_none() {
-        let _ = std::fs::remove_file(&path);
-    }
-    let text = String::from_utf8(out.stdout).unwrap();
-    let rows: Vec<HashMap<&'static str, String>> = text
-        .lines()
-        .map(|l| {
-            FIELDS
-                .iter()
-                .copied()
-                .zip(l.split('\t').map(str::to_string).chain(std::iter::repeat(String::new())))
-                .collect()
-        })
-        .collect();
-    assert_eq!(rows.len(), frames.len());
-    rows
+    dissect::fields(name, frames, FIELDS, &[])
 }
 
 #[test]

@@ -309,6 +309,7 @@ pub fn check_frame(s: &Setup, d: Direction, ipv6_size: usize, seq: u64, frame: &
         dport,
         frame_size,
         field: seq,
+        tunnel: None,
     };
     let mut want = vec![0u8; model.len()];
     model.write(&mut want).unwrap();
