@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::process::Command;
 use xlat_wire::{arp, ndp, MacAddr};
 
 #[path = "common/dissect.rs"]
