@@ -11,7 +11,7 @@ use crate::model::{
 use crate::validate::{self, Names};
 use serde::{Deserialize, Serialize};
 use std::net::{Ipv4Addr, Ipv6Addr};
-use xlat_traffic::{IpVarSpec, IpVersion, PortField, PortSpec, Setup, Side, Stateful, StatefulSpec, Variation};
+use xlat_traffic::{IpVarSpec, IpVersion, PortField, PortSpec, Setup, Side, SideTunnel, Stateful, StatefulSpec, Variation};
 use xlat_trial::StampSource;
 use xlat_wire::MacAddr;
 
@@ -76,6 +76,14 @@ pub(crate) struct RawSide {
     pub dut_ipv6: Option<String>,
     pub num_nets: Option<i64>,
     pub ip_variation: RawIpVar,
+    pub tunnel: Option<RawTunnel>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawTunnel {
+    pub local: Option<String>,
+    pub remote: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -407,7 +415,34 @@ impl Conv<'_> {
         };
         let v = &raw.ip_variation;
         let d = IpVarSpec::default();
+        let tunnel = match &raw.tunnel {
+            None => None,
+            Some(t) => {
+                let end = |k: &str, a: &Option<String>| -> Result<Ipv6Addr, ConfigError> {
+                    let key = p(&format!("tunnel.{k}"));
+                    self.parsed::<Ipv6Addr>(&key, a, ConfValue::Ipv6)?
+                        .ok_or_else(|| ConfigError::Required {
+                            at: self.doc.loc(&p("tunnel")),
+                            key: self.doc.name(&key),
+                            why: "IPv4 in IPv6 needs both ends of the tunnel (IPv6 addresses)".to_string(),
+                        })
+                };
+                let tunnel = SideTunnel {
+                    local: end("local", &t.local)?,
+                    remote: end("remote", &t.remote)?,
+                };
+                if ip_version != IpVersion::V4 {
+                    return Err(self.bad(
+                        &p("tunnel"),
+                        format!("a tunnel with {}.ip_version = 6", id),
+                        "a tunnel carries IPv4 in IPv6 (RFC 2473): the side's ip_version must be 4",
+                    ));
+                }
+                Some(tunnel)
+            }
+        };
         Ok(Side {
+            tunnel,
             ip_version,
             ipv4_real: self.parsed::<Ipv4Addr>(&p("ipv4_real"), &raw.ipv4_real, ConfValue::Ipv4)?,
             ipv4_virt: self.parsed::<Ipv4Addr>(&p("ipv4_virt"), &raw.ipv4_virt, ConfValue::Ipv4)?,

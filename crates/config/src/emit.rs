@@ -215,6 +215,11 @@ fn side(o: &mut Out, id: &str, sd: &Side) {
     o.key(&p("ip_variation.max"), v.max.to_string());
     o.key(&p("ip_variation.ipv4_offset"), v.ipv4_offset.to_string());
     o.key(&p("ip_variation.ipv6_offset"), v.ipv6_offset.to_string());
+    if let Some(t) = sd.tunnel {
+        o.header(&p("tunnel"));
+        o.key(&p("tunnel.local"), s(&t.local.to_string()));
+        o.key(&p("tunnel.remote"), s(&t.remote.to_string()));
+    }
 }
 
 /// A configuration as siitperf's files: `siitperf.conf` in siitperf's own syntax and the
@@ -246,6 +251,11 @@ pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
     }
     let s = &cfg.setup;
     for (side, on, name) in [(&s.left, s.forward, "left"), (&s.right, s.reverse, "right")] {
+        if side.tunnel.is_some() {
+            return Err(format!(
+                "key '{name}.tunnel': siitperf sends no encapsulated frames (it has no IPv4-in-IPv6 keys)"
+            ));
+        }
         if side.dut_mac.is_none() && (on || s.stateful.mode != Stateful::Off) {
             let conf = if name == "left" { "MAC-L-DUT" } else { "MAC-R-DUT" };
             return Err(format!(

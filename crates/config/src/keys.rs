@@ -276,6 +276,10 @@ pub static KEYS: &[KeyDef] = {
          "byte offset of the varying part in IPv4 addresses: only 2 (the last 16 bits)"),
     conf("left.ip_variation.ipv6_offset", &["IPv6-L-offset"], T::Int,    C::Number,  Some((0, 255)),        "14",
          "byte offset of the varying part in IPv6 addresses: 6-14, even"),
+    toml("left.tunnel.local",                               T::Str,     None,                  "not set (native frames)",
+         "IPv4 in IPv6 (RFC 2473; DS-Lite B4, lw4o6/MAP-E CE): the outer source of this side's frames, the B4's (first) address; ip_variation then varies it"),
+    toml("left.tunnel.remote",                              T::Str,     None,                  "not set (native frames)",
+         "IPv4 in IPv6: the outer destination of this side's frames (the AFTR or border relay); set dut_ipv6 to it to resolve the DUT's MAC"),
     // [right]
     conf("right.ip_version",      &["IP-R-Vers"],            T::Int,     C::Version, None,                  "required",
          "IP version of the right side's foreground traffic: 4 or 6"),
@@ -307,6 +311,10 @@ pub static KEYS: &[KeyDef] = {
          "byte offset of the varying part in IPv4 addresses: only 2 (the last 16 bits)"),
     conf("right.ip_variation.ipv6_offset", &["IPv6-R-offset"], T::Int,   C::Number,  Some((0, 255)),        "14",
          "byte offset of the varying part in IPv6 addresses: 6-14, even"),
+    toml("right.tunnel.local",                               T::Str,     None,                  "not set (native frames)",
+         "IPv4 in IPv6 (RFC 2473; DS-Lite B4, lw4o6/MAP-E CE): the outer source of this side's frames, the B4's (first) address; ip_variation then varies it"),
+    toml("right.tunnel.remote",                              T::Str,     None,                  "not set (native frames)",
+         "IPv4 in IPv6: the outer destination of this side's frames (the AFTR or border relay); set dut_ipv6 to it to resolve the DUT's MAC"),
     // [traffic]
     conf("traffic.forward",       &["Forward"],              T::Bool,    C::Flag,    None,                  "true",
          "left to right direction active"),
@@ -406,7 +414,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 81);
+        assert_eq!(keys().len(), 85);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

@@ -36,7 +36,7 @@ pub use burst::{Burst, BurstScratch};
 pub use plan::StreamError;
 pub use setup::{
     is_benchmarking_v4, is_benchmarking_v6, AddrPair, Direction, IpVarSpec, IpVersion, MissingAddress, PortField, PortSpec, Setup, Side,
-    SideId, Stateful, StatefulSpec, RFC2544_DPORT, RFC2544_SPORT, RFC4814_DPORT, RFC4814_SPORT,
+    SideId, SideTunnel, Stateful, StatefulSpec, RFC2544_DPORT, RFC2544_SPORT, RFC4814_DPORT, RFC4814_SPORT,
 };
 pub use state::{StateError, StateTable, Tuple4};
 pub use stream::DirectionStream;

@@ -165,6 +165,20 @@ impl Default for IpVarSpec {
     }
 }
 
+/// IPv4 in IPv6 (RFC 2473) on a side: the side is a DS-Lite B4 (or a lw4o6 or MAP-E CE). Its
+/// frames carry its IPv4 test packets behind an outer IPv6 header from `local` to `remote`,
+/// and frames coming to it arrive the same way (from `remote` to `local`, which the receiver
+/// takes as the IPv4 frames they carry). The side's `ip_var` then varies `local` (many B4s,
+/// each with the same inner addresses), not the inner source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideTunnel {
+    /// The B4's (first) address: the outer source of this side's frames.
+    pub local: Ipv6Addr,
+    /// The AFTR's address: their outer destination (and the DUT's address to resolve its MAC
+    /// by NDP on this side).
+    pub remote: Ipv6Addr,
+}
+
 /// One side of the tester (a port cabled to the DUT).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Side {
@@ -184,6 +198,9 @@ pub struct Side {
     /// Number of destination networks of frames sent *to* this side (Num-L-Nets for the left).
     pub num_nets: u16,
     pub ip_var: IpVarSpec,
+    /// IPv4 in IPv6 on this side (`None`: native frames).
+    #[serde(default)]
+    pub tunnel: Option<SideTunnel>,
 }
 
 impl Side {
@@ -200,6 +217,7 @@ impl Side {
             dut_ipv6: None,
             num_nets: 1,
             ip_var: IpVarSpec::default(),
+            tunnel: None,
         }
     }
 }
@@ -401,7 +419,10 @@ impl Setup {
     /// real IPv4 address when the side's foreground traffic is IPv4.
     fn tester_sets_v4(&self, id: SideId) -> Option<(AddrSet, AddrSet)> {
         let s = self.side(id);
-        let a = s.ipv4_real.filter(|_| s.ip_version == IpVersion::V4 && self.has_foreground())?;
+        // A B4's IPv4 addresses are inside its softwire: no ARP for them on the link.
+        let a = s
+            .ipv4_real
+            .filter(|_| s.ip_version == IpVersion::V4 && self.has_foreground() && s.tunnel.is_none())?;
         Some(s.addr_sets(u128::from(u32::from(a)), 4))
     }
 
@@ -409,6 +430,10 @@ impl Setup {
     /// there is background traffic.
     fn tester_sets_v6(&self, id: SideId) -> Option<(AddrSet, AddrSet)> {
         let s = self.side(id);
+        // A B4: its addresses (the tunnel's local one, varied as the side's addresses vary).
+        if let Some(t) = s.tunnel {
+            return Some(s.addr_sets(u128::from(t.local), 16));
+        }
         let a = s
             .ipv6_real
             .filter(|_| (s.ip_version == IpVersion::V6 && self.has_foreground()) || self.has_background())?;
@@ -432,7 +457,9 @@ impl Setup {
     /// All IPv6 addresses the tester uses on side `id` (foreground and background), in the
     /// same order.
     pub fn tester_addresses_v6(&self, id: SideId) -> Vec<Ipv6Addr> {
-        let (Some(sets), Some(a)) = (self.tester_sets_v6(id), self.side(id).ipv6_real) else {
+        let s = self.side(id);
+        let base = s.tunnel.map(|t| t.local).or(s.ipv6_real);
+        let (Some(sets), Some(a)) = (self.tester_sets_v6(id), base) else {
             return Vec::new();
         };
         all_addresses(sets, u128::from(a)).into_iter().map(Ipv6Addr::from).collect()

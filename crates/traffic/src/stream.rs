@@ -101,14 +101,17 @@ impl DirectionStream {
     pub fn new(setup: &Setup, d: Direction, ipv6_frame_size: usize, src_mac: MacAddr, dst_mac: MacAddr) -> Result<Self, StreamError> {
         let seed = setup.effective_seed();
         let plan = Plan::new(setup, d, seed)?;
-        let make = |pair: AddrPair| Template::build(&plan, pair, ipv6_frame_size, src_mac, dst_mac);
+        // The sending side's tunnel carries its foreground (IPv4) frames; background frames
+        // are native IPv6.
+        let tunnel = setup.side(d.sender()).tunnel;
+        let make = |pair: AddrPair, tunnel| Template::build(&plan, pair, ipv6_frame_size, src_mac, dst_mac, tunnel);
         let foreground = if setup.has_foreground() {
-            Some(make(setup.foreground_addresses(d)?)?)
+            Some(make(setup.foreground_addresses(d)?, tunnel)?)
         } else {
             None
         };
         let background = if setup.has_background() {
-            Some(make(setup.background_addresses(d)?)?)
+            Some(make(setup.background_addresses(d)?, None)?)
         } else {
             None
         };
@@ -239,6 +242,7 @@ impl DirectionStream {
                 ipv6_frame_size,
                 src_mac,
                 dst_mac,
+                None,
             )?)
         } else {
             None

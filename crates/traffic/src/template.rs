@@ -7,9 +7,10 @@
 //! equation 3 with every old value zero).
 
 use crate::plan::{Plan, StreamError, MAX_FIELDS};
+use crate::setup::SideTunnel;
 use crate::setup::{AddrPair, IpVarSpec, NET_OCTET_V4, NET_OCTET_V6, RFC2544_DPORT, RFC2544_SPORT};
 use std::net::{Ipv4Addr, Ipv6Addr};
-use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout};
+use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout, Tunnel};
 use xlat_wire::{checksum, MacAddr};
 
 pub(crate) mod prepared;
@@ -30,6 +31,9 @@ struct Slot {
     shift: u32,
     /// All ones when the word is in the IPv4 header (its checksum covers it), else zero.
     ip_mask: u32,
+    /// All ones when the UDP checksum covers the word (ports, the addresses of its
+    /// pseudo-header), zero for the outer IPv6 source of an IPv4-in-IPv6 frame.
+    udp_mask: u32,
 }
 
 /// A pre-built frame, where its fields are, and what varies in it.
@@ -59,12 +63,15 @@ pub(crate) fn next_id() -> u64 {
 impl Template {
     /// The template of frames from `pair` (zero in every varying part) with their slots, per
     /// `plan`. `ipv6_frame_size` as in [`DirectionStream::new`](crate::DirectionStream::new).
+    /// With `tunnel` (the sending side's), the frames are IPv4 in IPv6, 40 bytes longer, and a
+    /// varying source is the outer one (the B4's address).
     pub(crate) fn build(
         plan: &Plan,
         pair: AddrPair,
         ipv6_frame_size: usize,
         src_mac: MacAddr,
         dst_mac: MacAddr,
+        tunnel: Option<SideTunnel>,
     ) -> Result<Template, StreamError> {
         let v6 = matches!(pair, AddrPair::V6(..));
         let (bytes_per_addr, net_octet) = if v6 { (16usize, NET_OCTET_V6) } else { (4, NET_OCTET_V4) };
@@ -76,8 +83,11 @@ impl Template {
             AddrPair::V6(s, d) => (s.octets().to_vec(), d.octets().to_vec()),
         };
         debug_assert_eq!(src.len(), bytes_per_addr);
-        if let Some((_, v)) = &plan.src {
-            zero(&mut src, var_off(v), 2);
+        let mut outer = tunnel.map(|t| (t.local.octets(), t.remote));
+        match (&plan.src, outer.as_mut()) {
+            (Some((_, v)), Some((local, _))) => zero(local, usize::from(v.ipv6_offset), 2),
+            (Some((_, v)), None) => zero(&mut src, var_off(v), 2),
+            _ => {}
         }
         if let Some((_, v)) = &plan.dst {
             zero(&mut dst, var_off(v), 2);
@@ -107,9 +117,12 @@ impl Template {
             ip,
             sport,
             dport,
-            frame_size,
+            frame_size: frame_size + if outer.is_some() { xlat_wire::ipv6::HDR_LEN } else { 0 },
             field: 0,
-            tunnel: None,
+            tunnel: outer.map(|(local, remote)| Tunnel {
+                src: Ipv6Addr::from(local),
+                dst: remote,
+            }),
         };
         let mut bytes = vec![0u8; frame.len()];
         let layout = frame.write(&mut bytes).map_err(|e| StreamError::Frame(e.to_string()))?;
@@ -118,30 +131,36 @@ impl Template {
         let mut slots = [Slot::default(); MAX_FIELDS];
         let mut nslots = 0;
         // The same order as `Plan::gens`: slot k holds varying field k.
-        let mut push = |off: usize, shift: u32, ip_mask: u32| {
+        let mut push = |off: usize, shift: u32, ip_mask: u32, udp_mask: u32| {
             slots[nslots] = Slot {
                 off,
                 base: word(off),
                 shift,
                 ip_mask,
+                udp_mask,
             };
             nslots += 1;
         };
+        let all = u32::MAX;
         if plan.sport.is_some() {
-            push(layout.sport, 0, 0);
+            push(layout.sport, 0, 0, all);
         }
         if plan.dport.is_some() {
-            push(layout.dport, 0, 0);
+            push(layout.dport, 0, 0, all);
         }
         if let Some((_, v)) = &plan.src {
-            push(layout.ip_src + var_off(v), 0, ip_mask);
+            match layout.tunnel_src {
+                // The B4's address: in no checksum.
+                Some(outer) => push(outer + usize::from(v.ipv6_offset), 0, 0, 0),
+                None => push(layout.ip_src + var_off(v), 0, ip_mask, all),
+            }
         }
         if let Some((_, v)) = &plan.dst {
-            push(layout.ip_dst + var_off(v), 0, ip_mask);
+            push(layout.ip_dst + var_off(v), 0, ip_mask, all);
         }
         if plan.net.is_some() {
             let o = usize::from(net_octet);
-            push(layout.ip_dst + (o & !1), if o % 2 == 0 { 8 } else { 0 }, ip_mask);
+            push(layout.ip_dst + (o & !1), if o % 2 == 0 { 8 } else { 0 }, ip_mask, all);
         }
         // What `patch_fast` relies on: every word it writes lies inside the frame.
         let len = bytes.len();
@@ -218,6 +237,7 @@ impl Template {
                 base: word(off),
                 shift: 0,
                 ip_mask,
+                udp_mask: u32::MAX,
             };
         }
         Ok(Template {
@@ -286,7 +306,7 @@ impl Template {
         for (k, s) in slots.iter().enumerate() {
             let v = u32::from(value(k)) << s.shift;
             put(s.off, &((u32::from(s.base) | v) as u16).to_be_bytes());
-            udp += u64::from(v);
+            udp += u64::from(v & s.udp_mask);
             ip += v & s.ip_mask;
         }
         put(self.layout.field, &field.to_be_bytes());

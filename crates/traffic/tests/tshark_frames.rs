@@ -127,3 +127,72 @@ fn tshark_catches_corrupted_frames() {
         rows[3]
     );
 }
+
+/// A B4's frames (IPv4 in IPv6, `Side::tunnel`) with many B4 addresses (the left side's
+/// addresses varying: the outer source) and pseudorandom ports: tshark dissects each as IPv6
+/// from a B4 address to the AFTR carrying IPv4 and UDP with good checksums, the inner
+/// addresses fixed; every frame is 40 bytes longer than its IPv4 frame. Frames to the B4 (the
+/// reverse direction) are native: the DUT encapsulates them.
+#[test]
+fn b4_frames_dissect_as_ipv4_in_ipv6_from_many_b4s() {
+    use std::collections::HashSet;
+    use xlat_traffic::{SideId, SideTunnel, Variation};
+    let mut s = setup(IpVersion::V4, IpVersion::V4, 2, 2);
+    s.left.tunnel = Some(SideTunnel {
+        local: "2001:2::2".parse().unwrap(),
+        remote: "2001:2::1".parse().unwrap(),
+    });
+    set_ip_var(&mut s, SideId::Left, Variation::Pseudorandom, 2, 1001, 14);
+    set_ports(
+        &mut s,
+        Direction::Forward,
+        (Variation::Pseudorandom, 1024, 65535),
+        (Variation::Increasing, 1, 1000),
+    );
+    let fields = [
+        "frame.len",
+        "ipv6.nxt",
+        "ipv6.src",
+        "ipv6.dst",
+        "ipv6.plen",
+        "ip.src",
+        "ip.dst",
+        "ip.checksum.status",
+        "udp.checksum.status",
+        "_ws.malformed",
+    ];
+    let mut buf = vec![0u8; 2048];
+    for size in [84usize, 1518] {
+        let st = DirectionStream::new(&s, Direction::Forward, size, SRC_MAC, DST_MAC).unwrap();
+        let frames: Vec<Vec<u8>> = (0..2000u64)
+            .map(|seq| {
+                let n = st.write_frame(seq, &mut buf);
+                buf[..n].to_vec()
+            })
+            .collect();
+        let rows = tshark_map(&format!("b4-{size}"), &frames, &fields);
+        let mut b4s = HashSet::new();
+        for (seq, r) in rows.iter().enumerate() {
+            let what = format!("size {size} seq {seq}: {r:?}");
+            assert_eq!(r["frame.len"], (size - 20 - 4 + 40).to_string(), "{what}");
+            assert_eq!((r["ipv6.nxt"].as_str(), r["ipv6.dst"].as_str()), ("4", "2001:2::1"), "{what}");
+            assert_eq!(r["ipv6.plen"], (size - 20 - 4 - 14).to_string(), "{what}");
+            let b4: std::net::Ipv6Addr = r["ipv6.src"].parse().unwrap();
+            let id = b4.segments()[7];
+            assert!(
+                b4.segments()[..7] == [0x2001, 2, 0, 0, 0, 0, 0] && (2..=1001).contains(&id),
+                "{what}"
+            );
+            b4s.insert(id);
+            assert_eq!((r["ip.src"].as_str(), r["ip.dst"].as_str()), ("198.18.0.2", "198.19.0.2"), "{what}");
+            assert_eq!(r["ip.checksum.status"], CHECKSUM_GOOD, "{what}");
+            assert_eq!(r["udp.checksum.status"], CHECKSUM_GOOD, "{what}");
+            assert_eq!(r["_ws.malformed"], "", "{what}");
+        }
+        assert!(b4s.len() > 800, "{} B4 addresses in 2,000 frames", b4s.len());
+        // The other way the frames are native IPv4.
+        let back = DirectionStream::new(&s, Direction::Reverse, size, SRC_MAC, DST_MAC).unwrap();
+        let n = back.write_frame(0, &mut buf);
+        assert_eq!((n, &buf[12..14]), (size - 20 - 4, &[8u8, 0][..]));
+    }
+}

@@ -207,11 +207,16 @@ mod prep {
                     *u += v;
                     *a += v;
                 }
-            } else {
+            } else if s.udp_mask != 0 {
                 for ((v, w), u) in row.iter().zip(w.iter_mut()).zip(udp.iter_mut()) {
                     let v = u32::from(*v) << shift;
                     *w = ((base | v) as u16).to_be();
                     *u += v;
+                }
+            } else {
+                // An outer IPv6 address (IPv4 in IPv6): no checksum covers it.
+                for (v, w) in row.iter().zip(w.iter_mut()) {
+                    *w = ((base | (u32::from(*v) << shift)) as u16).to_be();
                 }
             }
         }
@@ -326,8 +331,19 @@ mod tests {
         let mac = xlat_wire::MacAddr([2, 0, 0, 0, 0, 1]);
         let mut g = crate::rng::SplitMix64::new(11);
         for v in [IpVersion::V4, IpVersion::V6] {
-            for mode in 0..4 {
+            for mode in 0..5 {
                 let mut s = crate::stream::tests::router_setup(v);
+                // Mode 4: IPv4 in IPv6 with many B4 addresses (the outer source varies, in no
+                // checksum).
+                if mode == 4 {
+                    if v == IpVersion::V6 {
+                        continue;
+                    }
+                    s.left.tunnel = Some(crate::setup::SideTunnel {
+                        local: "2001:2::2".parse().unwrap(),
+                        remote: "2001:2::1".parse().unwrap(),
+                    });
+                }
                 if mode >= 1 {
                     s.forward_ports.sport.variation = Variation::Pseudorandom;
                 }
@@ -337,11 +353,19 @@ mod tests {
                 }
                 match mode {
                     2 => s.right.ip_var.variation = Variation::Decreasing,
-                    3 => s.right.num_nets = 256,
+                    3 | 4 => s.right.num_nets = 256,
                     _ => {}
                 }
                 let plan = crate::plan::Plan::new(&s, Direction::Forward, 1).unwrap();
-                let t = &super::super::Template::build(&plan, s.foreground_addresses(Direction::Forward).unwrap(), 84, mac, mac).unwrap();
+                let t = &super::super::Template::build(
+                    &plan,
+                    s.foreground_addresses(Direction::Forward).unwrap(),
+                    84,
+                    mac,
+                    mac,
+                    s.left.tunnel,
+                )
+                .unwrap();
                 let k = t.nslots;
                 for (name, body, finals) in super::prep::variants() {
                     for n in [1usize, 7, 32, 33] {
