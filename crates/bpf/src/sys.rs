@@ -38,6 +38,8 @@ pub const SKB_DATA_END: i16 = 80;
 
 // Helper functions (enum bpf_func_id) and their flags.
 pub const BPF_FUNC_SKB_STORE_BYTES: i32 = 9;
+/// bpf_skb_pull_data(skb, len): make the first `len` bytes linear (directly readable).
+pub const BPF_FUNC_SKB_PULL_DATA: i32 = 39;
 pub const BPF_FUNC_SKB_ADJUST_ROOM: i32 = 50;
 pub const BPF_FUNC_REDIRECT_MAP: i32 = 51;
 /// bpf_skb_adjust_room: room between the link-layer and the network header.

@@ -195,8 +195,9 @@ enum Cmd {
 #[derive(Subcommand)]
 enum LabCmd {
     /// Create the lab with a DUT: router4, router6, siit (TAYGA), nat44, nat64, nat66, xlat464
-    /// (464XLAT: a CLAT and a PLAT in a chain) (the last four stateful: the printed
-    /// configuration is a ready stateful test).
+    /// (464XLAT: a CLAT and a PLAT in a chain), dslite (DS-Lite: an AFTR; the tester's left is a
+    /// B4 sending IPv4 in IPv6) (the last five stateful: the printed configuration is a ready
+    /// stateful test).
     Up {
         topology: String,
         /// Take down an existing lab first.
@@ -207,7 +208,7 @@ enum LabCmd {
         /// to this xlatperf.
         #[arg(long, value_name = "DIR")]
         siitperf_dir: Option<PathBuf>,
-        /// nat44, nat64, nat66, xlat464: set the DUT's connection tracking table to exactly N entries
+        /// nat44, nat64, nat66, xlat464, dslite: set the DUT's connection tracking table to exactly N entries
         /// (host-wide nf_conntrack_max, restored at lab down); default: raised to at least 2^21.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=xlat_lab::CONNTRACK_LIMIT))]
         conntrack_max: Option<u64>,

@@ -64,6 +64,7 @@ fn ip_versions_and_directions_per_topology() {
         (Topology::Nat64, V6, V4, true),
         (Topology::Nat66, V6, V6, true),
         (Topology::Xlat464, V4, V4, true),
+        (Topology::Dslite, V4, V4, true),
     ];
     assert_eq!(expected.map(|e| e.0), Topology::ALL);
     for (t, left, right, reverse) in expected {
@@ -85,7 +86,7 @@ fn ip_versions_and_directions_per_topology() {
 /// the connection table before every trial.
 #[test]
 fn the_nat_topologies_write_stateful_tests() {
-    for t in [Topology::Nat44, Topology::Nat64, Topology::Nat66, Topology::Xlat464] {
+    for t in [Topology::Nat44, Topology::Nat64, Topology::Nat66, Topology::Xlat464, Topology::Dslite] {
         let cfg = read(t);
         xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
         let s = &cfg.setup;
@@ -123,9 +124,12 @@ fn the_nat_topologies_write_stateful_tests() {
                 pre.timeout_ms,
                 pre.phase_delay_ms
             ),
-            (1_000_000, 1_000_000, 50_000, 2000, 24_000),
+            (1_000_000, 1_000_000, sf.preliminary_rate, 2000, sf.phase_delay_ms),
             "{t}"
         );
+        // xlat464's chain of two TAYGAs on one core takes phase 1 at 20,000/s.
+        let (rate, delay) = if t == Topology::Xlat464 { (20_000, 54_000) } else { (50_000, 24_000) };
+        assert_eq!((pre.rate, pre.phase_delay_ms), (rate, delay), "{t}");
         assert_eq!(cfg.dut.before_trial.as_deref(), Some("ip netns exec xlat-dut conntrack -F"), "{t}");
         assert_eq!(cfg.dut.between_phases, None, "{t}");
     }
@@ -143,9 +147,16 @@ fn addresses_match_the_lab() {
     for t in Topology::ALL {
         let s = read(t).setup;
         let (l, r) = (&s.left, &s.right);
-        assert_eq!((l.ipv4_real, l.ipv6_real), (v4("198.18.0.2"), v6("2001:2::2")), "{t}");
+        // dslite: the left tester is B4 2001:2::2 (the tunnel's local end) with no IPv4 on the
+        // link; the AFTR, 2001:2::1, is resolved by NDP.
+        let b4 = t == Topology::Dslite;
+        let tunnel = l.tunnel.map(|x| (x.local, x.remote));
+        assert_eq!(tunnel, b4.then(|| (v6("2001:2::2").unwrap(), v6("2001:2::1").unwrap())), "{t}");
+        let l6 = if b4 { None } else { v6("2001:2::2") };
+        assert_eq!((l.ipv4_real, l.ipv6_real), (v4("198.18.0.2"), l6), "{t}");
         assert_eq!((r.ipv4_real, r.ipv6_real), (v4("198.19.0.2"), v6("2001:2:0:8000::2")), "{t}");
-        assert_eq!((l.dut_ipv4, l.dut_ipv6), (v4("198.18.0.1"), v6("2001:2::1")), "{t}");
+        let l4 = if b4 { None } else { v4("198.18.0.1") };
+        assert_eq!((l.dut_ipv4, l.dut_ipv6), (l4, v6("2001:2::1")), "{t}");
         assert_eq!((r.dut_ipv4, r.dut_ipv6), (v4("198.19.0.1"), v6("2001:2:0:8000::1")), "{t}");
         assert_eq!((l.dut_mac, r.dut_mac), (None, None), "{t}: the tester resolves the DUT by ARP/NDP");
         // siit: the left tester appears on the right as 198.18.1.2 (TAYGA's static map).

@@ -166,6 +166,67 @@ fn nat64_phase_one_opens_n_connections_and_phase_two_none() {
     phase_one_opens_n_connections_and_phase_two_none("nat64");
 }
 
+/// DS-Lite: the tester's left side is a B4 (IPv4 in IPv6 to the AFTR); phase 1 opens exactly N
+/// connections in the AFTR's table, phase 2 is lossless both ways (the answers come back
+/// encapsulated to the B4).
+#[test]
+fn dslite_phase_one_opens_n_connections_and_phase_two_none() {
+    phase_one_opens_n_connections_and_phase_two_none("dslite");
+}
+
+/// In the softwire, tshark (in the AFTR's namespace, on its left interface) dissects every
+/// frame of a stateful trial as IPv6 between the B4 (2001:2::2) and the AFTR (2001:2::1)
+/// carrying IPv4 (198.18.0.2 <-> 198.19.0.2) carrying UDP with the ports of phase 1, every IPv4
+/// and UDP checksum good; the trial is lossless and opened its connections in the AFTR.
+#[test]
+fn dslite_frames_in_the_softwire_are_ipv4_in_ipv6_with_good_checksums() {
+    let Some(lab) = Lab::up("dslite") else { return };
+    let fields = [
+        "ipv6.src",
+        "ipv6.dst",
+        "ipv6.nxt",
+        "ip.src",
+        "ip.dst",
+        "ip.checksum.status",
+        "udp.srcport",
+        "udp.dstport",
+        "udp.checksum.status",
+    ];
+    let (rows, v) = common::retry::until_valid(
+        "dslite tshark trial",
+        || {
+            dissect_for(25, "xlat-dl", "ip6 and ip6[6] == 4", 5000, &fields, || {
+                lab.trial_at(1_000, 10_000, 1_000, &["--set", "traffic.forward_ports.sport.max=10000"])
+            })
+        },
+        |(_, v)| v["valid"] == Value::Bool(true) || common::only_late(v),
+        |(_, v)| v["invalid_reasons"].to_string(),
+    );
+    assert_eq!(rows.len(), 5000, "{v}");
+    let (b4, aftr) = ("2001:2::2", "2001:2::1");
+    let (mut out, mut back) = (0, 0);
+    for r in &rows {
+        let (sport, dport): (u16, u16) = (r[6].parse().unwrap(), r[7].parse().unwrap());
+        let initiator = sport == 10_000 && (1..=1000).contains(&dport);
+        let responder = (1..=1000).contains(&sport) && dport == 10_000;
+        match (r[0].as_str(), r[1].as_str(), r[3].as_str(), r[4].as_str()) {
+            (s, d, "198.18.0.2", "198.19.0.2") if s == b4 && d == aftr && initiator => out += 1,
+            (s, d, "198.19.0.2", "198.18.0.2") if s == aftr && d == b4 && responder => back += 1,
+            _ => panic!("not a DS-Lite test frame in the softwire: {r:?}"),
+        }
+        assert!(
+            r[2] == "4" && r[5] == "1" && r[8] == "1",
+            "next header, IPv4 and UDP checksums: {r:?}"
+        );
+    }
+    assert_eq!((out, back), (3000, 2000), "{v}");
+    assert_eq!(u(&v, &["preliminary", "valid_entries"]), 1_000, "{v}");
+    for d in ["forward", "reverse"] {
+        assert_eq!(u(&v, &[d, "lost"]), 0, "{d}: {v}");
+    }
+    assert_eq!(conntrack_count(), 1_000, "the AFTR's connections after the trial");
+}
+
 /// Two queues per port (`lab up nat44 --queues 2`): the Initiator's frames go out on two
 /// queues, the Responder's two receivers learn into one table, and the DUT holds exactly N
 /// connections, as with one queue.

@@ -18,7 +18,7 @@
 use std::net::Ipv6Addr;
 
 use xlat_bpf::{
-    half, word, Alu, Asm, Cond, Insn, Size, BPF_ADJ_ROOM_MAC, BPF_FUNC_SKB_ADJUST_ROOM, BPF_FUNC_SKB_STORE_BYTES,
+    half, word, Alu, Asm, Cond, Insn, Size, BPF_ADJ_ROOM_MAC, BPF_FUNC_SKB_ADJUST_ROOM, BPF_FUNC_SKB_PULL_DATA, BPF_FUNC_SKB_STORE_BYTES,
     BPF_F_ADJ_ROOM_DECAP_L3_IPV4, BPF_PROG_TYPE_SCHED_CLS, BPF_TCX_EGRESS, BPF_TCX_INGRESS, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8,
     SKB_DATA, SKB_DATA_END, SKB_MARK, TC_ACT_OK, TC_ACT_SHOT,
 };
@@ -45,8 +45,9 @@ fn words(a: Ipv6Addr) -> [i32; 4] {
 /// Ingress: decapsulate IPv4-in-IPv6 to `aftr`, the mark set to the B4's identity.
 pub(crate) fn decap_program(aftr: Ipv6Addr) -> Result<Vec<Insn>, LabError> {
     let mut a = Asm::new();
+    a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1)]);
+    pull(&mut a, OUTER);
     a.emit(&[
-        Insn::alu_reg(Alu::Mov, R6, R1),
         Insn::load(Size::W, R2, R6, SKB_DATA),
         Insn::load(Size::W, R3, R6, SKB_DATA_END),
         Insn::alu_reg(Alu::Mov, R4, R2),
@@ -85,28 +86,29 @@ pub(crate) fn encap_program(aftr: Ipv6Addr, b4_prefix: Ipv6Addr) -> Result<Vec<I
     let b4 = b4_prefix.octets();
     let mut a = Asm::new();
     a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1), Insn::load(Size::W, R7, R6, SKB_MARK)])
-        .jump(Cond::Eq, R7, 0, "pass")
-        .emit(&[
-            Insn::load(Size::W, R2, R6, SKB_DATA),
-            Insn::load(Size::W, R3, R6, SKB_DATA_END),
-            Insn::alu_reg(Alu::Mov, R4, R2),
-            Insn::alu(Alu::Add, R4, 14 + 20),
-        ])
-        .jump_reg(Cond::Gt, R4, R3, "pass")
-        .emit(&[Insn::load(Size::H, R4, R2, 12)])
-        .jump(Cond::Ne, R4, half(0x0800), "pass")
-        // The outer payload length is the IPv4 total length (same bytes); next header 4, hop
-        // limit 64 after it in the same word.
-        .emit(&[
-            Insn::load(Size::H, R8, R2, 14 + 2),
-            Insn::alu(Alu::Or, R8, word([0, 0, NH_IPV4 as u8, 64])),
-            Insn::alu_reg(Alu::Mov, R1, R6),
-            Insn::alu(Alu::Mov, R2, 40),
-            Insn::alu(Alu::Mov, R3, BPF_ADJ_ROOM_MAC),
-            Insn::alu(Alu::Mov, R4, 0),
-            Insn::call(BPF_FUNC_SKB_ADJUST_ROOM),
-        ])
-        .jump(Cond::Ne, R0, 0, "drop");
+        .jump(Cond::Eq, R7, 0, "pass");
+    pull(&mut a, 14 + 20);
+    a.emit(&[
+        Insn::load(Size::W, R2, R6, SKB_DATA),
+        Insn::load(Size::W, R3, R6, SKB_DATA_END),
+        Insn::alu_reg(Alu::Mov, R4, R2),
+        Insn::alu(Alu::Add, R4, 14 + 20),
+    ])
+    .jump_reg(Cond::Gt, R4, R3, "pass")
+    .emit(&[Insn::load(Size::H, R4, R2, 12)])
+    .jump(Cond::Ne, R4, half(0x0800), "pass")
+    // The outer payload length is the IPv4 total length (same bytes); next header 4, hop
+    // limit 64 after it in the same word.
+    .emit(&[
+        Insn::load(Size::H, R8, R2, 14 + 2),
+        Insn::alu(Alu::Or, R8, word([0, 0, NH_IPV4 as u8, 64])),
+        Insn::alu_reg(Alu::Mov, R1, R6),
+        Insn::alu(Alu::Mov, R2, 40),
+        Insn::alu(Alu::Mov, R3, BPF_ADJ_ROOM_MAC),
+        Insn::alu(Alu::Mov, R4, 0),
+        Insn::call(BPF_FUNC_SKB_ADJUST_ROOM),
+    ])
+    .jump(Cond::Ne, R0, 0, "drop");
     // The header at fp-48..fp-8: version 6, the length word, the AFTR, the B4.
     a.emit(&[
         Insn::store_imm(Size::W, FP, -48, word([0x60, 0, 0, 0])),
@@ -130,6 +132,17 @@ pub(crate) fn encap_program(aftr: Ipv6Addr, b4_prefix: Ipv6Addr) -> Result<Vec<I
     store_bytes(&mut a, 12, -56, 2);
     a.ret(TC_ACT_OK).label("pass").ret(TC_ACT_OK).label("drop").ret(TC_ACT_SHOT);
     Ok(a.finish()?)
+}
+
+/// `bpf_skb_pull_data(skb, len)`: the headers read directly must be in the packet's linear
+/// part, and a packet socket's frames (the tester's, sent from a ring) arrive with only the
+/// Ethernet header there. A shorter packet fails the pull and then the length check.
+fn pull(a: &mut Asm, len: i32) {
+    a.emit(&[
+        Insn::alu_reg(Alu::Mov, R1, R6),
+        Insn::alu(Alu::Mov, R2, len),
+        Insn::call(BPF_FUNC_SKB_PULL_DATA),
+    ]);
 }
 
 /// `bpf_skb_store_bytes(skb, offset, fp + from, len, 0)`, to "drop" on failure.

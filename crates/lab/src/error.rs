@@ -11,7 +11,7 @@ pub enum LabError {
     AlreadyUp { detail: String },
     #[error("no lab is up (namespace {ns} does not exist); run `xlatperf lab up <topology>` first")]
     NotUp { ns: String },
-    #[error("unknown topology `{0}`; expected one of: router4, router6, siit, nat44, nat64, nat66, xlat464")]
+    #[error("unknown topology `{0}`; expected one of: router4, router6, siit, nat44, nat64, nat66, xlat464, dslite")]
     UnknownTopology(String),
     #[error("invalid input: {0}")]
     InvalidInput(String),

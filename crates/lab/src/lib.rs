@@ -34,7 +34,7 @@
 //! | nat64 | TAYGA, same prefix, dynamic pool 198.18.128.0/18, plus the nat44 rules |
 //! | nat66 | the nat44 rules for IPv6 (`table ip6 xlat`), plus neighbour solicitations and advertisements accepted from xlat-dr |
 //! | xlat464 | 464XLAT (RFC 6877): a CLAT (TAYGA, stateless) in namespace xlat-clat in front of the PLAT, nat64's DUT, in xlat-dut |
-//! | dslite | (not offered by `lab up` yet) Dual-Stack Lite's AFTR (RFC 6333): IPv4-in-IPv6 from B4s in 2001:2::/112 decapsulated, NAT44 per B4, encapsulated back |
+//! | dslite | Dual-Stack Lite's AFTR (RFC 6333): IPv4-in-IPv6 from B4s in 2001:2::/112 decapsulated, NAT44 per B4, encapsulated back |
 //!
 //! ```text
 //!   xlat464:  xlat-tl ── xlat-cl 198.18.0.1/16 [xlat-clat: TAYGA CLAT] xlat-cr 2001:2::464/64

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use xlat_config::{
     to_toml_with_comment, Backend, Cpus, DutHooks, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults,
 };
-use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, Stateful, StatefulSpec, Variation};
+use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, SideTunnel, Stateful, StatefulSpec, Variation};
 
 use crate::error::LabError;
 
@@ -184,15 +184,14 @@ pub enum Topology {
     /// namespace) and a PLAT (the nat64 DUT), IPv4 on both tester sides.
     Xlat464,
     /// Dual-Stack Lite (RFC 6333): an AFTR (IPv4-in-IPv6 softwires from the B4s on the left,
-    /// decapsulated and encapsulated by tc programs, and NAT44 per B4) in the DUT namespace.
-    /// Not offered by `lab up` yet: xlatperf does not send encapsulated test frames.
+    /// decapsulated and encapsulated by tc programs, and NAT44 per B4) in the DUT namespace;
+    /// the tester's left side is a B4.
     Dslite,
 }
 
 impl Topology {
-    /// The topologies `lab up` offers, in the order they are documented (dslite is not offered
-    /// yet: see [`Topology::Dslite`]).
-    pub const ALL: [Topology; 7] = [
+    /// All topologies, in the order they are documented.
+    pub const ALL: [Topology; 8] = [
         Topology::Router4,
         Topology::Router6,
         Topology::Siit,
@@ -200,6 +199,7 @@ impl Topology {
         Topology::Nat64,
         Topology::Nat66,
         Topology::Xlat464,
+        Topology::Dslite,
     ];
 
     /// The name used on the command line and in file names.
@@ -312,13 +312,6 @@ impl FromStr for Topology {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        if Topology::Dslite.name().eq_ignore_ascii_case(s) {
-            return Err(LabError::InvalidInput(
-                "dslite: the AFTR is built (lab tests send IPv4-in-IPv6 through it), but xlatperf does not send \
-                 encapsulated test frames yet, so nothing can be measured through it (issue 24)"
-                    .into(),
-            ));
-        }
         Topology::ALL
             .into_iter()
             .find(|t| t.name().eq_ignore_ascii_case(s))
@@ -442,6 +435,16 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
     }
     if matches!(t, Topology::Siit | Topology::Nat64) {
         right.ipv6_virt = v6(RIGHT_IPV6_VIRT);
+    }
+    if t == Topology::Dslite {
+        // The left tester is B4 2001:2::2; its IPv4 address is inside the softwire, and the
+        // AFTR's MAC is resolved by NDP.
+        left.tunnel = Some(SideTunnel {
+            local: TESTER_LEFT_IPV6.parse().unwrap_or(Ipv6Addr::UNSPECIFIED),
+            remote: DSLITE_AFTR.parse().unwrap_or(Ipv6Addr::UNSPECIFIED),
+        });
+        left.dut_ipv4 = None;
+        left.ipv6_real = None;
     }
     let cpus = match split {
         Some(CpuSplit { tester: Some(c), .. }) => Cpus {

@@ -286,10 +286,10 @@ fn xlat464_is_nat44_to_the_tester_with_a_clat_in_front() {
 }
 
 /// dslite: the AFTR is the DUT's left address, the B4s a /112 of the left link (2001:2::2, the
-/// tester's left address, is B4 2), and `lab up dslite` is refused until the tester sends
-/// encapsulated frames, saying so.
+/// tester's left address, is B4 2), and the tester's left side is that B4: IPv4 in IPv6 to the
+/// AFTR, the AFTR's MAC by NDP, the NAT44 stateful test.
 #[test]
-fn dslite_addresses_and_refusal() {
+fn dslite_addresses_and_the_b4_side() {
     assert_eq!(DSLITE_AFTR, addr(DUT_LEFT_IPV6));
     let (b4, len) = DSLITE_B4_PREFIX.split_once('/').unwrap();
     assert_eq!(len, "112");
@@ -299,9 +299,13 @@ fn dslite_addresses_and_refusal() {
     assert_eq!(b4.segments()[..3], [0x2001, 2, 0]);
     let route: std::net::Ipv4Addr = DSLITE_B4_IPV4_ROUTE.split('/').next().unwrap().parse().unwrap();
     assert_eq!(route.octets()[..2], [198, 18]);
-    assert!(!Topology::ALL.contains(&Topology::Dslite));
-    let e = "dslite".parse::<Topology>().unwrap_err().to_string();
-    assert!(e.contains("does not send encapsulated test frames yet"), "{e}");
+    assert_eq!("dslite".parse::<Topology>().unwrap(), Topology::Dslite);
+    let c = config(Topology::Dslite);
+    let t = c.setup.left.tunnel.expect("the left side is a B4");
+    assert_eq!((t.local, t.remote), (tester, DSLITE_AFTR.parse().unwrap()));
+    assert_eq!((c.setup.left.dut_ipv4, c.setup.left.dut_ipv6), (None, Some(t.remote)));
+    assert!(c.setup.right.tunnel.is_none());
+    assert_eq!(c.setup.stateful.mode, config(Topology::Nat44).setup.stateful.mode);
     assert_eq!(Topology::Dslite.nat_family(), Some("ip"));
     assert_eq!(Topology::Dslite.forwarding(), (true, false));
 }
