@@ -42,7 +42,7 @@ enum Cmd {
 #[derive(Args, Clone, Debug)]
 pub struct DemoArgs {
     /// The lab DUT: router4 (the kernel forwarding IPv4) or router6; with --stateful nat44
-    /// (the default), nat64 or xlat464.
+    /// (the default), nat64, xlat464 or dslite.
     #[arg(long)]
     pub topology: Option<String>,
     /// Measure a stateful DUT (RFC 9693): connection establishment rate, stateful throughput,
@@ -143,7 +143,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         .parse()
         .map_err(|e| anyhow::anyhow!("--topology: {e}"))?;
     if !matches!(topology, xlat_lab::Topology::Router4 | xlat_lab::Topology::Router6) {
-        bail!("--topology {topology}: the demo runs on router4 or router6 (nat44 and nat64 with --stateful)");
+        bail!("--topology {topology}: the demo runs on router4 or router6 (nat44, nat64, xlat464 and dslite with --stateful)");
     }
     let (conf, _guard) = lab(topology, "the Linux kernel forwards between two namespaces", a.keep)?;
 
@@ -252,7 +252,8 @@ fn stateful(a: &DemoArgs) -> Result<()> {
         xlat_lab::Topology::Nat44 => "nftables masquerade, stateful NAT44, in a namespace",
         xlat_lab::Topology::Nat64 => "TAYGA with nftables masquerade, stateful NAT64, in a namespace",
         xlat_lab::Topology::Xlat464 => "464XLAT: a CLAT (TAYGA) in front of a PLAT (TAYGA with nftables masquerade)",
-        _ => bail!("--topology {topology}: the stateful demo runs on nat44, nat64 or xlat464"),
+        xlat_lab::Topology::Dslite => "DS-Lite: an AFTR (IPv4 in IPv6 from the tester as a B4, NAT44 per B4)",
+        _ => bail!("--topology {topology}: the stateful demo runs on nat44, nat64, xlat464 or dslite"),
     };
     let (conf, _guard) = lab(topology, what, a.keep)?;
     let max = a.max_rate.to_string();
@@ -402,9 +403,12 @@ mod tests {
     #[test]
     fn each_demo_names_the_topologies_it_runs_on() {
         let e = run(&args("router4", true)).unwrap_err();
-        assert!(e.to_string().contains("the stateful demo runs on nat44, nat64 or xlat464"), "{e}");
+        assert!(
+            e.to_string().contains("the stateful demo runs on nat44, nat64, xlat464 or dslite"),
+            "{e}"
+        );
         let e = run(&args("nat44", false)).unwrap_err();
-        assert!(e.to_string().contains("nat44 and nat64 with --stateful"), "{e}");
+        assert!(e.to_string().contains("nat44, nat64, xlat464 and dslite with --stateful"), "{e}");
         let e = run(&args("bogus", true)).unwrap_err();
         assert!(e.to_string().contains("--topology"), "{e}");
     }

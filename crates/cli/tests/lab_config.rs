@@ -86,7 +86,13 @@ fn ip_versions_and_directions_per_topology() {
 /// the connection table before every trial.
 #[test]
 fn the_nat_topologies_write_stateful_tests() {
-    for t in [Topology::Nat44, Topology::Nat64, Topology::Nat66, Topology::Xlat464, Topology::Dslite] {
+    for t in [
+        Topology::Nat44,
+        Topology::Nat64,
+        Topology::Nat66,
+        Topology::Xlat464,
+        Topology::Dslite,
+    ] {
         let cfg = read(t);
         xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
         let s = &cfg.setup;
@@ -128,7 +134,11 @@ fn the_nat_topologies_write_stateful_tests() {
             "{t}"
         );
         // xlat464's chain of two TAYGAs on one core takes phase 1 at 20,000/s.
-        let (rate, delay) = if t == Topology::Xlat464 { (20_000, 54_000) } else { (50_000, 24_000) };
+        let (rate, delay) = if t == Topology::Xlat464 {
+            (20_000, 54_000)
+        } else {
+            (50_000, 24_000)
+        };
         assert_eq!((pre.rate, pre.phase_delay_ms), (rate, delay), "{t}");
         assert_eq!(cfg.dut.before_trial.as_deref(), Some("ip netns exec xlat-dut conntrack -F"), "{t}");
         assert_eq!(cfg.dut.between_phases, None, "{t}");
