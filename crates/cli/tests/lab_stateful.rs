@@ -192,39 +192,20 @@ fn dslite_frames_in_the_softwire_are_ipv4_in_ipv6_with_good_checksums() {
         "udp.dstport",
         "udp.checksum.status",
     ];
-    let (rows, v) = common::retry::until_valid(
-        "dslite tshark trial",
-        || {
-            dissect_for(25, "xlat-dl", "ip6 and ip6[6] == 4", 5000, &fields, || {
-                lab.trial_at(1_000, 10_000, 1_000, &["--set", "traffic.forward_ports.sport.max=10000"])
-            })
-        },
-        |(_, v)| v["valid"] == Value::Bool(true) || common::only_late(v),
-        |(_, v)| v["invalid_reasons"].to_string(),
-    );
-    assert_eq!(rows.len(), 5000, "{v}");
     let (b4, aftr) = ("2001:2::2", "2001:2::1");
-    let (mut out, mut back) = (0, 0);
-    for r in &rows {
-        let (sport, dport): (u16, u16) = (r[6].parse().unwrap(), r[7].parse().unwrap());
-        let initiator = sport == 10_000 && (1..=1000).contains(&dport);
-        let responder = (1..=1000).contains(&sport) && dport == 10_000;
-        match (r[0].as_str(), r[1].as_str(), r[3].as_str(), r[4].as_str()) {
-            (s, d, "198.18.0.2", "198.19.0.2") if s == b4 && d == aftr && initiator => out += 1,
-            (s, d, "198.19.0.2", "198.18.0.2") if s == aftr && d == b4 && responder => back += 1,
-            _ => panic!("not a DS-Lite test frame in the softwire: {r:?}"),
-        }
+    captured_trial(&lab, "dslite", "ip6 and ip6[6] == 4", &fields, (6, 7), |r, out| {
+        let (outer, inner) = if out {
+            ((b4, aftr), ("198.18.0.2", "198.19.0.2"))
+        } else {
+            ((aftr, b4), ("198.19.0.2", "198.18.0.2"))
+        };
+        assert_eq!((r[0].as_str(), r[1].as_str()), outer, "softwire ends: {r:?}");
+        assert_eq!((r[3].as_str(), r[4].as_str()), inner, "inner addresses: {r:?}");
         assert!(
             r[2] == "4" && r[5] == "1" && r[8] == "1",
             "next header, IPv4 and UDP checksums: {r:?}"
         );
-    }
-    assert_eq!((out, back), (3000, 2000), "{v}");
-    assert_eq!(u(&v, &["preliminary", "valid_entries"]), 1_000, "{v}");
-    for d in ["forward", "reverse"] {
-        assert_eq!(u(&v, &[d, "lost"]), 0, "{d}: {v}");
-    }
-    assert_eq!(conntrack_count(), 1_000, "the AFTR's connections after the trial");
+    });
 }
 
 /// Two queues per port (`lab up nat44 --queues 2`): the Initiator's frames go out on two
@@ -368,14 +349,27 @@ fn xlat464_frames_between_clat_and_plat_are_rfc6877_ipv6() {
         "udp.checksum",
         "udp.checksum.status",
     ];
-    // One trial per capture: phase 1 of 1,000 connections (source port 10000 x destination
-    // ports 1-1000) at 10,000/s, well below the chain's limit (about 30,000/s, BENCHMARKS.md),
-    // phase 2 of 2,000 frames each way. A trial the machine made late (TAYGA's core taken) is
-    // captured and run again, three times at most (each run and retry in XLAT_RETRY_LOG).
+    let (clat, plat) = ("2001:2:0:4646::c612:2", "2001:2:0:6464::c613:2");
+    captured_trial(&lab, "xlat464", "ip6 and udp", &fields, (2, 3), |r, out| {
+        let ends = if out { (clat, plat) } else { (plat, clat) };
+        assert_eq!((r[0].as_str(), r[1].as_str()), ends, "between CLAT and PLAT: {r:?}");
+        assert!(r[4] != "0x0000" && r[5] == "1", "UDP checksum: {r:?}");
+    });
+}
+
+/// One stateful trial captured on the DUT's left interface (`filter`, tshark's `fields`): phase
+/// 1 of 1,000 connections (source port 10000 x destination ports 1-1000) at 10,000/s, below
+/// every lab DUT's limit (xlat464's chain: about 25,000/s, BENCHMARKS.md), phase 2 of 2,000
+/// frames each way: 5,000 frames. A trial the machine made late is captured and run again,
+/// three times at most (each run and retry in XLAT_RETRY_LOG). Each frame is out (phase 1 and 2
+/// to the Responder) or back by its ports (the fields at `ports`), and `check` sees it with
+/// its way; 3,000 go out and 2,000 back; the trial is lossless and left its 1,000 connections
+/// in the DUT's table.
+fn captured_trial(lab: &Lab, what: &str, filter: &str, fields: &[&str], ports: (usize, usize), check: impl Fn(&[String], bool)) {
     let (rows, v) = common::retry::until_valid(
-        "xlat464 tshark trial",
+        &format!("{what} tshark trial"),
         || {
-            dissect_for(25, "xlat-dl", "ip6 and udp", 5000, &fields, || {
+            dissect_for(25, "xlat-dl", filter, 5000, fields, || {
                 lab.trial_at(1_000, 10_000, 1_000, &["--set", "traffic.forward_ports.sport.max=10000"])
             })
         },
@@ -383,25 +377,27 @@ fn xlat464_frames_between_clat_and_plat_are_rfc6877_ipv6() {
         |(_, v)| v["invalid_reasons"].to_string(),
     );
     assert_eq!(rows.len(), 5000, "{v}");
-    let (clat, plat) = ("2001:2:0:4646::c612:2", "2001:2:0:6464::c613:2");
     let (mut out, mut back) = (0, 0);
     for r in &rows {
-        let (sport, dport): (u16, u16) = (r[2].parse().unwrap(), r[3].parse().unwrap());
-        let initiator = sport == 10_000 && (1..=1000).contains(&dport);
-        let responder = (1..=1000).contains(&sport) && dport == 10_000;
-        match (r[0].as_str(), r[1].as_str()) {
-            (s, d) if s == clat && d == plat && initiator => out += 1,
-            (s, d) if s == plat && d == clat && responder => back += 1,
-            _ => panic!("not a 464XLAT test frame between CLAT and PLAT: {r:?}"),
+        let (sport, dport): (u16, u16) = (r[ports.0].parse().unwrap(), r[ports.1].parse().unwrap());
+        let outward = match (sport, dport) {
+            (10_000, 1..=1000) => true,
+            (1..=1000, 10_000) => false,
+            _ => panic!("{what}: not a test frame of the trial: {r:?}"),
+        };
+        check(r, outward);
+        if outward {
+            out += 1;
+        } else {
+            back += 1;
         }
-        assert!(r[4] != "0x0000" && r[5] == "1", "UDP checksum: {r:?}");
     }
     assert_eq!((out, back), (3000, 2000), "{v}");
     assert_eq!(u(&v, &["preliminary", "valid_entries"]), 1_000, "{v}");
     for d in ["forward", "reverse"] {
         assert_eq!(u(&v, &[d, "lost"]), 0, "{d}: {v}");
     }
-    assert_eq!(conntrack_count(), 1_000, "the PLAT's connections after the trial");
+    assert_eq!(conntrack_count(), 1_000, "{what}: the DUT's connections after the trial");
 }
 
 /// siitperf's command line with `N M R T D` through lab nat44 (siitperf-tp reads ./siitperf.conf,
