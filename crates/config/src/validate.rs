@@ -241,12 +241,11 @@ fn enumeration_rules(s: &Setup, n: &Names<'_>) -> Result<(), ConfigError> {
     let enum_ips = !st.enumerate_ips.is_fixed();
     let var_path = |id: SideId| format!("{}.ip_variation.variation", side_path(id));
     let nets_path = |id: SideId| format!("{}.num_nets", side_path(id));
-    let varying_side = [SideId::Left, SideId::Right]
-        .into_iter()
-        .find(|id| !s.side(*id).ip_var.variation.is_fixed());
-    let fixed_side = [SideId::Left, SideId::Right]
-        .into_iter()
-        .find(|id| s.side(*id).ip_var.variation.is_fixed());
+    // The rules are about the addresses inside the frames: on a tunnel side (a B4) the
+    // variation moves the outer source only, and the inner addresses stay fixed.
+    let inner_varies = |id: SideId| !s.side(id).ip_var.variation.is_fixed() && s.side(id).tunnel.is_none();
+    let varying_side = [SideId::Left, SideId::Right].into_iter().find(|id| inner_varies(*id));
+    let fixed_side = [SideId::Left, SideId::Right].into_iter().find(|id| !inner_varies(*id));
     let nets_side = [SideId::Left, SideId::Right].into_iter().find(|id| s.side(*id).num_nets > 1);
 
     // 1. Enumeration only in a stateful test.

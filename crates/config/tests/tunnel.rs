@@ -66,3 +66,20 @@ fn bad_tunnels_are_errors_naming_the_key() {
         .to_string();
     assert!(e.contains("trial.frame_size") && e.contains("40 bytes longer in the tunnel"), "{e}");
 }
+
+/// Many B4s in a stateful test: the B4 side's varying addresses are the outer ones, so phase 1's
+/// port enumeration needs no IP enumeration (siitperf's rule 5 is about the inner addresses,
+/// which stay fixed), while the same variation on a native side still needs it.
+#[test]
+fn many_b4s_with_port_enumeration_need_no_ip_enumeration() {
+    let stateful = "\n[stateful]\nmode = \"initiator-left\"\nenumerate_ports = \"pseudorandom\"\n\
+        [traffic.forward_ports]\nsport = { variation = \"pseudorandom\", min = 10000, max = 10099 }\n\
+        [left.ip_variation]\nvariation = \"pseudorandom\"\nmin = 2\nmax = 1001\n";
+    let text = format!("{DSLITE}{stateful}");
+    // (TOML tables may come in any order: [left.ip_variation] after [traffic].)
+    let c = parse_toml(&text, "dslite.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((c.setup.left.ip_var.min, c.setup.left.ip_var.max), (2, 1001));
+    let native = text.replace("[left.tunnel]\nlocal = \"2001:2::2\"\nremote = \"2001:2::1\"\n", "");
+    let e = parse_toml(&native, "dslite.toml").unwrap_err().to_string();
+    assert!(e.contains("stateful.enumerate_ips"), "{e}");
+}
