@@ -223,12 +223,13 @@ fn frame_size(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
     let max = xlat_wire::frame::MAX_FRAME_SIZE + if all_v4 { 20 } else { 0 } - if tunnel { 40 } else { 0 };
     let size = cfg.trial.frame_size;
     if !(84..=max).contains(&size) {
-        let why = match (all_v4, tunnel) {
-            (true, true) => "all frames are IPv4, 20 bytes shorter than the size, and 40 bytes longer in the tunnel",
-            (true, false) => "all frames are IPv4, 20 bytes shorter than the size",
-            _ => "the IPv6 frame size, FCS included",
+        let why = if all_v4 {
+            "all frames are IPv4, 20 bytes shorter than the size"
+        } else {
+            "the IPv6 frame size, FCS included"
         };
-        return Err(n.bad("trial.frame_size", size, format!("84-{max}: {why}")));
+        let tunnel = if tunnel { ", and 40 bytes longer in the tunnel" } else { "" };
+        return Err(n.bad("trial.frame_size", size, format!("84-{max}: {why}{tunnel}")));
     }
     Ok(())
 }
@@ -494,15 +495,11 @@ fn extremes(var: &IpVarSpec, nets: u16) -> Vec<(Option<u16>, Option<u8>)> {
 }
 
 fn patch(bytes: &mut [u8], offset: usize, net_byte: usize, v: Option<u16>, net: Option<u8>) {
-    if let Some(net) = net {
-        if let Some(b) = bytes.get_mut(net_byte) {
-            *b = net;
-        }
+    if let (Some(net), Some(b)) = (net, bytes.get_mut(net_byte)) {
+        *b = net;
     }
-    if let Some(v) = v {
-        if let Some(w) = bytes.get_mut(offset..offset + 2) {
-            w.copy_from_slice(&v.to_be_bytes());
-        }
+    if let (Some(v), Some(w)) = (v, bytes.get_mut(offset..offset + 2)) {
+        w.copy_from_slice(&v.to_be_bytes());
     }
 }
 
