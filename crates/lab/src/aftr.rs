@@ -24,16 +24,16 @@ use xlat_bpf::{
 };
 
 use crate::error::LabError;
-use crate::topology::{DSLITE_AFTR, DSLITE_B4_PREFIX, DUT_LEFT, DUT_NS};
+use crate::topology::{v6, DSLITE_AFTR, DSLITE_B4_PREFIX, DUT_LEFT, DUT_NS};
 
 /// Ethernet + IPv6 header: where the encapsulated IPv4 header starts.
 const OUTER: i32 = 14 + 40;
 /// IPv6's next header for IPv4 (RFC 2473).
 const NH_IPV4: i32 = 4;
 
+/// An IPv6 constant of the topology (checked by its tests; a bad one is a build defect).
 fn addr(s: &str) -> Ipv6Addr {
-    // The constants are checked by the topology tests; a bad one is a build defect.
-    s.split('/').next().and_then(|a| a.parse().ok()).unwrap_or(Ipv6Addr::UNSPECIFIED)
+    v6(s).unwrap_or(Ipv6Addr::UNSPECIFIED)
 }
 
 /// The four words of `a` as a store or a 32-bit compare sees them.
@@ -46,18 +46,11 @@ fn words(a: Ipv6Addr) -> [i32; 4] {
 pub(crate) fn decap_program(aftr: Ipv6Addr) -> Result<Vec<Insn>, LabError> {
     let mut a = Asm::new();
     a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1)]);
-    pull(&mut a, OUTER);
-    a.emit(&[
-        Insn::load(Size::W, R2, R6, SKB_DATA),
-        Insn::load(Size::W, R3, R6, SKB_DATA_END),
-        Insn::alu_reg(Alu::Mov, R4, R2),
-        Insn::alu(Alu::Add, R4, OUTER),
-    ])
-    .jump_reg(Cond::Gt, R4, R3, "pass")
-    .emit(&[Insn::load(Size::H, R4, R2, 12)])
-    .jump(Cond::Ne, R4, half(0x86dd), "pass")
-    .emit(&[Insn::load(Size::B, R4, R2, 14 + 6)])
-    .jump(Cond::Ne, R4, NH_IPV4, "pass");
+    headers(&mut a, OUTER);
+    a.emit(&[Insn::load(Size::H, R4, R2, 12)])
+        .jump(Cond::Ne, R4, half(0x86dd), "pass")
+        .emit(&[Insn::load(Size::B, R4, R2, 14 + 6)])
+        .jump(Cond::Ne, R4, NH_IPV4, "pass");
     for (k, w) in words(aftr).into_iter().enumerate() {
         a.emit(&[Insn::load(Size::W, R4, R2, 14 + 24 + 4 * k as i16)])
             .jump32(Cond::Ne, R4, w, "pass");
@@ -76,8 +69,7 @@ pub(crate) fn decap_program(aftr: Ipv6Addr) -> Result<Vec<Insn>, LabError> {
         .jump(Cond::Ne, R0, 0, "drop")
         .emit(&[Insn::store_imm(Size::H, FP, -8, half(0x0800))]);
     store_bytes(&mut a, 12, -8, 2);
-    a.ret(TC_ACT_OK).label("pass").ret(TC_ACT_OK).label("drop").ret(TC_ACT_SHOT);
-    Ok(a.finish()?)
+    verdicts(a)
 }
 
 /// Egress: encapsulate an IPv4 packet marked with a B4's identity, from `aftr` to that B4 in
@@ -87,28 +79,21 @@ pub(crate) fn encap_program(aftr: Ipv6Addr, b4_prefix: Ipv6Addr) -> Result<Vec<I
     let mut a = Asm::new();
     a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1), Insn::load(Size::W, R7, R6, SKB_MARK)])
         .jump(Cond::Eq, R7, 0, "pass");
-    pull(&mut a, 14 + 20);
-    a.emit(&[
-        Insn::load(Size::W, R2, R6, SKB_DATA),
-        Insn::load(Size::W, R3, R6, SKB_DATA_END),
-        Insn::alu_reg(Alu::Mov, R4, R2),
-        Insn::alu(Alu::Add, R4, 14 + 20),
-    ])
-    .jump_reg(Cond::Gt, R4, R3, "pass")
-    .emit(&[Insn::load(Size::H, R4, R2, 12)])
-    .jump(Cond::Ne, R4, half(0x0800), "pass")
-    // The outer payload length is the IPv4 total length (same bytes); next header 4, hop
-    // limit 64 after it in the same word.
-    .emit(&[
-        Insn::load(Size::H, R8, R2, 14 + 2),
-        Insn::alu(Alu::Or, R8, word([0, 0, NH_IPV4 as u8, 64])),
-        Insn::alu_reg(Alu::Mov, R1, R6),
-        Insn::alu(Alu::Mov, R2, 40),
-        Insn::alu(Alu::Mov, R3, BPF_ADJ_ROOM_MAC),
-        Insn::alu(Alu::Mov, R4, 0),
-        Insn::call(BPF_FUNC_SKB_ADJUST_ROOM),
-    ])
-    .jump(Cond::Ne, R0, 0, "drop");
+    headers(&mut a, 14 + 20);
+    a.emit(&[Insn::load(Size::H, R4, R2, 12)])
+        .jump(Cond::Ne, R4, half(0x0800), "pass")
+        // The outer payload length is the IPv4 total length (same bytes); next header 4, hop
+        // limit 64 after it in the same word.
+        .emit(&[
+            Insn::load(Size::H, R8, R2, 14 + 2),
+            Insn::alu(Alu::Or, R8, word([0, 0, NH_IPV4 as u8, 64])),
+            Insn::alu_reg(Alu::Mov, R1, R6),
+            Insn::alu(Alu::Mov, R2, 40),
+            Insn::alu(Alu::Mov, R3, BPF_ADJ_ROOM_MAC),
+            Insn::alu(Alu::Mov, R4, 0),
+            Insn::call(BPF_FUNC_SKB_ADJUST_ROOM),
+        ])
+        .jump(Cond::Ne, R0, 0, "drop");
     // The header at fp-48..fp-8: version 6, the length word, the AFTR, the B4.
     a.emit(&[
         Insn::store_imm(Size::W, FP, -48, word([0x60, 0, 0, 0])),
@@ -130,19 +115,30 @@ pub(crate) fn encap_program(aftr: Ipv6Addr, b4_prefix: Ipv6Addr) -> Result<Vec<I
     ]);
     store_bytes(&mut a, 14, -48, 40);
     store_bytes(&mut a, 12, -56, 2);
-    a.ret(TC_ACT_OK).label("pass").ret(TC_ACT_OK).label("drop").ret(TC_ACT_SHOT);
-    Ok(a.finish()?)
+    verdicts(a)
 }
 
-/// `bpf_skb_pull_data(skb, len)`: the headers read directly must be in the packet's linear
-/// part, and a packet socket's frames (the tester's, sent from a ring) arrive with only the
-/// Ethernet header there. A shorter packet fails the pull and then the length check.
-fn pull(a: &mut Asm, len: i32) {
+/// The first `len` bytes of the packet (the skb in r6) readable at r2, or on to "pass": they
+/// are pulled into the packet's linear part first (`bpf_skb_pull_data`), because a packet
+/// socket's frames (the tester's, sent from a ring) arrive with only the Ethernet header
+/// there; a shorter packet fails the pull and then the length check. r3 is the data end.
+fn headers(a: &mut Asm, len: i32) {
     a.emit(&[
         Insn::alu_reg(Alu::Mov, R1, R6),
         Insn::alu(Alu::Mov, R2, len),
         Insn::call(BPF_FUNC_SKB_PULL_DATA),
-    ]);
+        Insn::load(Size::W, R2, R6, SKB_DATA),
+        Insn::load(Size::W, R3, R6, SKB_DATA_END),
+        Insn::alu_reg(Alu::Mov, R4, R2),
+        Insn::alu(Alu::Add, R4, len),
+    ])
+    .jump_reg(Cond::Gt, R4, R3, "pass");
+}
+
+/// The end of both programs: what falls through, and "pass", go on (TC_ACT_OK); "drop" drops.
+fn verdicts(mut a: Asm) -> Result<Vec<Insn>, LabError> {
+    a.label("pass").ret(TC_ACT_OK).label("drop").ret(TC_ACT_SHOT);
+    Ok(a.finish()?)
 }
 
 /// `bpf_skb_store_bytes(skb, offset, fp + from, len, 0)`, to "drop" on failure.

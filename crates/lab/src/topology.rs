@@ -399,7 +399,7 @@ fn v4(a: &str) -> Option<Ipv4Addr> {
 }
 
 /// An address constant of this file (prefix length allowed) as an IPv6 address.
-fn v6(a: &str) -> Option<Ipv6Addr> {
+pub(crate) fn v6(a: &str) -> Option<Ipv6Addr> {
     addr(a).parse().ok()
 }
 
@@ -440,8 +440,8 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
         // The left tester is B4 2001:2::2; its IPv4 address is inside the softwire, and the
         // AFTR's MAC is resolved by NDP.
         left.tunnel = Some(SideTunnel {
-            local: TESTER_LEFT_IPV6.parse().unwrap_or(Ipv6Addr::UNSPECIFIED),
-            remote: DSLITE_AFTR.parse().unwrap_or(Ipv6Addr::UNSPECIFIED),
+            local: v6(TESTER_LEFT_IPV6).unwrap_or(Ipv6Addr::UNSPECIFIED),
+            remote: v6(DSLITE_AFTR).unwrap_or(Ipv6Addr::UNSPECIFIED),
         });
         left.dut_ipv4 = None;
         left.ipv6_real = None;

@@ -224,8 +224,14 @@ impl TestFrame {
         let udp_len = lay.len - l4;
         let bad = FrameError::BufferTooSmall { need: lay.len, have };
         let ip = eth::HDR_LEN + self.outer_len();
+        // The frame's first header after Ethernet is IPv6 when it is tunneled or native IPv6.
+        let ethertype = if self.tunnel.is_some() || self.ip.is_v6() {
+            eth::ETHERTYPE_IPV6
+        } else {
+            eth::ETHERTYPE_IPV4
+        };
+        eth::write(f, self.eth_dst, self.eth_src, ethertype).ok_or(bad.clone())?;
         if let Some(t) = self.tunnel {
-            eth::write(f, self.eth_dst, self.eth_src, eth::ETHERTYPE_IPV6).ok_or(bad.clone())?;
             let h = ipv6::Header {
                 payload_len: lay.len - ip,
                 next_header: if self.ip.is_v6() { NH_IPV6 } else { NH_IPV4 },
@@ -235,19 +241,12 @@ impl TestFrame {
             };
             ipv6::write(&mut f[eth::HDR_LEN..], &h).ok_or(bad.clone())?;
         }
-        let ethertype = |v4| match (self.tunnel, v4) {
-            (Some(_), _) => eth::ETHERTYPE_IPV6,
-            (None, true) => eth::ETHERTYPE_IPV4,
-            (None, false) => eth::ETHERTYPE_IPV6,
-        };
         match self.ip {
             IpPair::V4 { src, dst } => {
-                eth::write(f, self.eth_dst, self.eth_src, ethertype(true)).ok_or(bad.clone())?;
                 let h = ipv4::Header::new(src, dst, ipv4::PROTO_UDP, udp_len);
                 ipv4::write(&mut f[ip..], &h).ok_or(bad.clone())?;
             }
             IpPair::V6 { src, dst } => {
-                eth::write(f, self.eth_dst, self.eth_src, ethertype(false)).ok_or(bad.clone())?;
                 let h = ipv6::Header {
                     payload_len: udp_len,
                     next_header: ipv6::NH_UDP,
