@@ -142,6 +142,14 @@ impl Insn {
     pub const fn exit() -> Insn {
         Insn::new(EXIT, 0, 0, 0, 0)
     }
+
+    /// `dst = map` for the map whose descriptor is `fd` (a 64-bit immediate load: two slots).
+    pub const fn load_map(dst: u8, fd: i32) -> [Insn; 2] {
+        [
+            Insn::new(LD_DW_IMM, dst, crate::sys::BPF_PSEUDO_MAP_FD, 0, fd),
+            Insn::new(0, 0, 0, 0, 0),
+        ]
+    }
 }
 
 /// The 32-bit immediate that, stored as a word, puts `bytes` into memory in this order.

@@ -15,6 +15,7 @@ const BPF_LINK_CREATE: libc::c_long = 28;
 // Program, map and attach types.
 pub const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 pub const BPF_PROG_TYPE_XDP: u32 = 6;
+pub const BPF_MAP_TYPE_HASH: u32 = 1;
 pub const BPF_MAP_TYPE_XSKMAP: u32 = 17;
 pub const BPF_XDP: u32 = 37;
 pub const BPF_TCX_INGRESS: u32 = 46;
@@ -37,6 +38,8 @@ pub const SKB_DATA: i16 = 76;
 pub const SKB_DATA_END: i16 = 80;
 
 // Helper functions (enum bpf_func_id) and their flags.
+/// bpf_map_lookup_elem(map, key): a pointer to the value, or NULL.
+pub const BPF_FUNC_MAP_LOOKUP_ELEM: i32 = 1;
 pub const BPF_FUNC_SKB_STORE_BYTES: i32 = 9;
 /// bpf_skb_pull_data(skb, len): make the first `len` bytes linear (directly readable).
 pub const BPF_FUNC_SKB_PULL_DATA: i32 = 39;
@@ -141,10 +144,16 @@ pub fn name16(s: &str) -> [u8; 16] {
 
 /// Create a map of `map_type` with u32 keys and values, `max_entries` of them.
 pub fn map_create(map_type: u32, max_entries: u32, name: &str) -> Result<OwnedFd> {
+    map_create_sized(map_type, 4, 4, max_entries, name)
+}
+
+/// Create a map of `map_type` with keys of `key_size` and values of `value_size` bytes,
+/// `max_entries` of them.
+pub fn map_create_sized(map_type: u32, key_size: u32, value_size: u32, max_entries: u32, name: &str) -> Result<OwnedFd> {
     let mut c = MapCreateAttr {
         map_type,
-        key_size: 4,
-        value_size: 4,
+        key_size,
+        value_size,
         max_entries,
         map_name: name16(name),
         ..Default::default()
@@ -158,14 +167,20 @@ pub fn map_create(map_type: u32, max_entries: u32, name: &str) -> Result<OwnedFd
 
 /// `map[key] = value`.
 pub fn map_put(map: &OwnedFd, key: u32, value: u32) -> Result<()> {
+    map_update(map, &key.to_ne_bytes(), &value.to_ne_bytes())
+}
+
+/// `map[key] = value` for a map of any key and value size: both slices must be the sizes the
+/// map was made with (the kernel reads that many bytes).
+pub fn map_update(map: &OwnedFd, key: &[u8], value: &[u8]) -> Result<()> {
     let mut u = MapUpdateAttr {
         map_fd: map.as_raw_fd() as u32,
-        key: &key as *const u32 as u64,
-        value: &value as *const u32 as u64,
+        key: key.as_ptr() as u64,
+        value: value.as_ptr() as u64,
         ..Default::default()
     };
     if call(BPF_MAP_UPDATE_ELEM, &mut u) != 0 {
-        return Err(BpfError::last_os(format!("bpf(BPF_MAP_UPDATE_ELEM) of entry {key}")));
+        return Err(BpfError::last_os(format!("bpf(BPF_MAP_UPDATE_ELEM) of key {key:02x?}")));
     }
     Ok(())
 }

@@ -65,6 +65,7 @@ fn ip_versions_and_directions_per_topology() {
         (Topology::Nat66, V6, V6, true),
         (Topology::Xlat464, V4, V4, true),
         (Topology::Dslite, V4, V4, true),
+        (Topology::Lw4o6, V4, V4, true),
     ];
     assert_eq!(expected.map(|e| e.0), Topology::ALL);
     for (t, left, right, reverse) in expected {
@@ -143,7 +144,7 @@ fn the_nat_topologies_write_stateful_tests() {
         assert_eq!(cfg.dut.before_trial.as_deref(), Some("ip netns exec xlat-dut conntrack -F"), "{t}");
         assert_eq!(cfg.dut.between_phases, None, "{t}");
     }
-    for t in [Topology::Router4, Topology::Router6, Topology::Siit] {
+    for t in [Topology::Router4, Topology::Router6, Topology::Siit, Topology::Lw4o6] {
         // (The emitter writes every key: an unset one as a "# before_trial (not set)" comment.)
         assert!(
             t.stateful().is_none() && !config_toml(t).lines().any(|l| l.starts_with("before_trial")),
@@ -157,9 +158,9 @@ fn addresses_match_the_lab() {
     for t in Topology::ALL {
         let s = read(t).setup;
         let (l, r) = (&s.left, &s.right);
-        // dslite: the left tester is B4 2001:2::2 (the tunnel's local end) with no IPv4 on the
+        // dslite, lw4o6: the left tester is B4 2001:2::2 (the tunnel's local end) with no IPv4 on the
         // link; the AFTR, 2001:2::1, is resolved by NDP.
-        let b4 = t == Topology::Dslite;
+        let b4 = t.softwire();
         let tunnel = l.tunnel.map(|x| (x.local, x.remote));
         assert_eq!(tunnel, b4.then(|| (v6("2001:2::2").unwrap(), v6("2001:2::1").unwrap())), "{t}");
         let l6 = if b4 { None } else { v6("2001:2::2") };
@@ -228,6 +229,7 @@ fn the_file_says_what_the_dut_is() {
             Topology::Nat66 => "nftables IPv6 masquerade",
             Topology::Xlat464 => "464XLAT (RFC 6877), two translators in a chain",
             Topology::Dslite => "Dual-Stack Lite AFTR (RFC 6333)",
+            Topology::Lw4o6 => "lightweight 4over6 lwAFTR (RFC 7596)",
         };
         assert!(dut.starts_with(&format!("# DUT: {what}")), "{t}: {dut}");
     }

@@ -27,17 +27,17 @@ use crate::error::LabError;
 use crate::topology::{v6, DSLITE_AFTR, DSLITE_B4_PREFIX, DUT_LEFT, DUT_NS};
 
 /// Ethernet + IPv6 header: where the encapsulated IPv4 header starts.
-const OUTER: i32 = 14 + 40;
+pub(crate) const OUTER: i32 = 14 + 40;
 /// IPv6's next header for IPv4 (RFC 2473).
 const NH_IPV4: i32 = 4;
 
 /// An IPv6 constant of the topology (checked by its tests; a bad one is a build defect).
-fn addr(s: &str) -> Ipv6Addr {
+pub(crate) fn addr(s: &str) -> Ipv6Addr {
     v6(s).unwrap_or(Ipv6Addr::UNSPECIFIED)
 }
 
 /// The four words of `a` as a store or a 32-bit compare sees them.
-fn words(a: Ipv6Addr) -> [i32; 4] {
+pub(crate) fn words(a: Ipv6Addr) -> [i32; 4] {
     let o = a.octets();
     [0, 4, 8, 12].map(|k| word([o[k], o[k + 1], o[k + 2], o[k + 3]]))
 }
@@ -45,30 +45,12 @@ fn words(a: Ipv6Addr) -> [i32; 4] {
 /// Ingress: decapsulate IPv4-in-IPv6 to `aftr`, the mark set to the B4's identity.
 pub(crate) fn decap_program(aftr: Ipv6Addr) -> Result<Vec<Insn>, LabError> {
     let mut a = Asm::new();
-    a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1)]);
-    headers(&mut a, OUTER);
-    a.emit(&[Insn::load(Size::H, R4, R2, 12)])
-        .jump(Cond::Ne, R4, half(0x86dd), "pass")
-        .emit(&[Insn::load(Size::B, R4, R2, 14 + 6)])
-        .jump(Cond::Ne, R4, NH_IPV4, "pass");
-    for (k, w) in words(aftr).into_iter().enumerate() {
-        a.emit(&[Insn::load(Size::W, R4, R2, 14 + 24 + 4 * k as i16)])
-            .jump32(Cond::Ne, R4, w, "pass");
-    }
+    softwire_to(&mut a, aftr, OUTER);
     // The B4's identity: the last 16 bits of the outer source, in host order; 0 is none.
     a.emit(&[Insn::load(Size::H, R7, R2, 14 + 8 + 14), Insn::to_be(R7, 16)])
         .jump(Cond::Eq, R7, 0, "drop")
-        .emit(&[
-            Insn::store(Size::W, R6, SKB_MARK, R7),
-            Insn::alu_reg(Alu::Mov, R1, R6),
-            Insn::alu(Alu::Mov, R2, -40),
-            Insn::alu(Alu::Mov, R3, BPF_ADJ_ROOM_MAC),
-            Insn::alu(Alu::Mov, R4, BPF_F_ADJ_ROOM_DECAP_L3_IPV4),
-            Insn::call(BPF_FUNC_SKB_ADJUST_ROOM),
-        ])
-        .jump(Cond::Ne, R0, 0, "drop")
-        .emit(&[Insn::store_imm(Size::H, FP, -8, half(0x0800))]);
-    store_bytes(&mut a, 12, -8, 2);
+        .emit(&[Insn::store(Size::W, R6, SKB_MARK, R7)]);
+    decapsulate(&mut a);
     verdicts(a)
 }
 
@@ -80,28 +62,8 @@ pub(crate) fn encap_program(aftr: Ipv6Addr, b4_prefix: Ipv6Addr) -> Result<Vec<I
     a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1), Insn::load(Size::W, R7, R6, SKB_MARK)])
         .jump(Cond::Eq, R7, 0, "pass");
     headers(&mut a, 14 + 20);
-    a.emit(&[Insn::load(Size::H, R4, R2, 12)])
-        .jump(Cond::Ne, R4, half(0x0800), "pass")
-        // The outer payload length is the IPv4 total length (same bytes); next header 4, hop
-        // limit 64 after it in the same word.
-        .emit(&[
-            Insn::load(Size::H, R8, R2, 14 + 2),
-            Insn::alu(Alu::Or, R8, word([0, 0, NH_IPV4 as u8, 64])),
-            Insn::alu_reg(Alu::Mov, R1, R6),
-            Insn::alu(Alu::Mov, R2, 40),
-            Insn::alu(Alu::Mov, R3, BPF_ADJ_ROOM_MAC),
-            Insn::alu(Alu::Mov, R4, 0),
-            Insn::call(BPF_FUNC_SKB_ADJUST_ROOM),
-        ])
-        .jump(Cond::Ne, R0, 0, "drop");
-    // The header at fp-48..fp-8: version 6, the length word, the AFTR, the B4.
-    a.emit(&[
-        Insn::store_imm(Size::W, FP, -48, word([0x60, 0, 0, 0])),
-        Insn::store(Size::W, FP, -44, R8),
-    ]);
-    for (k, w) in words(aftr).into_iter().enumerate() {
-        a.emit(&[Insn::store_imm(Size::W, FP, -40 + 4 * k as i16, w)]);
-    }
+    a.emit(&[Insn::load(Size::H, R4, R2, 12)]).jump(Cond::Ne, R4, half(0x0800), "pass");
+    // The B4 (the outer destination, fp-24..fp-8): the prefix's first 112 bits, then the mark.
     for (k, w) in words(b4_prefix).into_iter().take(3).enumerate() {
         a.emit(&[Insn::store_imm(Size::W, FP, -24 + 4 * k as i16, w)]);
     }
@@ -111,18 +73,74 @@ pub(crate) fn encap_program(aftr: Ipv6Addr, b4_prefix: Ipv6Addr) -> Result<Vec<I
         Insn::alu(Alu::Lsh, R7, 16),
         Insn::alu(Alu::Or, R7, word([b4[12], b4[13], 0, 0])),
         Insn::store(Size::W, FP, -12, R7),
+    ]);
+    encapsulate(&mut a, aftr);
+    verdicts(a)
+}
+
+/// The start of an ingress program (skb in r1): the first `len` bytes readable at r2 (see
+/// [`headers`]), and on to "pass" unless the packet is IPv6 to `aftr` carrying IPv4 (RFC 2473).
+pub(crate) fn softwire_to(a: &mut Asm, aftr: Ipv6Addr, len: i32) {
+    a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1)]);
+    headers(a, len);
+    a.emit(&[Insn::load(Size::H, R4, R2, 12)])
+        .jump(Cond::Ne, R4, half(0x86dd), "pass")
+        .emit(&[Insn::load(Size::B, R4, R2, 14 + 6)])
+        .jump(Cond::Ne, R4, NH_IPV4, "pass");
+    for (k, w) in words(aftr).into_iter().enumerate() {
+        a.emit(&[Insn::load(Size::W, R4, R2, 14 + 24 + 4 * k as i16)])
+            .jump32(Cond::Ne, R4, w, "pass");
+    }
+}
+
+/// Remove the outer IPv6 header of the skb in r6: what is left goes on as IPv4.
+pub(crate) fn decapsulate(a: &mut Asm) {
+    a.emit(&[
+        Insn::alu_reg(Alu::Mov, R1, R6),
+        Insn::alu(Alu::Mov, R2, -40),
+        Insn::alu(Alu::Mov, R3, BPF_ADJ_ROOM_MAC),
+        Insn::alu(Alu::Mov, R4, BPF_F_ADJ_ROOM_DECAP_L3_IPV4),
+        Insn::call(BPF_FUNC_SKB_ADJUST_ROOM),
+    ])
+    .jump(Cond::Ne, R0, 0, "drop")
+    .emit(&[Insn::store_imm(Size::H, FP, -8, half(0x0800))]);
+    store_bytes(a, 12, -8, 2);
+}
+
+/// Put an outer IPv6 header from `aftr` in front of the IPv4 packet of the skb in r6 (its
+/// headers readable at r2): the destination must be at fp-24..fp-8 already. Hop limit 64,
+/// traffic class and flow label 0.
+pub(crate) fn encapsulate(a: &mut Asm, aftr: Ipv6Addr) {
+    // The outer payload length is the IPv4 total length (same bytes); next header 4, hop
+    // limit 64 after it in the same word.
+    a.emit(&[
+        Insn::load(Size::H, R8, R2, 14 + 2),
+        Insn::alu(Alu::Or, R8, word([0, 0, NH_IPV4 as u8, 64])),
+        Insn::alu_reg(Alu::Mov, R1, R6),
+        Insn::alu(Alu::Mov, R2, 40),
+        Insn::alu(Alu::Mov, R3, BPF_ADJ_ROOM_MAC),
+        Insn::alu(Alu::Mov, R4, 0),
+        Insn::call(BPF_FUNC_SKB_ADJUST_ROOM),
+    ])
+    .jump(Cond::Ne, R0, 0, "drop");
+    // The header at fp-48..fp-8: version 6, the length word, the AFTR, the destination.
+    a.emit(&[
+        Insn::store_imm(Size::W, FP, -48, word([0x60, 0, 0, 0])),
+        Insn::store(Size::W, FP, -44, R8),
         Insn::store_imm(Size::H, FP, -56, half(0x86dd)),
     ]);
-    store_bytes(&mut a, 14, -48, 40);
-    store_bytes(&mut a, 12, -56, 2);
-    verdicts(a)
+    for (k, w) in words(aftr).into_iter().enumerate() {
+        a.emit(&[Insn::store_imm(Size::W, FP, -40 + 4 * k as i16, w)]);
+    }
+    store_bytes(a, 14, -48, 40);
+    store_bytes(a, 12, -56, 2);
 }
 
 /// The first `len` bytes of the packet (the skb in r6) readable at r2, or on to "pass": they
 /// are pulled into the packet's linear part first (`bpf_skb_pull_data`), because a packet
 /// socket's frames (the tester's, sent from a ring) arrive with only the Ethernet header
 /// there; a shorter packet fails the pull and then the length check. r3 is the data end.
-fn headers(a: &mut Asm, len: i32) {
+pub(crate) fn headers(a: &mut Asm, len: i32) {
     a.emit(&[
         Insn::alu_reg(Alu::Mov, R1, R6),
         Insn::alu(Alu::Mov, R2, len),
@@ -136,7 +154,7 @@ fn headers(a: &mut Asm, len: i32) {
 }
 
 /// The end of both programs: what falls through, and "pass", go on (TC_ACT_OK); "drop" drops.
-fn verdicts(mut a: Asm) -> Result<Vec<Insn>, LabError> {
+pub(crate) fn verdicts(mut a: Asm) -> Result<Vec<Insn>, LabError> {
     a.label("pass").ret(TC_ACT_OK).label("drop").ret(TC_ACT_SHOT);
     Ok(a.finish()?)
 }

@@ -8,6 +8,7 @@
 //! | `state` | the state file `/run/xlatperf/lab.json` and where the files go |
 //! | `tayga` | TAYGA's configurations, starting and stopping the daemons (siit, nat64, xlat464's two) |
 //! | `aftr` | dslite's AFTR: the tc programs that decapsulate and encapsulate IPv4-in-IPv6 |
+//! | `lwaftr` | lw4o6's lwAFTR: the same encapsulation, checked against a binding table (a BPF hash map) |
 //! | `cmd` | running `ip`, `nft`, `sysctl` and `tayga` as argument vectors |
 //! | `error` | [`LabError`] |
 //!
@@ -35,6 +36,7 @@
 //! | nat66 | the nat44 rules for IPv6 (`table ip6 xlat`), plus neighbour solicitations and advertisements accepted from xlat-dr |
 //! | xlat464 | 464XLAT (RFC 6877): a CLAT (TAYGA, stateless) in namespace xlat-clat in front of the PLAT, nat64's DUT, in xlat-dut |
 //! | dslite | Dual-Stack Lite's AFTR (RFC 6333): IPv4-in-IPv6 from B4s in 2001:2::/112 decapsulated, NAT44 per B4, encapsulated back |
+//! | lw4o6 | lightweight 4over6's lwAFTR (RFC 7596): the same softwires, stateless, each checked against a binding table of 10,000 lwB4s (IPv4 address + port set) |
 //!
 //! ```text
 //!   xlat464:  xlat-tl ── xlat-cl 198.18.0.1/16 [xlat-clat: TAYGA CLAT] xlat-cr 2001:2::464/64
@@ -74,6 +76,7 @@ mod aftr;
 mod cmd;
 mod dut;
 mod error;
+mod lwaftr;
 mod report;
 mod setup;
 mod siitperf;
@@ -86,6 +89,7 @@ use cmd::require_root;
 pub use cmd::{have_tool, is_root};
 pub use dut::{dut_exec, dut_neighbours, set_forwarding};
 pub use error::LabError;
+pub use lwaftr::{binding as lw4o6_binding, port_set as lw4o6_port_set};
 pub use report::{DownReport, LabInfo, UpOptions, CONNTRACK_LIMIT, MAX_QUEUES};
 pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
@@ -94,10 +98,10 @@ pub use topology::{
     config, config_toml, config_toml_for, CpuSplit, StatefulLab, Topology, CLAT_IPV4_ROUTE, CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6,
     CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DSLITE_AFTR,
     DSLITE_B4_IPV4_ROUTE, DSLITE_B4_PREFIX, DSLITE_LEFT_MTU, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4,
-    DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, NAMESPACES, NAT64_POOL, NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT,
-    SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS, STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS,
-    STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4,
-    TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
+    DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, LW4O6_BINDINGS, LW4O6_PORTS, LW4O6_PSID_BITS, NAMESPACES, NAT64_POOL, NAT64_PREFIX,
+    RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS,
+    STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT,
+    TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
 };
 
 fn require_tools(t: Topology) -> Result<(), LabError> {

@@ -207,7 +207,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
             (DUT_NS, DUT_RIGHT, Some(DUT_RIGHT_IPV4), Some(DUT_RIGHT_IPV6)),
         ]
         .to_vec()
-    } else if t == Topology::Dslite {
+    } else if t.softwire() {
         // The AFTR's left is IPv6 only: the B4s reach it through their softwires.
         [
             (DUT_NS, DUT_LEFT, None, Some(DUT_LEFT_IPV6)),
@@ -231,7 +231,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         }
         ip_in(ns, &["link", "set", "dev", dev, "txqueuelen", TXQUEUELEN, "up"])?;
     }
-    if t == Topology::Dslite {
+    if t.softwire() {
         ip_in(TESTER_NS, &["link", "set", "dev", LEFT_PORT, "mtu", DSLITE_LEFT_MTU])?;
         ip_in(DUT_NS, &["link", "set", "dev", DUT_LEFT, "mtu", DSLITE_LEFT_MTU])?;
     }
@@ -260,8 +260,12 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         // After the ruleset: it loads nf_conntrack, whose sysctls exist only from then on.
         tune_conntrack(st, opts.conntrack)?;
     }
-    if t == Topology::Dslite {
-        crate::aftr::attach()?;
+    if t.softwire() {
+        if t == Topology::Lw4o6 {
+            crate::lwaftr::attach()?;
+        } else {
+            crate::aftr::attach()?;
+        }
         // What goes back to the B4s' IPv4 addresses leaves on the left to the tester's IPv6
         // address (its MAC by neighbour discovery); the encapsulation then addresses the B4.
         ip_in(

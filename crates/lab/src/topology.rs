@@ -28,17 +28,25 @@ pub const DUT_RIGHT: &str = "xlat-dr";
 pub const TAYGA_TUN: &str = "xlat-nat64";
 /// nftables table (ip6) in every TAYGA namespace that repairs its zero UDP checksums (tayga.rs).
 pub const CHECKSUM_TABLE: &str = "xlat_tayga_csum";
-/// dslite: the AFTR's softwire address (its left address, RFC 6333's tunnel end).
+/// dslite and lw4o6: the AFTR's softwire address (its left address, the tunnel's end).
 pub const DSLITE_AFTR: &str = "2001:2::1";
 /// dslite: where the B4s are, a /112 on the AFTR's left link; the last 16 bits of a B4's address
 /// are its identity (the AFTR's mark and connection-tracking zone, from 1), and the tester's
 /// left address 2001:2::2 is B4 2.
 pub const DSLITE_B4_PREFIX: &str = "2001:2::/112";
-/// dslite: the IPv4 addresses behind the B4s (the inner sources), routed back into the tunnel.
+/// dslite and lw4o6: the IPv4 addresses behind the B4s (the inner sources), routed back into
+/// the tunnel.
 pub const DSLITE_B4_IPV4_ROUTE: &str = "198.18.0.0/16";
-/// dslite: the MTU of the AFTR's left link, so that a 1518-byte IPv4 test frame fits with its
+/// dslite and lw4o6: the MTU of the AFTR's left link, so that a 1518-byte IPv4 test frame fits with its
 /// 40-byte outer header (no fragmentation in the tunnel).
 pub const DSLITE_LEFT_MTU: &str = "1540";
+/// lw4o6: bindings in the lwAFTR's table (lwaftr.rs's `binding`); the tester is binding 0.
+pub const LW4O6_BINDINGS: u32 = 10_000;
+/// lw4o6: PSID length (RFC 7597, offset 0): 64 port sets of 1,024 ports per IPv4 address.
+pub const LW4O6_PSID_BITS: u16 = 6;
+/// lw4o6: the tester's port set (PSID 1): its forward source ports and reverse destination
+/// ports, pseudorandom (RFC 4814) inside it.
+pub const LW4O6_PORTS: (u16, u16) = (1024, 2047);
 /// xlat464: the CLAT's namespace, between the tester's left port and the PLAT (the DUT
 /// namespace, which holds the stateful NAT64 and so the connection table).
 pub const CLAT_NS: &str = "xlat-clat";
@@ -187,11 +195,15 @@ pub enum Topology {
     /// decapsulated and encapsulated by tc programs, and NAT44 per B4) in the DUT namespace;
     /// the tester's left side is a B4.
     Dslite,
+    /// Lightweight 4over6 (RFC 7596): a stateless lwAFTR (IPv4-in-IPv6 softwires checked
+    /// against a binding table of address and port set, by tc programs) in the DUT namespace;
+    /// the tester's left side is an lwB4.
+    Lw4o6,
 }
 
 impl Topology {
     /// All topologies, in the order they are documented.
-    pub const ALL: [Topology; 8] = [
+    pub const ALL: [Topology; 9] = [
         Topology::Router4,
         Topology::Router6,
         Topology::Siit,
@@ -200,6 +212,7 @@ impl Topology {
         Topology::Nat66,
         Topology::Xlat464,
         Topology::Dslite,
+        Topology::Lw4o6,
     ];
 
     /// The name used on the command line and in file names.
@@ -213,6 +226,7 @@ impl Topology {
             Topology::Nat66 => "nat66",
             Topology::Xlat464 => "xlat464",
             Topology::Dslite => "dslite",
+            Topology::Lw4o6 => "lw4o6",
         }
     }
 
@@ -227,6 +241,12 @@ impl Topology {
             self,
             Topology::Nat44 | Topology::Nat64 | Topology::Nat66 | Topology::Xlat464 | Topology::Dslite
         )
+    }
+
+    /// Is the tester's left side a B4 (dslite, lw4o6): IPv4 in softwires to an AFTR whose left
+    /// is IPv6 only?
+    pub fn softwire(self) -> bool {
+        matches!(self, Topology::Dslite | Topology::Lw4o6)
     }
 
     /// Is there a CLAT between the tester's left port and the DUT (xlat464)?
@@ -275,7 +295,7 @@ impl Topology {
     /// (IPv4 forwarding, IPv6 forwarding) in the DUT namespace.
     pub fn forwarding(self) -> (bool, bool) {
         match self {
-            Topology::Router4 | Topology::Nat44 | Topology::Dslite => (true, false),
+            Topology::Router4 | Topology::Nat44 | Topology::Dslite | Topology::Lw4o6 => (true, false),
             Topology::Router6 | Topology::Nat66 => (false, true),
             Topology::Siit | Topology::Nat64 | Topology::Xlat464 => (true, true),
         }
@@ -294,7 +314,7 @@ impl Topology {
     pub fn ip_versions(self) -> (u8, u8) {
         match self {
             // dslite: IPv4 in the tunnel on the left.
-            Topology::Router4 | Topology::Nat44 | Topology::Xlat464 | Topology::Dslite => (4, 4),
+            Topology::Router4 | Topology::Nat44 | Topology::Xlat464 | Topology::Dslite | Topology::Lw4o6 => (4, 4),
             Topology::Router6 | Topology::Nat66 => (6, 6),
             Topology::Siit | Topology::Nat64 => (6, 4),
         }
@@ -436,7 +456,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
     if matches!(t, Topology::Siit | Topology::Nat64) {
         right.ipv6_virt = v6(RIGHT_IPV6_VIRT);
     }
-    if t == Topology::Dslite {
+    if t.softwire() {
         // The left tester is B4 2001:2::2; its IPv4 address is inside the softwire, and the
         // AFTR's MAC is resolved by NDP.
         left.tunnel = Some(SideTunnel {
@@ -480,6 +500,17 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
         }
         None => (PortSpec::default(), StatefulSpec::default()),
     };
+    // lw4o6: the lwB4's ports are its port set's, in both directions.
+    let (mut forward_ports, mut reverse_ports) = (forward_ports, PortSpec::default());
+    if t == Topology::Lw4o6 {
+        let set = PortField {
+            variation: Variation::Pseudorandom,
+            min: LW4O6_PORTS.0,
+            max: LW4O6_PORTS.1,
+        };
+        forward_ports.sport = set;
+        reverse_ports.dport = set;
+    }
     TestConfig {
         setup: Setup {
             left,
@@ -487,7 +518,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             forward: true,
             reverse: true,
             forward_ports,
-            reverse_ports: PortSpec::default(),
+            reverse_ports,
             fg_n: 2,
             fg_m: 2,
             stateful,
@@ -571,6 +602,12 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
              decapsulated, NAT44 per B4 (nftables masquerade, a conntrack zone per B4), encapsulated back\n\
              stateful: the right side sees {}; reverse traffic needs the Responder",
             addr(DUT_RIGHT_IPV4)
+        ),
+        Topology::Lw4o6 => format!(
+            "DUT: lightweight 4over6 lwAFTR (RFC 7596) in namespace {DUT_NS}: IPv4-in-IPv6 to {DSLITE_AFTR}, stateless\n\
+             a binding table of {LW4O6_BINDINGS} lwB4s (IPv4 address + port set of 1,024 ports, PSID offset 0)\n\
+             the tester is lwB4 {TESTER_LEFT_IPV6}: {TESTER_LEFT_IPV4} ports {}-{}; a frame outside its binding is dropped",
+            LW4O6_PORTS.0, LW4O6_PORTS.1
         ),
         Topology::Xlat464 => format!(
             "DUT: 464XLAT (RFC 6877), two translators in a chain, IPv6 between them\n\

@@ -170,7 +170,10 @@ fn the_nat_topologies_are_stateful() {
         let s = config(t).setup;
         if !t.uses_nat() {
             assert_eq!(s.stateful, StatefulSpec::default(), "{t}");
-            assert_eq!(s.forward_ports, PortSpec::default(), "{t}");
+            // (lw4o6's ports are its port set's: lw4o6_ports_are_the_testers_port_set.)
+            if t != Topology::Lw4o6 {
+                assert_eq!(s.forward_ports, PortSpec::default(), "{t}");
+            }
             assert!(t.stateful().is_none(), "{t}");
             // (The writer writes every key: an unset one as a "# preliminary_frames (not
             // set)" comment.)
@@ -308,4 +311,25 @@ fn dslite_addresses_and_the_b4_side() {
     assert_eq!(c.setup.stateful.mode, config(Topology::Nat44).setup.stateful.mode);
     assert_eq!(Topology::Dslite.nat_family(), Some("ip"));
     assert_eq!(Topology::Dslite.forwarding(), (true, false));
+}
+
+/// lw4o6: the left tester is the binding table's first lwB4, and its ports, forward source
+/// and reverse destination, stay inside that binding's port set; stateless (no NAT, no
+/// stateful test).
+#[test]
+fn lw4o6_ports_are_the_testers_port_set() {
+    assert_eq!("lw4o6".parse::<Topology>().unwrap(), Topology::Lw4o6);
+    let c = config(Topology::Lw4o6);
+    let t = c.setup.left.tunnel.expect("the left side is an lwB4");
+    let (v4, psid, b4) = crate::lwaftr::binding(0);
+    assert_eq!((t.local, t.remote), (b4, DSLITE_AFTR.parse().unwrap()));
+    assert_eq!(c.setup.left.ipv4_real, Some(v4));
+    assert_eq!(crate::lwaftr::port_set(psid), LW4O6_PORTS);
+    let (f, r) = (c.setup.forward_ports.sport, c.setup.reverse_ports.dport);
+    for p in [f, r] {
+        assert_eq!((p.variation, p.min, p.max), (Variation::Pseudorandom, LW4O6_PORTS.0, LW4O6_PORTS.1));
+    }
+    assert!(Topology::Lw4o6.stateful().is_none() && !Topology::Lw4o6.uses_nat());
+    assert_eq!(Topology::Lw4o6.forwarding(), (true, false));
+    assert!(Topology::Lw4o6.softwire() && Topology::Dslite.softwire() && !Topology::Xlat464.softwire());
 }

@@ -493,6 +493,76 @@ fn dslite_aftr_decapsulates_nats_per_b4_and_encapsulates() {
     down().unwrap();
 }
 
+/// lw4o6 (RFC 7596): the lwAFTR forwards a softwire's IPv4 packet only when the binding of its
+/// inner source (address and the port set of its source port) names the softwire's lwB4, and
+/// sends IPv4 back into the softwire of the lwB4 that its destination address and port are
+/// bound to. No NAT: the packet leaves as it was sent, but for its TTL. The tester's
+/// binding (the first), another one and the last of the 10,000 pass; a port outside the
+/// sender's set, an unbound port set and an unbound destination port do not.
+#[test]
+fn lw4o6_lwaftr_forwards_by_binding_only() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    up(Topology::Lw4o6, &UpOptions::default()).unwrap();
+    let p = ports();
+    let (aftr, right4, tester6) = (v6(DSLITE_AFTR), v4(TESTER_RIGHT_IPV4), v6(TESTER_LEFT_IPV6));
+    let quiet = Duration::from_millis(300);
+    for (k, i) in [0, 5, LW4O6_BINDINGS - 1].into_iter().enumerate() {
+        let (v4b, psid, b4) = lw4o6_binding(i);
+        let (lo, hi) = lw4o6_port_set(psid);
+        let port = lo + (hi - lo) / 2;
+        let seq = 1 + k as u64;
+        let inner = udp4(p.dut_left, p.left.mac, v4b, right4, port, 2000, seq);
+        p.left.send(&encap6(&inner, b4, aftr));
+        let u = expect_udp(&p.right, Some(right4), None, WAIT).unwrap_or_else(|| panic!("binding {i}: nothing on the right"));
+        assert_eq!(
+            (u.src, u.dst, u.sport, u.dport, u.seq, u.tunnel),
+            (v4b.into(), right4.into(), port, 2000, seq, None)
+        );
+        // And back: to the bound address and port, into that lwB4's softwire.
+        p.right.send(&udp4(p.dut_right, p.right.mac, right4, v4b, 2000, port, seq + 10));
+        let u = expect_udp(&p.left, None, Some(tester6), WAIT).unwrap_or_else(|| panic!("binding {i}: no answer"));
+        assert_eq!(u.tunnel, Some((aftr, b4)), "binding {i}: answer in its lwB4's softwire");
+        assert_eq!(
+            (u.src, u.dst, u.sport, u.dport, u.seq),
+            (right4.into(), v4b.into(), 2000, port, seq + 10)
+        );
+    }
+    // Checksums of a pair of frames, unchanged through the lwAFTR.
+    let (v4t, psid, _) = lw4o6_binding(0);
+    let inner = udp4(p.dut_left, p.left.mac, v4t, right4, LW4O6_PORTS.0, 2000, 30);
+    p.left.send(&encap6(&inner, tester6, aftr));
+    let f = recv_udp_frame(&p.right, Some(right4));
+    // (The lwAFTR routes: the TTL one less, the IPv4 header's checksum updated, UDP as sent.)
+    let n = inner.len();
+    assert!(
+        v4_sums_ok(&f) && f[22] + 1 == inner[22] && f.get(34..n) == inner.get(34..),
+        "out on the right: {f:02x?}"
+    );
+    p.right.send(&udp4(p.dut_right, p.right.mac, right4, v4t, 2000, LW4O6_PORTS.1, 31));
+    assert!(v4_sums_ok(&recv_udp_frame(&p.left, None)), "back in the softwire");
+
+    // The tester's lwB4 with a source port of binding 5's set (another lwB4's), and with one of
+    // the unbound set 0; a destination port of no binding on the way back.
+    let other = lw4o6_port_set(lw4o6_binding(5).1).0;
+    assert_ne!(lw4o6_binding(5).1, psid);
+    for (k, sport) in [other, 500].into_iter().enumerate() {
+        let inner = udp4(p.dut_left, p.left.mac, v4t, right4, sport, 2000, 40 + k as u64);
+        p.left.send(&encap6(&inner, tester6, aftr));
+        assert!(
+            expect_udp(&p.right, Some(right4), None, quiet).is_none(),
+            "source port {sport} was not dropped"
+        );
+    }
+    p.right.send(&udp4(p.dut_right, p.right.mac, right4, v4t, 2000, 500, 50));
+    assert!(
+        expect_udp(&p.left, None, Some(tester6), quiet).is_none(),
+        "an unbound port went into a softwire"
+    );
+    down().unwrap();
+}
+
 /// The next UDP test frame on `sock`, whole (answering ARP for `v4`).
 fn recv_udp_frame(sock: &PacketSocket, v4: Option<Ipv4Addr>) -> Vec<u8> {
     let deadline = std::time::Instant::now() + WAIT;
