@@ -41,8 +41,8 @@ enum Cmd {
 
 #[derive(Args, Clone, Debug)]
 pub struct DemoArgs {
-    /// The lab DUT: router4 (the kernel forwarding IPv4) or router6; with --stateful nat44
-    /// (the default), nat64, xlat464 or dslite.
+    /// The lab DUT: router4 (the kernel forwarding IPv4), router6 or lw4o6 (an lwAFTR, the
+    /// tester as an lwB4); with --stateful nat44 (the default), nat64, xlat464 or dslite.
     #[arg(long)]
     pub topology: Option<String>,
     /// Measure a stateful DUT (RFC 9693): connection establishment rate, stateful throughput,
@@ -142,10 +142,12 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         .unwrap_or("router4")
         .parse()
         .map_err(|e| anyhow::anyhow!("--topology: {e}"))?;
-    if !matches!(topology, xlat_lab::Topology::Router4 | xlat_lab::Topology::Router6) {
-        bail!("--topology {topology}: the demo runs on router4 or router6 (nat44, nat64, xlat464 and dslite with --stateful)");
-    }
-    let (conf, _guard) = lab(topology, "the Linux kernel forwards between two namespaces", a.keep)?;
+    let what = match topology {
+        xlat_lab::Topology::Router4 | xlat_lab::Topology::Router6 => "the Linux kernel forwards between two namespaces",
+        xlat_lab::Topology::Lw4o6 => "lw4o6: a stateless lwAFTR (IPv4 in IPv6 from the tester as an lwB4, checked against a binding table)",
+        _ => bail!("--topology {topology}: the demo runs on router4, router6 or lw4o6 (nat44, nat64, xlat464 and dslite with --stateful)"),
+    };
+    let (conf, _guard) = lab(topology, what, a.keep)?;
 
     eprintln!("\n== 1. throughput (RFC 2544 26.1, RFC 8219 7.1): binary search with 2 s trials, then a 10 s confirmation");
     // On a small machine the tester may not keep up with --max-rate: the search then treats the
@@ -407,6 +409,8 @@ mod tests {
             e.to_string().contains("the stateful demo runs on nat44, nat64, xlat464 or dslite"),
             "{e}"
         );
+        let e = run(&args("lw4o6", true)).unwrap_err();
+        assert!(e.to_string().contains("the stateful demo runs on"), "{e}");
         let e = run(&args("nat44", false)).unwrap_err();
         assert!(e.to_string().contains("nat44, nat64, xlat464 and dslite with --stateful"), "{e}");
         let e = run(&args("bogus", true)).unwrap_err();

@@ -196,8 +196,9 @@ enum Cmd {
 enum LabCmd {
     /// Create the lab with a DUT: router4, router6, siit (TAYGA), nat44, nat64, nat66, xlat464
     /// (464XLAT: a CLAT and a PLAT in a chain), dslite (DS-Lite: an AFTR; the tester's left is a
-    /// B4 sending IPv4 in IPv6) (the last five stateful: the printed configuration is a ready
-    /// stateful test).
+    /// B4 sending IPv4 in IPv6) (these five stateful: the printed configuration is a ready
+    /// stateful test), lw4o6 (lightweight 4over6: a stateless lwAFTR with a binding table; the
+    /// tester's left is an lwB4).
     Up {
         topology: String,
         /// Take down an existing lab first.
@@ -250,6 +251,9 @@ struct TrialOptions<'a> {
 fn trial_spec(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<(xlat_config::TestConfig, TrialSpec)> {
     let (cfg, preliminary) = xlat_config::load_stateful(&c.config, &args::parse_sets(&c.set)?, &o.stateful.options())?;
     let preliminary = preliminary.map(PreliminarySpec::from);
+    if let Some(size) = o.frame_size {
+        xlat_config::frame_size_rule(&cfg.setup, size).map_err(|why| anyhow::anyhow!("--frame-size {size} is not allowed here ({why})"))?;
+    }
     let rate = o
         .rate
         .or(cfg.trial.rate)

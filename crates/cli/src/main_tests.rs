@@ -352,3 +352,37 @@ fn line_rate_of_ten_gigabit_ethernet() {
     assert_eq!(xlat_bench::setup_line_rate(&cfg.setup, 1538, 10.0), 812_743);
     assert_eq!(xlat_bench::setup_line_rate(&cfg.setup, 84, 1.0), 1_488_095);
 }
+
+/// A frame size from the command line that does not fit the configuration (here a B4 side's
+/// 40-byte outer header) is refused once, naming the option and the range, before any port
+/// opens.
+#[test]
+fn a_frame_size_option_too_large_for_a_tunnel_names_the_option() {
+    let dir = std::env::temp_dir().join(format!("xlatperf-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join("b4.toml");
+    let text = "[tester]\nbackend = \"mem\"\n[left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\ndut_ipv6 = \"2001:2::1\"\n\
+                [left.tunnel]\nlocal = \"2001:2::2\"\nremote = \"2001:2::1\"\n[right]\nip_version = 4\nipv4_real = \"198.19.0.2\"\n\
+                [trial]\nrate = 1000\n";
+    std::fs::write(&p, text).expect("write");
+    let c = ConfigArgs {
+        config: p,
+        set: Vec::new(),
+    };
+    let flags = StatefulArgs::default();
+    let o = |frame_size| TrialOptions {
+        rate: None,
+        duration: None,
+        frame_size,
+        timeout: None,
+        json: None,
+        stateful: &flags,
+    };
+    assert_eq!(trial_spec(&c, &o(Some(8998))).expect("fits").1.frame_size, 8998);
+    let e = format!("{:#}", trial_spec(&c, &o(Some(8999))).expect_err("too large"));
+    assert_eq!(
+        e,
+        "--frame-size 8999 is not allowed here (84-8998: all frames are IPv4, 20 bytes shorter than the size, and 40 bytes \
+         longer in the tunnel)"
+    );
+}

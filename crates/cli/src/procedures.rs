@@ -182,6 +182,7 @@ pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &s
     };
     let all_v4 = cfg.setup.left.ip_version == IpVersion::V4 && cfg.setup.right.ip_version == IpVersion::V4 && !cfg.setup.has_background();
     for &s in &sizes {
+        xlat_config::frame_size_rule(&cfg.setup, s).map_err(|why| anyhow::anyhow!("--frame-sizes {s} is not allowed here ({why})"))?;
         if s > 1518 && !all_v4 {
             bail!("--frame-sizes {s}: above 1518 only when all traffic is IPv4 (IPv6 frames would exceed 1518 bytes)");
         }

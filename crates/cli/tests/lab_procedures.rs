@@ -156,16 +156,20 @@ fn router6_frame_loss_at_listed_rates() {
 // ---- latency ------------------------------------------------------------------------------
 
 fn latency(topology: &str) {
+    latency_at(topology, "20000", &[]);
+}
+
+/// [`latency`] at `rate` frames/s per direction, with `extra` arguments.
+fn latency_at(topology: &str, rate: &str, extra: &[&str]) {
     if skip() {
         return;
     }
     let lab = Lab::up(topology, &format!("lat-{topology}"));
     let svg = lab.file("lat.svg");
-    let (v, out) = lab.run(
-        "latency",
+    let args = [
         &[
             "--rate",
-            "20000",
+            rate,
             "--duration",
             "2",
             "--delay",
@@ -178,8 +182,11 @@ fn latency(topology: &str) {
             "300",
             "--plot",
             &svg,
-        ],
-    );
+        ][..],
+        extra,
+    ]
+    .concat();
+    let (v, out) = lab.run("latency", &args);
     let run = &runs(&v)[0];
     assert_eq!(u(&run["tags"]), 500);
     assert_eq!(run["runs"].as_array().unwrap().len(), 2);
@@ -215,14 +222,21 @@ fn router6_latency() {
 // ---- PDV ----------------------------------------------------------------------------------
 
 fn pdv(topology: &str) {
+    pdv_at(topology, "20000", &[]);
+}
+
+/// [`pdv`] at `rate` frames/s per direction, with `extra` arguments.
+fn pdv_at(topology: &str, rate: &str, extra: &[&str]) {
     if skip() {
         return;
     }
     let lab = Lab::up(topology, &format!("pdv-{topology}"));
-    let (v, out) = lab.run(
-        "pdv",
-        &["--rate", "20000", "--duration", "2", "--repetitions", "2", "--timeout", "300"],
-    );
+    let args = [
+        &["--rate", rate, "--duration", "2", "--repetitions", "2", "--timeout", "300"],
+        extra,
+    ]
+    .concat();
+    let (v, out) = lab.run("pdv", &args);
     let result = &runs(&v)[0];
     assert_eq!(u(&result["frame_timeout_ms"]), 0);
     let reps = result["runs"].as_array().unwrap();
@@ -262,6 +276,57 @@ fn router4_pdv() {
 #[test]
 fn router6_pdv() {
     pdv("router6");
+}
+
+// ---- latency and PDV through the IPv4aaS DUTs ----------------------------------------------
+
+/// The stateful ones (dslite, xlat464) with a phase 1 of 1,000 connections (source port
+/// 10000 x destination ports 1-1000) at 10,000/s before each trial, T 500 ms (D 1.1 s).
+const PHASE_ONE: [&str; 8] = [
+    "--preliminary-frames",
+    "1000",
+    "--preliminary-rate",
+    "10000",
+    "--preliminary-timeout",
+    "500",
+    "--set",
+    "traffic.forward_ports.sport.max=10000",
+];
+
+/// lw4o6: latency (RFC 8219 7.2) through the lwAFTR, the tester as an lwB4: every tag of
+/// both directions back, through the softwire and out of it.
+#[test]
+fn lw4o6_latency() {
+    latency("lw4o6");
+}
+
+#[test]
+fn lw4o6_pdv() {
+    pdv("lw4o6");
+}
+
+/// dslite: latency through the AFTR in a stateful test (the Responder's tags in the B4's
+/// softwire on the way back).
+#[test]
+fn dslite_latency() {
+    latency_at("dslite", "20000", &PHASE_ONE);
+}
+
+#[test]
+fn dslite_pdv() {
+    pdv_at("dslite", "20000", &PHASE_ONE);
+}
+
+/// xlat464: latency through the CLAT and the PLAT, below the chain's 25,000 frames/s
+/// (BENCHMARKS.md).
+#[test]
+fn xlat464_latency() {
+    latency_at("xlat464", "5000", &PHASE_ONE);
+}
+
+#[test]
+fn xlat464_pdv() {
+    pdv_at("xlat464", "5000", &PHASE_ONE);
 }
 
 #[test]

@@ -6,8 +6,7 @@ mod common;
 
 use common::{dut_exec, ok, skip_unless_root, until_counted, until_valid, TrialLab, LAB_TOOLS};
 use serde_json::Value;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 /// A lab for one test ([`TrialLab`]: up on creation, down on drop, also when the test fails)
 /// with the stateful trials and procedures below.
@@ -250,53 +249,6 @@ fn nat44_answers_without_connections_are_lost() {
     );
 }
 
-/// Capture `count` frames matching `filter` on `iface` of the DUT's namespace with tshark while
-/// `run` runs (the capture goes on across a retried trial), and dissect them with `fields`
-/// (checksums checked): one row of field values per frame, and what `run` returned.
-fn dissect(iface: &str, filter: &str, count: usize, fields: &[&str], run: impl FnOnce() -> Value) -> (Vec<Vec<String>>, Value) {
-    dissect_for(60, iface, filter, count, fields, run)
-}
-
-/// [`dissect`], the capture ending after `secs` seconds at the latest.
-fn dissect_for(
-    secs: u64,
-    iface: &str,
-    filter: &str,
-    count: usize,
-    fields: &[&str],
-    run: impl FnOnce() -> Value,
-) -> (Vec<Vec<String>>, Value) {
-    let pcap = std::env::temp_dir().join(format!("xlat-stateful-{iface}-{}.pcap", std::process::id()));
-    let _ = std::fs::remove_file(&pcap);
-    let (n, dur) = (count.to_string(), format!("duration:{secs}"));
-    let mut cap = Command::new("ip")
-        .args([
-            "netns", "exec", "xlat-dut", "tshark", "-q", "-i", iface, "-c", &n, "-a", &dur, "-f", filter,
-        ])
-        .arg("-w")
-        .arg(&pcap)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("tshark");
-    std::thread::sleep(Duration::from_secs(2)); // tshark opens the interface
-    let v = run();
-    let deadline = Instant::now() + Duration::from_secs(secs + 10);
-    while cap.try_wait().expect("tshark").is_none() {
-        assert!(Instant::now() < deadline, "tshark did not end");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let mut args = vec!["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields"];
-    for f in fields {
-        args.extend(["-e", f]);
-    }
-    let out = Command::new("tshark").arg("-r").arg(&pcap).args(&args).output().expect("tshark -r");
-    let _ = std::fs::remove_file(&pcap);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let rows = text.lines().map(|l| l.split('\t').map(str::to_string).collect()).collect();
-    (rows, v)
-}
-
 /// tshark, in the DUT's namespace, dissects the Responder's frames as they reach the DUT:
 /// IPv4 and UDP checksums good, from the Responder's address and the ports phase 1 used, to
 /// the DUT's public address.
@@ -311,7 +263,7 @@ fn nat44_responder_frames_pass_tshark() {
         "ip.checksum.status",
         "udp.checksum.status",
     ];
-    let (rows, v) = dissect("xlat-dr", "udp and src host 198.19.0.2", 300, &fields, || {
+    let (rows, v) = common::dissect("xlat-dr", "udp and src host 198.19.0.2", 300, &fields, || {
         until_valid(|| {
             lab.trial(
                 10_000,
@@ -369,7 +321,7 @@ fn captured_trial(lab: &Lab, what: &str, filter: &str, fields: &[&str], ports: (
     let (rows, v) = common::retry::until_valid(
         &format!("{what} tshark trial"),
         || {
-            dissect_for(25, "xlat-dl", filter, 5000, fields, || {
+            common::dissect_for(25, "xlat-dl", filter, 5000, fields, || {
                 lab.trial_at(1_000, 10_000, 1_000, &["--set", "traffic.forward_ports.sport.max=10000"])
             })
         },

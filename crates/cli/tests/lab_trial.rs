@@ -126,3 +126,58 @@ fn siitperf_lines_and_unidirectional_trial() {
     assert!(out.contains("Forward frames received: 20000") || out.contains("INVALID"), "{out}");
     assert!(!out.contains("Reverse frames"), "{out}");
 }
+
+/// lw4o6 (RFC 7596): a bidirectional trial through the lwAFTR, the tester as the lwB4 of the
+/// binding table's first entry, is lossless, and tshark in the DUT's namespace dissects every
+/// frame in the softwire as IPv6 between the lwB4 and the lwAFTR carrying IPv4 carrying UDP,
+/// every checksum good, with the lwB4's ports inside its port set (1024-2047): forward source
+/// ports, reverse destination ports. A trial the machine made late is captured and run again.
+#[test]
+fn lw4o6_trial_is_lossless_and_its_softwire_frames_dissect() {
+    if skip_unless_root(&[LAB_TOOLS, &["tshark"]].concat()) {
+        return;
+    }
+    let lab = Lab::up("lw4o6");
+    let fields = [
+        "ipv6.src",
+        "ipv6.dst",
+        "ipv6.nxt",
+        "ip.src",
+        "ip.dst",
+        "ip.checksum.status",
+        "udp.srcport",
+        "udp.dstport",
+        "udp.checksum.status",
+    ];
+    let (rows, v) = common::retry::until_valid(
+        "lw4o6 tshark trial",
+        || common::dissect_for(20, "xlat-dl", "ip6 and ip6[6] == 4", 4000, &fields, || lab.trial(1000, 2, &[])),
+        |(_, v)| v["valid"] == Value::Bool(true) || common::only_late(v),
+        |(_, v)| v["invalid_reasons"].to_string(),
+    );
+    assert_eq!(rows.len(), 4000, "{v}");
+    let (b4, aftr) = ("2001:2::2", "2001:2::1");
+    let set = 1024..=2047u16;
+    let mut out = 0;
+    for r in &rows {
+        let (sport, dport): (u16, u16) = (r[6].parse().unwrap(), r[7].parse().unwrap());
+        let outward = r[0] == b4;
+        let (ends, inner, port) = if outward {
+            ((b4, aftr), ("198.18.0.2", "198.19.0.2"), sport)
+        } else {
+            ((aftr, b4), ("198.19.0.2", "198.18.0.2"), dport)
+        };
+        assert_eq!((r[0].as_str(), r[1].as_str()), ends, "softwire ends: {r:?}");
+        assert_eq!((r[3].as_str(), r[4].as_str()), inner, "inner addresses: {r:?}");
+        assert!(set.contains(&port), "the lwB4's port outside its set: {r:?}");
+        assert!(
+            r[2] == "4" && r[5] == "1" && r[8] == "1",
+            "next header, IPv4 and UDP checksums: {r:?}"
+        );
+        out += usize::from(outward);
+    }
+    assert_eq!(out, 2000, "{v}");
+    for dir in ["forward", "reverse"] {
+        assert_eq!(counts(&v, dir), (2000, 2000, 0, 0), "{dir}: {v}");
+    }
+}

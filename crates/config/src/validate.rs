@@ -216,22 +216,8 @@ fn ranges(s: &Setup, n: &Names<'_>) -> Result<(), ConfigError> {
 }
 
 fn frame_size(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
-    let s = &cfg.setup;
-    let all_v4 = s.left.ip_version == IpVersion::V4 && s.right.ip_version == IpVersion::V4 && !s.has_background();
-    // A tunnel's frames are 40 bytes longer than the IPv4 frames they carry.
-    let tunnel = s.left.tunnel.is_some() || s.right.tunnel.is_some();
-    let max = xlat_wire::frame::MAX_FRAME_SIZE + if all_v4 { 20 } else { 0 } - if tunnel { 40 } else { 0 };
     let size = cfg.trial.frame_size;
-    if !(84..=max).contains(&size) {
-        let why = if all_v4 {
-            "all frames are IPv4, 20 bytes shorter than the size"
-        } else {
-            "the IPv6 frame size, FCS included"
-        };
-        let tunnel = if tunnel { ", and 40 bytes longer in the tunnel" } else { "" };
-        return Err(n.bad("trial.frame_size", size, format!("84-{max}: {why}{tunnel}")));
-    }
-    Ok(())
+    crate::frame_size_rule(&cfg.setup, size).map_err(|why| n.bad("trial.frame_size", size, why))
 }
 
 /// The siitperf rules on enumeration, varying addresses and destination networks.

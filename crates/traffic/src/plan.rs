@@ -24,7 +24,7 @@ use crate::vary::{FieldGen, Variation};
 /// Why a direction's frames cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StreamError {
-    #[error("{0}")]
+    #[error(transparent)]
     Missing(#[from] MissingAddress),
     #[error("{0}")]
     Frame(String),

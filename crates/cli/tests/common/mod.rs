@@ -3,8 +3,9 @@
 // Each test binary uses a part of these.
 #![allow(dead_code)]
 
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::MutexGuard;
+use std::time::{Duration, Instant};
 
 #[path = "../../../wire/tests/common/skip.rs"]
 mod skip;
@@ -178,4 +179,57 @@ impl Drop for TrialLab {
     fn drop(&mut self) {
         let _ = xlatperf(&["lab", "down"]);
     }
+}
+
+/// Capture `count` frames matching `filter` on `iface` of the DUT's namespace with tshark while
+/// `run` runs (the capture goes on across a retried trial), and dissect them with `fields`
+/// (checksums checked): one row of field values per frame, and what `run` returned.
+pub fn dissect(
+    iface: &str,
+    filter: &str,
+    count: usize,
+    fields: &[&str],
+    run: impl FnOnce() -> serde_json::Value,
+) -> (Vec<Vec<String>>, serde_json::Value) {
+    dissect_for(60, iface, filter, count, fields, run)
+}
+
+/// [`dissect`], the capture ending after `secs` seconds at the latest.
+pub fn dissect_for(
+    secs: u64,
+    iface: &str,
+    filter: &str,
+    count: usize,
+    fields: &[&str],
+    run: impl FnOnce() -> serde_json::Value,
+) -> (Vec<Vec<String>>, serde_json::Value) {
+    let pcap = std::env::temp_dir().join(format!("xlat-stateful-{iface}-{}.pcap", std::process::id()));
+    let _ = std::fs::remove_file(&pcap);
+    let (n, dur) = (count.to_string(), format!("duration:{secs}"));
+    let mut cap = Command::new("ip")
+        .args([
+            "netns", "exec", "xlat-dut", "tshark", "-q", "-i", iface, "-c", &n, "-a", &dur, "-f", filter,
+        ])
+        .arg("-w")
+        .arg(&pcap)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("tshark");
+    std::thread::sleep(Duration::from_secs(2)); // tshark opens the interface
+    let v = run();
+    let deadline = Instant::now() + Duration::from_secs(secs + 10);
+    while cap.try_wait().expect("tshark").is_none() {
+        assert!(Instant::now() < deadline, "tshark did not end");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut args = vec!["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields"];
+    for f in fields {
+        args.extend(["-e", f]);
+    }
+    let out = Command::new("tshark").arg("-r").arg(&pcap).args(&args).output().expect("tshark -r");
+    let _ = std::fs::remove_file(&pcap);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows = text.lines().map(|l| l.split('\t').map(str::to_string).collect()).collect();
+    (rows, v)
 }

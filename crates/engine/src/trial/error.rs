@@ -10,9 +10,9 @@ pub enum EngineError {
     Io(#[from] IoError),
     #[error("{side} port: {msg}")]
     Port { side: &'static str, msg: String },
-    #[error("{0}")]
+    #[error(transparent)]
     Stream(#[from] xlat_traffic::StreamError),
-    #[error("{0}")]
+    #[error(transparent)]
     Spec(#[from] SpecError),
     #[error(
         "frame size {frame_size} makes {len}-byte frames (without FCS) on the {side} port {port}, \
@@ -33,8 +33,23 @@ pub enum EngineError {
     Interrupted,
     #[error("the hook between the phases failed: {0}")]
     Hook(String),
-    #[error("{0}")]
+    #[error(transparent)]
     State(#[from] xlat_traffic::StateError),
 }
 
 pub(crate) type Res<T> = std::result::Result<T, EngineError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    /// A wrapped error says its message once: the wrapper is transparent, not a second link of
+    /// the chain (`{:#}` printed "frame size 9058 exceeds 9018 bytes: frame size 9058 ...").
+    #[test]
+    fn wrapped_errors_are_said_once() {
+        let e = EngineError::from(xlat_traffic::StreamError::Frame("frame size 9058 exceeds 9018 bytes".into()));
+        assert_eq!(e.to_string(), "frame size 9058 exceeds 9018 bytes");
+        assert!(e.source().is_none());
+    }
+}
