@@ -64,6 +64,8 @@ pub const LDX_W: u8 = LDX | MEM | Size::W as u8;
 pub const LDX_H: u8 = LDX | MEM | Size::H as u8;
 /// BPF_LD | BPF_IMM | BPF_DW: a 64-bit immediate over two instructions.
 pub const LD_DW_IMM: u8 = 0x18;
+/// The src_reg of a 64-bit immediate load that names a map by its descriptor.
+pub const BPF_PSEUDO_MAP_FD: u8 = 1;
 pub const JGT_X: u8 = JMP | Cond::Gt as u8 | X;
 pub const JEQ_K: u8 = JMP | Cond::Eq as u8 | K;
 pub const CALL: u8 = JMP | 0x80;
@@ -145,10 +147,7 @@ impl Insn {
 
     /// `dst = map` for the map whose descriptor is `fd` (a 64-bit immediate load: two slots).
     pub const fn load_map(dst: u8, fd: i32) -> [Insn; 2] {
-        [
-            Insn::new(LD_DW_IMM, dst, crate::sys::BPF_PSEUDO_MAP_FD, 0, fd),
-            Insn::new(0, 0, 0, 0, 0),
-        ]
+        [Insn::new(LD_DW_IMM, dst, BPF_PSEUDO_MAP_FD, 0, fd), Insn::new(0, 0, 0, 0, 0)]
     }
 }
 

@@ -27,8 +27,6 @@ pub const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
 pub const XDP_PASS: i32 = 2;
 /// offsetof(struct xdp_md, rx_queue_index).
 pub const XDP_MD_RX_QUEUE_INDEX: i16 = 16;
-/// The src_reg of a 64-bit immediate load that names a map by its descriptor.
-pub const BPF_PSEUDO_MAP_FD: u8 = 1;
 
 // tc programs: verdicts, and offsets in struct __sk_buff.
 pub const TC_ACT_OK: i32 = 0;

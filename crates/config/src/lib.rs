@@ -34,8 +34,8 @@ mod validate;
 pub use emit::{to_siitperf, to_toml, to_toml_with_comment, SiitperfFiles};
 pub use error::{ConfigError, Loc};
 pub use model::{
-    foreground_frames, Backend, Cpus, DutHooks, Preliminary, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults,
-    COMPANION, DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
+    foreground_frames, frame_size_rule, Backend, Cpus, DutHooks, Preliminary, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig,
+    TrialDefaults, COMPANION, DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
 };
 
 use std::path::Path;
@@ -172,27 +172,6 @@ pub fn preliminary(cfg: &TestConfig) -> Result<Preliminary, ConfigError> {
             doc: None,
         },
     )
-}
-
-/// Whether frame size `size` (siitperf's: the IPv6 frame's, FCS included) fits setup `s`:
-/// 84 up to the largest frame, 20 more when every frame is IPv4, 40 less with a tunnel (its
-/// frames are 40 bytes longer than the IPv4 frames they carry). The error says the range and
-/// why, for a message that names the key or option.
-pub fn frame_size_rule(s: &xlat_traffic::Setup, size: usize) -> Result<(), String> {
-    let all_v4 =
-        s.left.ip_version == xlat_traffic::IpVersion::V4 && s.right.ip_version == xlat_traffic::IpVersion::V4 && !s.has_background();
-    let tunnel = s.left.tunnel.is_some() || s.right.tunnel.is_some();
-    let max = xlat_wire::frame::MAX_FRAME_SIZE + if all_v4 { 20 } else { 0 } - if tunnel { 40 } else { 0 };
-    if (84..=max).contains(&size) {
-        return Ok(());
-    }
-    let why = if all_v4 {
-        "all frames are IPv4, 20 bytes shorter than the size"
-    } else {
-        "the IPv6 frame size, FCS included"
-    };
-    let tunnel = if tunnel { ", and 40 bytes longer in the tunnel" } else { "" };
-    Err(format!("84-{max}: {why}{tunnel}"))
 }
 
 /// How many distinct combinations a stateful test's pseudorandom enumeration can give in phase 1,
