@@ -181,11 +181,22 @@ fn validation_finds_connections_a_full_nat44_table_dropped() {
 /// within the resolution asked, with every search in the output.
 #[test]
 fn conntrack_capacity_finds_the_nat44_table_size() {
+    conntrack_capacity_finds_the_table_size("nat44");
+}
+
+/// The same through DS-Lite's AFTR: the tester's connections come through its softwire, and
+/// the AFTR's NAT44 (one zone for the tester's B4) holds 20,000.
+#[test]
+fn conntrack_capacity_finds_the_dslite_table_size() {
+    conntrack_capacity_finds_the_table_size("dslite");
+}
+
+fn conntrack_capacity_finds_the_table_size(topology: &str) {
     if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
         return;
     }
     let _g = lab_lock();
-    let config = lab_up_with("nat44", &["--conntrack-max", "20000"]);
+    let config = lab_up_with(topology, &["--conntrack-max", "20000"]);
     let _down = LabDown;
     let (r, out) = run_json(
         "conntrack-capacity",

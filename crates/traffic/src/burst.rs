@@ -13,6 +13,8 @@ pub struct BurstScratch {
     pub(crate) fg: Vec<bool>,
     /// The Responder's foreground frames (stateful phase 2): each frame's tuple words.
     pub(crate) tuples: Vec<[u16; TUPLE_SLOTS]>,
+    /// The IPv4 Responder's entries of a burst (see `responder`).
+    pub(crate) entries: Vec<u64>,
     /// The last tuple read whole from the state table (used for a frame whose entry could not
     /// be read whole).
     pub(crate) last_tuple: [u16; TUPLE_SLOTS],
@@ -45,6 +47,7 @@ impl BurstScratch {
             vals: vec![0; frames * MAX_FIELDS],
             fg: vec![false; frames],
             tuples: Vec::new(),
+            entries: Vec::new(),
             last_tuple: [0; TUPLE_SLOTS],
             ahead: Ahead::default(),
             words: vec![0; frames * MAX_FIELDS],

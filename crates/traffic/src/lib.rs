@@ -17,6 +17,7 @@
 //! | `burst` | [`Burst`]: a burst's field values computed ahead; [`Burst::write`] is the sender's per-frame call |
 //! | [`enumerate`] | the preliminary phase's enumeration of connections: increasing, decreasing, or a keyed pseudorandom permutation computed per frame |
 //! | [`state`] | the Responder's state table: learnt 4-tuples in a lock-free ring |
+//! | `responder` | phase 2's Responder: which entry each frame answers on, chosen a burst at a time |
 //! | [`stream`] | [`DirectionStream`]: a direction's templates, which frame is foreground, single frames and bursts; phase 1's enumerating stream and phase 2's Responder stream |
 //!
 //! Test frames are written into pcap files with `xlat_wire::pcap`.
@@ -25,6 +26,7 @@ mod burst;
 pub mod enumerate;
 pub mod permutation;
 mod plan;
+mod responder;
 pub mod rng;
 pub mod setup;
 pub mod state;

@@ -246,7 +246,9 @@ impl StateTable {
         ]);
         fence(Ordering::Acquire);
         let s1 = self.seq.load(Ordering::Relaxed);
-        if s1 != s0 && self.overwritten(i, s0, s1) && !self.read_words(i, &mut w) {
+        // (An odd s0 is a write under way from the start: with s1 == s0 it may still be
+        // writing entry i.)
+        if (s1 != s0 || s0 % 2 == 1) && self.overwritten(i, s0, s1) && !self.read_words(i, &mut w) {
             return None;
         }
         let (ini, res, ports) = (w[0], w[1], w[2]);
@@ -258,6 +260,64 @@ impl StateTable {
             (ini >> 16) as u16,
             ini as u16,
         ])
+    }
+
+    /// The IPv4 Responder's six rows for the entries `entries` (row `k` holds word `k` of
+    /// [`StateTable::read_frame_words_v4`] for every frame; `vals` holds `6 * entries.len()`
+    /// words): the burst is read under one check of the sequence, and read again entry by
+    /// entry when a write overlapped it. A frame whose entry cannot be read keeps the previous
+    /// frame's words, the first one `last`'s; `last` ends as the last frame's. False (nothing
+    /// written) for an IPv6 table or short rows.
+    pub(crate) fn read_rows_v4(&self, entries: &[u64], vals: &mut [u16], last: &mut [u16; 6]) -> bool {
+        let n = entries.len();
+        if self.width != 3 || vals.len() < 6 * n {
+            return false;
+        }
+        let (r012, r345) = vals[..6 * n].split_at_mut(3 * n);
+        let (r0, r12) = r012.split_at_mut(n);
+        let (r1, r2) = r12.split_at_mut(n);
+        let (r3, r45) = r345.split_at_mut(n);
+        let (r4, r5) = r45.split_at_mut(n);
+        let mut put = |i: usize, w: &[u16; 6]| {
+            (r0[i], r1[i], r2[i], r3[i], r4[i], r5[i]) = (w[0], w[1], w[2], w[3], w[4], w[5]);
+        };
+        let (start, s0) = (*last, self.seq.load(Ordering::Acquire));
+        let valid = (s0 / 2).min(self.len);
+        let mut w6 = start;
+        for (i, &e) in entries.iter().enumerate() {
+            if e < valid {
+                if let Some(w) = self.words.get(e as usize * 3..e as usize * 3 + 3) {
+                    let (ini, res, ports) = (
+                        w[0].load(Ordering::Relaxed),
+                        w[1].load(Ordering::Relaxed),
+                        w[2].load(Ordering::Relaxed),
+                    );
+                    w6 = [
+                        ports as u16,
+                        (ports >> 16) as u16,
+                        (res >> 16) as u16,
+                        res as u16,
+                        (ini >> 16) as u16,
+                        ini as u16,
+                    ];
+                }
+            }
+            put(i, &w6);
+        }
+        fence(Ordering::Acquire);
+        if self.seq.load(Ordering::Relaxed) != s0 || s0 % 2 == 1 {
+            // A learn overlapped the burst (or was under way when it began: an odd sequence):
+            // each entry again, on its own check.
+            w6 = start;
+            for (i, &e) in entries.iter().enumerate() {
+                if let Some(w) = self.read_frame_words_v4(e) {
+                    w6 = w;
+                }
+                put(i, &w6);
+            }
+        }
+        *last = w6;
+        true
     }
 
     /// Entry `i`'s words into `out`, whole (see [`StateTable::read`]).
@@ -420,6 +480,84 @@ mod tests {
         assert_eq!(w[..2], [9, 7]);
         assert_eq!(w[2..10], [0x2001, 2, 0, 0x8000, 0, 0, 0, 0xabcd]);
         assert_eq!(w[10..18], [0x2001, 2, 0, 0, 0, 0, 0, 1]);
+    }
+
+    /// A burst's rows are the entries' frame words, frame by frame; an entry not written yet
+    /// keeps the previous frame's words (the first frame `last`'s), as the per-entry read does.
+    #[test]
+    fn burst_rows_are_the_entries_frame_words() {
+        let t = StateTable::new(10).unwrap();
+        for k in 0..6 {
+            t.learn(tuple(k + 1));
+        }
+        let entries = [3u64, 7, 0, 5, 9, 9, 2];
+        let mut vals = vec![0u16; 6 * entries.len()];
+        let mut last = [1, 2, 3, 4, 5, 6];
+        assert!(t.read_rows_v4(&entries, &mut vals, &mut last));
+        let mut want = [1, 2, 3, 4, 5, 6];
+        for (i, &e) in entries.iter().enumerate() {
+            if let Some(w) = t.read_frame_words_v4(e) {
+                want = w;
+            }
+            let got: Vec<u16> = (0..6).map(|k| vals[k * entries.len() + i]).collect();
+            assert_eq!(got, want, "frame {i}, entry {e}");
+        }
+        assert_eq!(last, want);
+        // The first frame's entry (7) is not written: it keeps `last`'s words.
+        assert_eq!(vals[1], t.read_frame_words_v4(3).unwrap()[0]);
+        let v6 = StateTable::with_version(2, true).unwrap();
+        assert!(!v6.read_rows_v4(&entries, &mut vals, &mut last), "an IPv6 table has no IPv4 rows");
+    }
+
+    /// Bursts read while a writer keeps learning: every frame's words are one whole tuple.
+    #[test]
+    fn burst_rows_are_whole_tuples_under_a_writer() {
+        let t = StateTable::new(64).unwrap();
+        for k in 0..64 {
+            t.learn(tuple(k));
+        }
+        let stop = AtomicBool::new(false);
+        // The writer stops when the reader is done, also when its assertion fails (the guard
+        // is dropped while unwinding), and after 10 s at most.
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                let (mut k, end) = (64, std::time::Instant::now() + std::time::Duration::from_secs(10));
+                while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < end {
+                    t.learn(tuple(k));
+                    k += 1;
+                }
+            });
+            let _stop = Stop(&stop);
+            let entries: Vec<u64> = (0..64).collect();
+            let mut vals = vec![0u16; 6 * 64];
+            for _ in 0..20_000 {
+                let mut last = [0; 6];
+                assert!(t.read_rows_v4(&entries, &mut vals, &mut last));
+                for i in 0..64 {
+                    // The per-entry read too (it accepted an entry whose write was under way
+                    // from before its first look at the sequence until after its second).
+                    let one = t.read_frame_words_v4(i as u64).map(|w| w.to_vec());
+                    let burst: Vec<u16> = (0..6).map(|k| vals[k * 64 + i]).collect();
+                    for w in [Some(burst), one].into_iter().flatten() {
+                        let ini = Ipv4Addr::from((u32::from(w[4]) << 16) | u32::from(w[5]));
+                        let back = tuple(u64::from(u32::from(ini)));
+                        let IpAddr::V4(res) = back.responder else { unreachable!() };
+                        let r = u32::from(res);
+                        assert_eq!(
+                            [w[0], w[1], w[2], w[3]],
+                            [back.responder_port, back.initiator_port, (r >> 16) as u16, r as u16],
+                            "a torn frame: {w:?}"
+                        );
+                    }
+                }
+            }
+        });
     }
 
     #[test]

@@ -9,7 +9,8 @@
 use crate::burst::{Burst, BurstScratch, AHEAD};
 use crate::enumerate::{self, Digit, Enumeration};
 use crate::plan::{Plan, StreamError, MAX_FIELDS};
-use crate::rng::{mix64, FastMod, Stream};
+use crate::responder::Responder;
+use crate::rng::{FastMod, Stream};
 use crate::setup::{AddrPair, Direction, Setup, RFC2544_DPORT, RFC2544_SPORT};
 use crate::state::StateTable;
 use crate::template::prepared::Prepared;
@@ -52,45 +53,6 @@ struct PhaseOne {
     /// Keys the combinations a [`BurstScratch`] computed ahead for this phase 1 (an id no
     /// other stream has; clones share it, and their enumerations are equal).
     id: u64,
-}
-
-/// The Responder's foreground frames in phase 2: IPv4 from a learnt tuple, its addresses and
-/// ports swapped.
-#[derive(Debug, Clone)]
-struct Responder {
-    template: Template,
-    table: Arc<StateTable>,
-    /// How the tuple of each frame is chosen (siitperf's `Responder-tuples`).
-    select: Variation,
-    key: u64,
-    fg_n: u32,
-    fg_m: u32,
-}
-
-impl Responder {
-    /// The entry of the state table that frame `seq` (foreground) answers on.
-    #[inline]
-    fn entry(&self, seq: u64) -> u64 {
-        let m = self.table.len();
-        let k = enumerate::foreground_index(seq, self.fg_n, self.fg_m);
-        match self.select {
-            Variation::Fixed => 0,
-            Variation::Increasing => k % m,
-            Variation::Decreasing => m - 1 - k % m,
-            // Uniform over [0, M) (bias below M / 2^64).
-            Variation::Pseudorandom => {
-                ((u128::from(mix64(self.key ^ seq.wrapping_mul(0x9e37_79b9_7f4a_7c15))) * u128::from(m)) >> 64) as u64
-            }
-        }
-    }
-
-    /// The slot words of frame `seq`'s tuple: source port (the learnt Responder port),
-    /// destination port (the Initiator's), source address (the Responder's), destination
-    /// address (the Initiator's as the DUT mapped it); `None` when the entry cannot be read.
-    #[inline]
-    fn words(&self, seq: u64) -> Option<[u16; TUPLE_SLOTS]> {
-        self.table.read_frame_words(self.entry(seq))
-    }
 }
 
 impl DirectionStream {
@@ -401,23 +363,18 @@ impl DirectionStream {
     }
 
     /// Phase 2's IPv4 Responder with every frame foreground: the six words of each frame's
-    /// tuple into the burst's six rows (row `k` = tuple slot `k`).
+    /// tuple into the burst's six rows (row `k` = tuple slot `k`): the burst's entries
+    /// chosen in one loop, then read under one check of the table's sequence.
     fn responder_rows(&self, r: &Responder, seq0: u64, n: usize, scratch: &mut BurstScratch) {
-        let (vals, last) = (&mut scratch.vals[..6 * n], &mut scratch.last_tuple);
-        let mut w6 = [0u16; 6];
-        w6.copy_from_slice(&last[..6]);
-        let (r012, r345) = vals.split_at_mut(3 * n);
-        let (r0, r12) = r012.split_at_mut(n);
-        let (r1, r2) = r12.split_at_mut(n);
-        let (r3, r45) = r345.split_at_mut(n);
-        let (r4, r5) = r45.split_at_mut(n);
-        for (i, (((((a, b), c), d), e), f)) in r0.iter_mut().zip(r1).zip(r2).zip(r3).zip(r4).zip(r5).enumerate() {
-            if let Some(w) = r.table.read_frame_words_v4(r.entry(seq0 + i as u64)) {
-                w6 = w;
-            }
-            (*a, *b, *c, *d, *e, *f) = (w6[0], w6[1], w6[2], w6[3], w6[4], w6[5]);
+        if scratch.entries.len() < n {
+            scratch.entries.resize(n, 0);
         }
-        last[..6].copy_from_slice(&w6);
+        let entries = &mut scratch.entries[..n];
+        r.entries(seq0, entries);
+        let mut last = [0u16; 6];
+        last.copy_from_slice(&scratch.last_tuple[..6]);
+        r.table.read_rows_v4(entries, &mut scratch.vals[..6 * n], &mut last);
+        scratch.last_tuple[..6].copy_from_slice(&last);
     }
 
     /// The seed the pseudorandom fields of this stream derive from: `Setup::seed`, or the
