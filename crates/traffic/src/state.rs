@@ -251,15 +251,7 @@ impl StateTable {
         if (s1 != s0 || s0 % 2 == 1) && self.overwritten(i, s0, s1) && !self.read_words(i, &mut w) {
             return None;
         }
-        let (ini, res, ports) = (w[0], w[1], w[2]);
-        Some([
-            ports as u16,
-            (ports >> 16) as u16,
-            (res >> 16) as u16,
-            res as u16,
-            (ini >> 16) as u16,
-            ini as u16,
-        ])
+        Some(frame_words_v4(w[0], w[1], w[2]))
     }
 
     /// The IPv4 Responder's six rows for the entries `entries` (row `k` holds word `k` of
@@ -273,48 +265,30 @@ impl StateTable {
         if self.width != 3 || vals.len() < 6 * n {
             return false;
         }
-        let (r012, r345) = vals[..6 * n].split_at_mut(3 * n);
-        let (r0, r12) = r012.split_at_mut(n);
-        let (r1, r2) = r12.split_at_mut(n);
-        let (r3, r45) = r345.split_at_mut(n);
-        let (r4, r5) = r45.split_at_mut(n);
-        let mut put = |i: usize, w: &[u16; 6]| {
-            (r0[i], r1[i], r2[i], r3[i], r4[i], r5[i]) = (w[0], w[1], w[2], w[3], w[4], w[5]);
-        };
         let (start, s0) = (*last, self.seq.load(Ordering::Acquire));
         let valid = (s0 / 2).min(self.len);
         let mut w6 = start;
-        for (i, &e) in entries.iter().enumerate() {
+        rows_v4(entries, vals, &mut w6, |e, w6| {
             if e < valid {
                 if let Some(w) = self.words.get(e as usize * 3..e as usize * 3 + 3) {
-                    let (ini, res, ports) = (
+                    *w6 = frame_words_v4(
                         w[0].load(Ordering::Relaxed),
                         w[1].load(Ordering::Relaxed),
                         w[2].load(Ordering::Relaxed),
                     );
-                    w6 = [
-                        ports as u16,
-                        (ports >> 16) as u16,
-                        (res >> 16) as u16,
-                        res as u16,
-                        (ini >> 16) as u16,
-                        ini as u16,
-                    ];
                 }
             }
-            put(i, &w6);
-        }
+        });
         fence(Ordering::Acquire);
         if self.seq.load(Ordering::Relaxed) != s0 || s0 % 2 == 1 {
             // A learn overlapped the burst (or was under way when it began: an odd sequence):
             // each entry again, on its own check.
             w6 = start;
-            for (i, &e) in entries.iter().enumerate() {
+            rows_v4(entries, vals, &mut w6, |e, w6| {
                 if let Some(w) = self.read_frame_words_v4(e) {
-                    w6 = w;
+                    *w6 = w;
                 }
-                put(i, &w6);
-            }
+            });
         }
         *last = w6;
         true
@@ -388,6 +362,38 @@ impl StateTable {
             keys.sort_unstable();
             Some(keys.windows(2).filter(|k| k[0] == k[1]).count() as u64)
         }
+    }
+}
+
+/// An IPv4 entry's words (initiator, responder, ports) as the Responder's frame words: its
+/// port, the Initiator's port, its address, the Initiator's.
+#[inline(always)]
+fn frame_words_v4(ini: u32, res: u32, ports: u32) -> [u16; 6] {
+    [
+        ports as u16,
+        (ports >> 16) as u16,
+        (res >> 16) as u16,
+        res as u16,
+        (ini >> 16) as u16,
+        ini as u16,
+    ]
+}
+
+/// For each of `entries`, `read(entry, &mut w6)` (which leaves `w6` as it is when the entry
+/// cannot be read), then `w6` into that frame's place in the six rows of `vals` (`6 *
+/// entries.len()` words, checked by the caller).
+#[inline(always)]
+fn rows_v4(entries: &[u64], vals: &mut [u16], w6: &mut [u16; 6], mut read: impl FnMut(u64, &mut [u16; 6])) {
+    let n = entries.len();
+    let (r012, r345) = vals[..6 * n].split_at_mut(3 * n);
+    let (r0, r12) = r012.split_at_mut(n);
+    let (r1, r2) = r12.split_at_mut(n);
+    let (r3, r45) = r345.split_at_mut(n);
+    let (r4, r5) = r45.split_at_mut(n);
+    let rows = r0.iter_mut().zip(r1).zip(r2).zip(r3).zip(r4).zip(r5);
+    for (&e, (((((a, b), c), d), f), g)) in entries.iter().zip(rows) {
+        read(e, w6);
+        (*a, *b, *c, *d, *f, *g) = (w6[0], w6[1], w6[2], w6[3], w6[4], w6[5]);
     }
 }
 

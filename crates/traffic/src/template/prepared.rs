@@ -92,11 +92,14 @@ impl<'a> Prepared<'a> {
         if i >= self.n {
             return 0;
         }
-        let Some(out) = buf.get_mut(..self.len) else { return 0 };
+        if buf.len() < self.len {
+            return 0;
+        }
         if *cookie != self.id {
-            self.t.fresh(out);
+            self.t.fresh_into(buf);
             *cookie = self.id;
         }
+        let out = &mut buf[..self.len];
         let o = out.as_mut_ptr();
         // SAFETY (all arms): `out` holds the template's length, K is its slot count, and the
         // prepared rows hold `K * n` words and `n` sums (`Prepared::new`) with `i < n`.
@@ -396,6 +399,13 @@ mod tests {
                                 let mut cookie = t.id;
                                 assert_eq!(p.write(i, field, &mut b, &mut cookie), t.bytes.len());
                                 assert_eq!(a, b, "{name} {v:?} mode {mode} n {n} frame {i} field {field:#x}");
+                                // Into a buffer that held something else: the template copied in
+                                // first, in blocks (room to spare) or exactly (no room).
+                                for room in [t.bytes.len() + 100, t.bytes.len()] {
+                                    let (mut c, mut cookie) = (vec![0xaa; room], 0);
+                                    assert_eq!(p.write(i, field, &mut c, &mut cookie), t.bytes.len());
+                                    assert_eq!((&c[..t.bytes.len()], cookie), (&a[..], t.id), "{name} room {room}");
+                                }
                             }
                         }
                     }
