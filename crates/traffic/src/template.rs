@@ -43,9 +43,6 @@ pub(crate) struct Template {
     /// bytes, possibly patched for another frame.
     pub(crate) id: u64,
     pub(crate) bytes: Vec<u8>,
-    /// `bytes` in 32-byte blocks, the last one padded with zeros: copied whole into a buffer
-    /// with room for them ([`Template::fresh_into`]), without a call to `memcpy`.
-    blocks: Vec<[u8; 32]>,
     layout: TestFrameLayout,
     /// The complement of the template's UDP checksum: its one's complement sum.
     udp_sum: u64,
@@ -55,18 +52,6 @@ pub(crate) struct Template {
     ip_csum_off: usize,
     slots: [Slot; MAX_FIELDS],
     nslots: usize,
-}
-
-/// `bytes` in 32-byte blocks, the last padded with zeros.
-fn blocks(bytes: &[u8]) -> Vec<[u8; 32]> {
-    bytes
-        .chunks(32)
-        .map(|c| {
-            let mut b = [0u8; 32];
-            b[..c.len()].copy_from_slice(c);
-            b
-        })
-        .collect()
 }
 
 /// A template id not used before in this process (never 0).
@@ -196,7 +181,6 @@ impl Template {
         let udp_sum = u64::from(!word(layout.udp_checksum));
         Ok(Template {
             id: next_id(),
-            blocks: blocks(&bytes),
             bytes,
             layout,
             udp_sum,
@@ -262,41 +246,10 @@ impl Template {
             udp_sum: u64::from(!word(layout.udp_checksum)),
             ip_csum_off: layout.ip_checksum.unwrap_or(0),
             nslots: offs.len(),
-            blocks: blocks(&bytes),
             bytes,
             layout,
             slots,
         })
-    }
-
-    /// Copy the template into the start of `buf`, a buffer that held something else: a frame of
-    /// 33 to 128 bytes as its 32-byte blocks when `buf` has room for them (the bytes after the
-    /// frame's end are the padding's zeros: outside the frame, never sent), any other exactly.
-    /// Nothing when `buf` is shorter than the frame.
-    #[inline(always)]
-    pub(crate) fn fresh_into(&self, buf: &mut [u8]) {
-        /// `B` blocks: a copy of a size known here, made of vector moves.
-        #[inline(always)]
-        fn copy<const B: usize>(buf: &mut [u8], blocks: &[[u8; 32]]) -> bool {
-            match (buf.get_mut(..B * 32), blocks.as_flattened().get(..B * 32)) {
-                (Some(d), Some(s)) => {
-                    d.copy_from_slice(s);
-                    true
-                }
-                _ => false,
-            }
-        }
-        let done = match self.blocks.len() {
-            2 => copy::<2>(buf, &self.blocks),
-            3 => copy::<3>(buf, &self.blocks),
-            4 => copy::<4>(buf, &self.blocks),
-            _ => false,
-        };
-        if !done {
-            if let Some(out) = buf.get_mut(..self.bytes.len()) {
-                self.fresh(out);
-            }
-        }
     }
 
     /// Copy the template into `out` (exactly its length): a buffer that held something else.

@@ -92,14 +92,11 @@ impl<'a> Prepared<'a> {
         if i >= self.n {
             return 0;
         }
-        if buf.len() < self.len {
-            return 0;
-        }
+        let Some(out) = buf.get_mut(..self.len) else { return 0 };
         if *cookie != self.id {
-            self.t.fresh_into(buf);
+            self.t.fresh(out);
             *cookie = self.id;
         }
-        let out = &mut buf[..self.len];
         let o = out.as_mut_ptr();
         // SAFETY (all arms): `out` holds the template's length, K is its slot count, and the
         // prepared rows hold `K * n` words and `n` sums (`Prepared::new`) with `i < n`.
@@ -399,8 +396,8 @@ mod tests {
                                 let mut cookie = t.id;
                                 assert_eq!(p.write(i, field, &mut b, &mut cookie), t.bytes.len());
                                 assert_eq!(a, b, "{name} {v:?} mode {mode} n {n} frame {i} field {field:#x}");
-                                // Into a buffer that held something else: the template copied in
-                                // first, in blocks (room to spare) or exactly (no room).
+                                // Into a buffer that held something else (longer than the frame, or
+                                // exactly as long): the template copied in first.
                                 for room in [t.bytes.len() + 100, t.bytes.len()] {
                                     let (mut c, mut cookie) = (vec![0xaa; room], 0);
                                     assert_eq!(p.write(i, field, &mut c, &mut cookie), t.bytes.len());
