@@ -180,17 +180,7 @@ fn dslite_phase_one_opens_n_connections_and_phase_two_none() {
 #[test]
 fn dslite_frames_in_the_softwire_are_ipv4_in_ipv6_with_good_checksums() {
     let Some(lab) = Lab::up("dslite") else { return };
-    let fields = [
-        "ipv6.src",
-        "ipv6.dst",
-        "ipv6.nxt",
-        "ip.src",
-        "ip.dst",
-        "ip.checksum.status",
-        "udp.srcport",
-        "udp.dstport",
-        "udp.checksum.status",
-    ];
+    let fields = common::SOFTWIRE_FIELDS;
     let (b4, aftr) = ("2001:2::2", "2001:2::1");
     captured_trial(&lab, "dslite", "ip6 and ip6[6] == 4", &fields, (6, 7), |r, out| {
         let (outer, inner) = if out {

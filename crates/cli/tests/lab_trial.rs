@@ -138,17 +138,7 @@ fn lw4o6_trial_is_lossless_and_its_softwire_frames_dissect() {
         return;
     }
     let lab = Lab::up("lw4o6");
-    let fields = [
-        "ipv6.src",
-        "ipv6.dst",
-        "ipv6.nxt",
-        "ip.src",
-        "ip.dst",
-        "ip.checksum.status",
-        "udp.srcport",
-        "udp.dstport",
-        "udp.checksum.status",
-    ];
+    let fields = common::SOFTWIRE_FIELDS;
     let (rows, v) = common::retry::until_valid(
         "lw4o6 tshark trial",
         || common::dissect_for(20, "xlat-dl", "ip6 and ip6[6] == 4", 4000, &fields, || lab.trial(1000, 2, &[])),

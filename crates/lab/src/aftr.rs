@@ -177,18 +177,30 @@ fn store_bytes(a: &mut Asm, offset: i32, from: i32, len: i32) {
 /// with the interface and go when the namespace goes.
 pub(crate) fn attach() -> Result<(), LabError> {
     let (aftr, b4) = (addr(DSLITE_AFTR), addr(DSLITE_B4_PREFIX));
-    let decap = decap_program(aftr)?;
-    let encap = encap_program(aftr, b4)?;
+    let programs = [(decap_program(aftr)?, "xlat_aftr_in"), (encap_program(aftr, b4)?, "xlat_aftr_out")];
+    attach_pair(move || Ok((programs, None)))
+}
+
+/// The ingress and egress program of a softwire end (`[(instructions, name); 2]`, from
+/// `build`, which runs in [`DUT_NS`] and may return a map the programs use: it is kept open
+/// until they are loaded, and then lives as long as they do), loaded and attached to the
+/// DUT's left interface.
+pub(crate) fn attach_pair(build: impl FnOnce() -> xlat_bpf::Result<Built> + Send + 'static) -> Result<(), LabError> {
     let run = move || -> xlat_bpf::Result<()> {
+        let (programs, _map) = build()?;
         let ifindex = xlat_bpf::ifindex(DUT_LEFT)?;
-        for (insns, hook, what) in [(&decap, BPF_TCX_INGRESS, "xlat_aftr_in"), (&encap, BPF_TCX_EGRESS, "xlat_aftr_out")] {
-            let prog = xlat_bpf::load(BPF_PROG_TYPE_SCHED_CLS, hook, what, insns)?;
+        for ((insns, what), hook) in programs.into_iter().zip([BPF_TCX_INGRESS, BPF_TCX_EGRESS]) {
+            let prog = xlat_bpf::load(BPF_PROG_TYPE_SCHED_CLS, hook, what, &insns)?;
             xlat_bpf::tcx_attach(&prog, ifindex, hook, &format!("bpf(BPF_PROG_ATTACH) of {what} on {DUT_LEFT}"))?;
         }
         Ok(())
     };
     Ok(xlat_bpf::in_netns(&format!("/run/netns/{DUT_NS}"), run)?)
 }
+
+/// What [`attach_pair`]'s `build` returns: the two programs with their names, and the map they
+/// use, if any.
+pub(crate) type Built = ([(Vec<Insn>, &'static str); 2], Option<std::os::fd::OwnedFd>);
 
 #[cfg(test)]
 mod tests {

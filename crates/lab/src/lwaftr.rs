@@ -19,14 +19,11 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use xlat_bpf::{
-    half, Alu, Asm, Cond, Insn, Size, BPF_FUNC_MAP_LOOKUP_ELEM, BPF_MAP_TYPE_HASH, BPF_PROG_TYPE_SCHED_CLS, BPF_TCX_EGRESS,
-    BPF_TCX_INGRESS, FP, R0, R1, R2, R4, R5, R6, R9,
-};
+use xlat_bpf::{half, Alu, Asm, Cond, Insn, Size, BPF_FUNC_MAP_LOOKUP_ELEM, BPF_MAP_TYPE_HASH, FP, R0, R1, R2, R4, R5, R6, R9};
 
-use crate::aftr::{addr, decapsulate, encapsulate, headers, softwire_to, verdicts, OUTER};
+use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, verdicts, OUTER};
 use crate::error::LabError;
-use crate::topology::{v6, DSLITE_AFTR, DUT_LEFT, DUT_NS, LW4O6_BINDINGS, LW4O6_PSID_BITS, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6};
+use crate::topology::{v6, DSLITE_AFTR, LW4O6_BINDINGS, LW4O6_PSID_BITS, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6};
 
 /// Bytes of a binding table key: the IPv4 address as in the packet, then the PSID as a
 /// host-order u32 (as the program stores them at fp-8).
@@ -138,25 +135,19 @@ fn table() -> xlat_bpf::Result<OwnedFd> {
 }
 
 /// Fill the binding table, load both programs and attach them to the DUT's left interface (in
-/// [`DUT_NS`]): the programs hold the table, and all go when the namespace goes.
+/// the DUT's namespace): the programs hold the table, and all go when the namespace goes.
 pub(crate) fn attach() -> Result<(), LabError> {
     let aftr = addr(DSLITE_AFTR);
-    let run = move || -> xlat_bpf::Result<()> {
+    attach_pair(move || {
         let map = table()?;
         let fd = map.as_raw_fd();
+        let asm = |r: Result<Vec<Insn>, LabError>| r.map_err(|e| xlat_bpf::BpfError::Asm(e.to_string()));
         let programs = [
-            (decap_program(aftr, fd), BPF_TCX_INGRESS, "xlat_lwaftr_in"),
-            (encap_program(aftr, fd), BPF_TCX_EGRESS, "xlat_lwaftr_out"),
+            (asm(decap_program(aftr, fd))?, "xlat_lwaftr_in"),
+            (asm(encap_program(aftr, fd))?, "xlat_lwaftr_out"),
         ];
-        let ifindex = xlat_bpf::ifindex(DUT_LEFT)?;
-        for (insns, hook, what) in programs {
-            let insns = insns.map_err(|e| xlat_bpf::BpfError::Asm(e.to_string()))?;
-            let prog = xlat_bpf::load(BPF_PROG_TYPE_SCHED_CLS, hook, what, &insns)?;
-            xlat_bpf::tcx_attach(&prog, ifindex, hook, &format!("bpf(BPF_PROG_ATTACH) of {what} on {DUT_LEFT}"))?;
-        }
-        Ok(())
-    };
-    Ok(xlat_bpf::in_netns(&format!("/run/netns/{DUT_NS}"), run)?)
+        Ok((programs, Some(map)))
+    })
 }
 
 #[cfg(test)]

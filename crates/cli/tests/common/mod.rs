@@ -18,6 +18,20 @@ pub use skip::{have_tool, skip, skip_unless_root};
 
 pub mod procedures;
 
+/// tshark's fields of a frame in a softwire (dslite, lw4o6): the outer IPv6 ends and next
+/// header, the inner IPv4 ends and header checksum status, the UDP ports and checksum status.
+pub const SOFTWIRE_FIELDS: [&str; 9] = [
+    "ipv6.src",
+    "ipv6.dst",
+    "ipv6.nxt",
+    "ip.src",
+    "ip.dst",
+    "ip.checksum.status",
+    "udp.srcport",
+    "udp.dstport",
+    "udp.checksum.status",
+];
+
 /// The tools a lab topology runs (xlat_lab checks the same before `lab up`).
 pub const LAB_TOOLS: &[&str] = &["ip", "nft", "sysctl", "kill"];
 
