@@ -110,10 +110,14 @@ mod simd {
         crate::rng::simd_level() == 2 && std::is_x86_feature_detected!("avx512dq")
     }
 
+    /// A variant of the burst loop: (key, first sequence number, table size, entries).
+    #[cfg(test)]
+    pub(super) type Body = fn(u64, u64, u64, &mut [u64]);
+
     /// Every variant this CPU can run, with its name, for tests.
     #[cfg(test)]
-    pub(super) fn variants() -> Vec<(&'static str, fn(u64, u64, u64, &mut [u64]))> {
-        let mut v: Vec<(&'static str, fn(u64, u64, u64, &mut [u64]))> = vec![("baseline", body)];
+    pub(super) fn variants() -> Vec<(&'static str, Body)> {
+        let mut v: Vec<(&'static str, Body)> = vec![("baseline", body)];
         #[cfg(target_arch = "x86_64")]
         {
             if std::is_x86_feature_detected!("avx2") {
