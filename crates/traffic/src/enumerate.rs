@@ -50,7 +50,11 @@ struct Div32 {
 impl Div32 {
     fn new(d: u64) -> Div32 {
         let d = d.clamp(1, u64::from(u32::MAX));
-        Div32 { d, m: u64::MAX / d + 1 }
+        // For d = 1 the magic number is 2^64, which wraps to 0: `div_rem` does not use it then.
+        Div32 {
+            d,
+            m: (u64::MAX / d).wrapping_add(1),
+        }
     }
 
     /// (x / d, x mod d)
