@@ -3,7 +3,7 @@
 //! readers, the conversion, the rules and the writer can all use it without a cycle.
 
 use serde::{Deserialize, Serialize};
-use xlat_traffic::Setup;
+use xlat_traffic::{IpVersion, Setup};
 
 /// siitperf's IPv6 frame size (FCS included) when the file gives none.
 pub(crate) const DEFAULT_FRAME_SIZE: usize = 84;
@@ -234,8 +234,7 @@ pub const COMPANION: &str = "xlatperf.toml";
 /// frames are 40 bytes longer than the IPv4 frames they carry). The error says the range and
 /// why, for a message that names the key or option.
 pub fn frame_size_rule(s: &Setup, size: usize) -> Result<(), String> {
-    let all_v4 =
-        s.left.ip_version == xlat_traffic::IpVersion::V4 && s.right.ip_version == xlat_traffic::IpVersion::V4 && !s.has_background();
+    let all_v4 = s.left.ip_version == IpVersion::V4 && s.right.ip_version == IpVersion::V4 && !s.has_background();
     let tunnel = s.left.tunnel.is_some() || s.right.tunnel.is_some();
     let max = xlat_wire::frame::MAX_FRAME_SIZE + if all_v4 { 20 } else { 0 } - if tunnel { 40 } else { 0 };
     if (84..=max).contains(&size) {

@@ -43,7 +43,7 @@ pub(crate) fn words(a: Ipv6Addr) -> [i32; 4] {
 }
 
 /// Ingress: decapsulate IPv4-in-IPv6 to `aftr`, the mark set to the B4's identity.
-pub(crate) fn decap_program(aftr: Ipv6Addr) -> Result<Vec<Insn>, LabError> {
+pub(crate) fn decap_program(aftr: Ipv6Addr) -> xlat_bpf::Result<Vec<Insn>> {
     let mut a = Asm::new();
     softwire_to(&mut a, aftr, OUTER);
     // The B4's identity: the last 16 bits of the outer source, in host order; 0 is none.
@@ -56,7 +56,7 @@ pub(crate) fn decap_program(aftr: Ipv6Addr) -> Result<Vec<Insn>, LabError> {
 
 /// Egress: encapsulate an IPv4 packet marked with a B4's identity, from `aftr` to that B4 in
 /// `b4_prefix` (a /112: its last 16 bits are the identity).
-pub(crate) fn encap_program(aftr: Ipv6Addr, b4_prefix: Ipv6Addr) -> Result<Vec<Insn>, LabError> {
+pub(crate) fn encap_program(aftr: Ipv6Addr, b4_prefix: Ipv6Addr) -> xlat_bpf::Result<Vec<Insn>> {
     let b4 = b4_prefix.octets();
     let mut a = Asm::new();
     a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1), Insn::load(Size::W, R7, R6, SKB_MARK)])
@@ -154,9 +154,9 @@ pub(crate) fn headers(a: &mut Asm, len: i32) {
 }
 
 /// The end of both programs: what falls through, and "pass", go on (TC_ACT_OK); "drop" drops.
-pub(crate) fn verdicts(mut a: Asm) -> Result<Vec<Insn>, LabError> {
+pub(crate) fn verdicts(mut a: Asm) -> xlat_bpf::Result<Vec<Insn>> {
     a.label("pass").ret(TC_ACT_OK).label("drop").ret(TC_ACT_SHOT);
-    Ok(a.finish()?)
+    a.finish()
 }
 
 /// `bpf_skb_store_bytes(skb, offset, fp + from, len, 0)`, to "drop" on failure.

@@ -95,7 +95,7 @@ fn lookup(a: &mut Asm, map: i32, ip: i16, addr_at: i16, port_at: i16) {
 
 /// Ingress: decapsulate IPv4-in-IPv6 to `aftr` from the lwB4 that the binding of its inner
 /// source names, drop it from any other.
-pub(crate) fn decap_program(aftr: Ipv6Addr, map: i32) -> Result<Vec<Insn>, LabError> {
+pub(crate) fn decap_program(aftr: Ipv6Addr, map: i32) -> xlat_bpf::Result<Vec<Insn>> {
     let mut a = Asm::new();
     softwire_to(&mut a, aftr, OUTER + 20 + 4);
     lookup(&mut a, map, OUTER as i16, 12, 0);
@@ -109,7 +109,7 @@ pub(crate) fn decap_program(aftr: Ipv6Addr, map: i32) -> Result<Vec<Insn>, LabEr
 }
 
 /// Egress: encapsulate an IPv4 packet from `aftr` to the lwB4 its destination is bound to.
-pub(crate) fn encap_program(aftr: Ipv6Addr, map: i32) -> Result<Vec<Insn>, LabError> {
+pub(crate) fn encap_program(aftr: Ipv6Addr, map: i32) -> xlat_bpf::Result<Vec<Insn>> {
     let mut a = Asm::new();
     a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1)]);
     headers(&mut a, 14 + 20 + 4);
@@ -141,10 +141,9 @@ pub(crate) fn attach() -> Result<(), LabError> {
     attach_pair(move || {
         let map = table()?;
         let fd = map.as_raw_fd();
-        let asm = |r: Result<Vec<Insn>, LabError>| r.map_err(|e| xlat_bpf::BpfError::Asm(e.to_string()));
         let programs = [
-            (asm(decap_program(aftr, fd))?, "xlat_lwaftr_in"),
-            (asm(encap_program(aftr, fd))?, "xlat_lwaftr_out"),
+            (decap_program(aftr, fd)?, "xlat_lwaftr_in"),
+            (encap_program(aftr, fd)?, "xlat_lwaftr_out"),
         ];
         Ok((programs, Some(map)))
     })

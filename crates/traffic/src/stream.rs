@@ -371,10 +371,9 @@ impl DirectionStream {
         }
         let entries = &mut scratch.entries[..n];
         r.entries(seq0, entries);
-        let mut last = [0u16; 6];
-        last.copy_from_slice(&scratch.last_tuple[..6]);
-        r.table.read_rows_v4(entries, &mut scratch.vals[..6 * n], &mut last);
-        scratch.last_tuple[..6].copy_from_slice(&last);
+        if let Some(last) = scratch.last_tuple.first_chunk_mut::<6>() {
+            r.table.read_rows_v4(entries, &mut scratch.vals[..6 * n], last);
+        }
     }
 
     /// The seed the pseudorandom fields of this stream derive from: `Setup::seed`, or the
