@@ -23,18 +23,23 @@ _Static_assert(sizeof(struct rte_ether_addr) == 6, "rte_ether_addr size");
 _Static_assert(RTE_ETH_NAME_MAX_LEN == 64, "RTE_ETH_NAME_MAX_LEN changed: update src/dpdk/ffi.rs");
 
 /*
- * The burst functions, one or two calls per burst. The Rust side never reads or writes an
- * rte_mbuf itself: it gets data pointers and hands back lengths.
+ * The burst functions, one or two calls per burst. The Rust side reads and writes no field of
+ * an rte_mbuf itself: it gets data pointers and hands back lengths, and it keeps its metadata in
+ * the dynamic field whose offset xlat_pool_prepare gives.
  */
 
 /*
- * The sender's metadata of an mbuf, in the last 16 bytes of its headroom (the data of a reset
- * mbuf starts RTE_PKTMBUF_HEADROOM bytes into its buffer): the cookie of what its data holds and
- * the length it was sent with. A non-zero cookie vouches that the mbuf's header is as the sender
- * left it: reset, with that length (see xlat_tx_send). Everything else that uses an mbuf of the
- * pool clears the cookie: the receive path (xlat_rx) and the pool's creation.
+ * The sender's metadata of an mbuf, in a dynamic field of its header (registered once per
+ * process as "xlat_sender_meta", in the header's second cache line, which freeing an mbuf reads
+ * anyway): [0] the length it was sent with, [1] the cookie of what its data holds. A non-zero
+ * cookie vouches that the mbuf's header is as the sender left it: reset, with that length (see
+ * xlat_tx_reset). Everything else that uses an mbuf of the pool clears the cookie: the receive
+ * path (xlat_rx) and the pool's creation. The field lies outside the data and the headroom, so a
+ * sender that patches a recycled frame touches only the header line that holds it and the
+ * frame's bytes it changes, and one that resets an mbuf touches no line testpmd's txonly does not.
  */
-#define XLAT_META(m) ((uint64_t *)((char *)(m)->buf_addr + RTE_PKTMBUF_HEADROOM - 16))
+static int xlat_meta_off = -1;
+#define XLAT_META(m) RTE_MBUF_DYNFIELD((m), xlat_meta_off, uint64_t *)
 
 static void clear_meta(struct rte_mempool *mp, void *opaque, void *obj, unsigned int idx)
 {
@@ -54,13 +59,25 @@ static void clear_meta(struct rte_mempool *mp, void *opaque, void *obj, unsigned
 }
 
 /*
- * Clear the metadata of every mbuf of a new pool and return the offset of a reset mbuf's data
- * from the mbuf's address (the same for all of them), or -1.
+ * Register the sender's metadata field (the first call; later calls get the same offset), clear
+ * it in every mbuf of a new pool and return the offset of a reset mbuf's data from the mbuf's
+ * address (the same for all of them), or -1; *meta_off gets the field's offset from the mbuf's
+ * address (-1 with rte_errno set when it could not be registered).
  */
-long xlat_pool_prepare(struct rte_mempool *pool)
+long xlat_pool_prepare(struct rte_mempool *pool, long *meta_off)
 {
+	static const struct rte_mbuf_dynfield meta = {
+		.name = "xlat_sender_meta",
+		.size = 2 * sizeof(uint64_t),
+		.align = __alignof__(uint64_t),
+	};
 	long off = -2;
 
+	if (xlat_meta_off < 0)
+		xlat_meta_off = rte_mbuf_dynfield_register(&meta);
+	*meta_off = xlat_meta_off;
+	if (xlat_meta_off < 0)
+		return -1;
 	rte_mempool_obj_iter(pool, clear_meta, &off);
 	return off < 0 ? -1 : off;
 }
@@ -72,23 +89,24 @@ int xlat_tx_get(struct rte_mempool *pool, struct rte_mbuf **pkts, unsigned int n
 }
 
 /*
- * Transmit pkts[0..n) and free pkts[sent..total): those the driver did not take and those taken
- * but not filled. An mbuf with lens[i] != 0 is reset first and gets that length (its metadata
- * did not vouch for it); the others are sent as they are. Returns sent.
+ * Reset an mbuf whose metadata did not vouch for it and give it length len: called by the
+ * sender in the pass that writes its frame, so that its header lines are visited once.
  */
-uint16_t xlat_tx_send(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, const uint16_t *lens, uint16_t n, uint16_t total)
+void xlat_tx_reset(struct rte_mbuf *m, uint16_t len)
 {
-	uint16_t i, sent = 0;
+	rte_pktmbuf_reset(m);
+	m->data_len = len;
+	m->pkt_len = len;
+}
 
-	for (i = 0; i < n; i++) {
-		if (unlikely(lens[i] != 0)) {
-			struct rte_mbuf *m = pkts[i];
+/*
+ * Transmit pkts[0..n) and free pkts[sent..total): those the driver did not take and those taken
+ * but not filled. Returns sent.
+ */
+uint16_t xlat_tx_send(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, uint16_t total)
+{
+	uint16_t sent = 0;
 
-			rte_pktmbuf_reset(m);
-			m->data_len = lens[i];
-			m->pkt_len = lens[i];
-		}
-	}
 	if (n > 0)
 		sent = rte_eth_tx_burst(port, queue, pkts, n);
 	if (sent < total)
@@ -108,7 +126,7 @@ uint16_t xlat_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, const ui
 	for (i = 0; i < got; i++) {
 		struct rte_mbuf *m = pkts[i];
 
-		if (m->buf_len >= RTE_PKTMBUF_HEADROOM)
+		if (likely(xlat_meta_off >= 0))
 			XLAT_META(m)[1] = 0;
 		data[i] = rte_pktmbuf_mtod(m, const uint8_t *);
 		lens[i] = m->data_len;

@@ -11,12 +11,14 @@
 //! then one `rte_eth_tx_burst`; a receive burst is one `rte_eth_rx_burst` and one bulk free.
 //!
 //! Recycled mbufs are not reset when their sender cookie says they already hold a frame of the
-//! same kind and length (see [`TxQueue::tx_burst_cookie`](crate::TxQueue::tx_burst_cookie)): the cookie and the length sit in the
-//! last 16 bytes of the mbuf's headroom, and a non-zero cookie vouches that the mbuf's header is
-//! as the sender left it (reset, with that length; drivers do not change the header of a frame
-//! they transmit). Every other user of the pool's mbufs clears the cookie: the receive path and
-//! the pool's creation; a plain [`TxQueue::tx_burst`](crate::TxQueue::tx_burst) writes cookie 0. So a sender that patches
-//! recycled frames touches neither the mbuf header nor the unchanged bytes of the frame. Threads that
+//! same kind and length (see [`TxQueue::tx_burst_cookie`](crate::TxQueue::tx_burst_cookie)): the cookie and the length sit in a
+//! dynamic field of the mbuf's header (`xlat_sender_meta`, in its second cache line, which
+//! freeing the mbuf reads anyway), and a non-zero cookie vouches that the mbuf's header is as the
+//! sender left it (reset, with that length; drivers do not change the header of a frame they
+//! transmit). Every other user of the pool's mbufs clears the cookie: the receive path and the
+//! pool's creation; a plain [`TxQueue::tx_burst`](crate::TxQueue::tx_burst) writes cookie 0. So a sender that patches
+//! recycled frames touches one header line and the changed bytes of the frame; one that writes a
+//! frame whole resets its mbuf in the same pass, visiting each line once. Threads that
 //! use the queues are registered with EAL on their first burst (and unregistered when they end),
 //! so that they get a per-lcore mempool cache as EAL's own lcores do.
 //!
@@ -83,7 +85,7 @@ impl Port for DpdkPort {
         }
         self.opened = true;
         // The port's counters are reported once, by set 0.
-        let tx = |queue, counts| DpdkTx::new(&self.dev, queue, self.room, self.data_off, counts);
+        let tx = |queue, counts| DpdkTx::new(&self.dev, queue, self.room, self.data_off, self.meta_off, counts);
         Ok((0..q)
             .map(|k| Queues {
                 tx: tx(k, k == 0),

@@ -211,6 +211,8 @@ pub struct DpdkPort {
     pub(super) room: usize,
     /// Where a reset mbuf's data starts, from the mbuf's address.
     pub(super) data_off: usize,
+    /// Where the sender's metadata field (`xlat_sender_meta`) lies, from the mbuf's address.
+    pub(super) meta_off: usize,
     /// True once [`Port::queues`](crate::Port::queues) has handed out the queues.
     pub(super) opened: bool,
     /// What the PMD can stamp (none of it read yet).
@@ -363,8 +365,11 @@ impl DpdkPort {
                 "creating a mempool of {mbufs} mbufs of {data_room} bytes (is EAL's -m large enough?)"
             ))));
         }
-        // SAFETY: the pool was just created and no mbuf of it is in use.
-        let data_off = unsafe { ffi::xlat_pool_prepare(dev.pool) };
+        let mut meta_off = -1;
+        // SAFETY: the pool was just created and no mbuf of it is in use; meta_off is writable.
+        let data_off = unsafe { ffi::xlat_pool_prepare(dev.pool, &mut meta_off) };
+        let meta_off =
+            usize::try_from(meta_off).map_err(|_| errno_err(what("registering the sender's mbuf field (rte_mbuf_dynfield_register)")))?;
         let data_off = usize::try_from(data_off).map_err(|_| {
             backend(what(
                 "the mempool's mbufs do not all have their data at one offset from their header",
@@ -416,6 +421,7 @@ impl DpdkPort {
             mbufs,
             room,
             data_off,
+            meta_off,
             opened: false,
             stamping: stamping_of(&driver, info.rx_timestamp != 0, info.timesync != 0),
         };

@@ -17,10 +17,9 @@ pub struct DpdkTx {
     room: usize,
     /// Where a reset mbuf's data starts, from the mbuf's address (the same for the whole pool).
     data_off: usize,
+    /// Where the sender's metadata field lies, from the mbuf's address.
+    meta_off: usize,
     pkts: [*mut RteMbuf; MAX_TX_BURST],
-    /// Per frame of the burst: 0 when the mbuf is sent as it is, else the length to give it
-    /// after a reset.
-    lens: [u16; MAX_TX_BURST],
     /// The port's `oerrors` when `dropped` was last called (`None`: never).
     oerrors_seen: Option<u64>,
     /// This queue reports the port's counters (one queue of a port does: they are the port's).
@@ -36,17 +35,17 @@ unsafe impl Send for DpdkTx {}
 
 impl DpdkTx {
     /// Transmit queue `queue` of the port of `dev`, whose mbufs have `room` writable bytes from
-    /// `data_off` bytes after their header.
+    /// `data_off` bytes after their header and the sender's metadata field `meta_off` bytes after it.
     /// It reports the port's `oerrors` when `counts`.
-    pub(super) fn new(dev: &Arc<Device>, queue: u16, room: usize, data_off: usize, counts: bool) -> DpdkTx {
+    pub(super) fn new(dev: &Arc<Device>, queue: u16, room: usize, data_off: usize, meta_off: usize, counts: bool) -> DpdkTx {
         DpdkTx {
             port: dev.port,
             queue,
             pool: dev.pool,
             room,
             data_off,
+            meta_off,
             pkts: [std::ptr::null_mut(); MAX_TX_BURST],
-            lens: [0; MAX_TX_BURST],
             oerrors_seen: None,
             counts,
             _dev: dev.clone(),
@@ -68,15 +67,15 @@ impl DpdkTx {
     }
 }
 
-/// The sender's metadata of an mbuf: `[length, cookie]`, the 16 bytes before a reset mbuf's data
-/// (in its headroom; see the `dpdk` module text and `xlat_pool_prepare` in the shim).
+/// The sender's metadata of an mbuf: `[length, cookie]`, the dynamic field `meta_off` bytes
+/// after the mbuf's address (see the `dpdk` module text and `xlat_pool_prepare` in the shim).
 ///
 /// # Safety
-/// `data` must be the data pointer of a reset mbuf of our pools (RTE_PKTMBUF_HEADROOM = 128
-/// bytes into its buffer), which we own.
+/// `m` must be an mbuf of our pools, which we own, and `meta_off` the offset the shim gave.
 #[inline(always)]
-unsafe fn meta_of(data: *mut u8) -> (*mut u64, *mut u64) {
-    (data.sub(16) as *mut u64, data.sub(8) as *mut u64)
+unsafe fn meta_of(m: *mut RteMbuf, meta_off: usize) -> (*mut u64, *mut u64) {
+    let p = (m as *mut u8).add(meta_off) as *mut u64;
+    (p, p.add(1))
 }
 
 impl TxQueue for DpdkTx {
@@ -108,50 +107,42 @@ impl TxQueue for DpdkTx {
         let room = self.room;
         let mut filled = 0;
         while filled < got {
+            let m = self.pkts[filled];
             // The data of mbuf `filled` once reset: xlat_pool_prepare checked that it lies
             // `data_off` bytes after every mbuf of the pool.
-            let data = (self.pkts[filled] as *mut u8).wrapping_add(self.data_off);
+            let data = (m as *mut u8).wrapping_add(self.data_off);
             // SAFETY: the mbuf is ours (taken from the pool), and its buffer has `room` bytes
             // after the headroom.
             let buf = unsafe { std::slice::from_raw_parts_mut(data, room) };
-            // SAFETY: as above; the 16 bytes before the data lie in the headroom.
-            let (lp, cp) = unsafe { meta_of(data) };
-            // SAFETY: as above; unaligned access is allowed.
-            let (old_len, old) = unsafe { (lp.read_unaligned(), cp.read_unaligned()) };
+            // SAFETY: as above; the field lies in the mbuf's header.
+            let (lp, cp) = unsafe { meta_of(m, self.meta_off) };
+            // SAFETY: as above; the field is 8-byte aligned.
+            let (old_len, old) = unsafe { (lp.read(), cp.read()) };
             let mut cookie = old;
             let len = fill(filled, buf, &mut cookie);
             if len == 0 || len > room {
                 // The fill may have written into the buffer: nothing vouches for it any more.
                 // SAFETY: as above.
-                unsafe { cp.write_unaligned(0) };
+                unsafe { cp.write(0) };
                 break;
             }
-            // An mbuf whose cookie and length stay is sent as it is; any other gets a reset
-            // and its length in the shim, and keeps the new cookie and length.
-            let same = cookie != 0 && cookie == old && old_len == len as u64;
-            self.lens[filled] = if same { 0 } else { len as u16 };
-            if !same {
-                // SAFETY: as above.
+            // An mbuf whose cookie and length stay is sent as it is; any other is reset and gets
+            // its length here, in the pass that wrote its frame (its header lines are visited
+            // once), and keeps the new cookie and length.
+            if cookie == 0 || cookie != old || old_len != len as u64 {
+                // SAFETY: as above; len <= room fits the mbuf's u16 lengths (the data room is a u16).
                 unsafe {
-                    lp.write_unaligned(len as u64);
-                    cp.write_unaligned(cookie);
+                    lp.write(len as u64);
+                    cp.write(cookie);
+                    ffi::xlat_tx_reset(m, len as u16);
                 }
             }
             filled += 1;
         }
-        // SAFETY: pkts[..got] are ours, pkts[..filled] filled (lens as above); the queue is set
+        // SAFETY: pkts[..got] are ours, pkts[..filled] filled and reset as above; the queue is set
         // up and used by this thread alone. The shim frees pkts[sent..got]: they were not
         // accepted, and the caller offers those frames again.
-        let sent = unsafe {
-            ffi::xlat_tx_send(
-                self.port,
-                self.queue,
-                self.pkts.as_mut_ptr(),
-                self.lens.as_ptr(),
-                filled as u16,
-                got as u16,
-            )
-        };
+        let sent = unsafe { ffi::xlat_tx_send(self.port, self.queue, self.pkts.as_mut_ptr(), filled as u16, got as u16) };
         Ok(sent as usize)
     }
 }
