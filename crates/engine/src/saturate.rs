@@ -3,7 +3,7 @@
 
 use crate::clock::Clock;
 use xlat_io::{Result, TxQueue};
-use xlat_traffic::{BurstScratch, DirectionStream};
+use xlat_traffic::{BurstScratch, DirectionStream, FrameWriter, WithWriter};
 
 /// What a saturation run achieved.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,17 +42,7 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
     while now < end {
         let s0 = seq;
         let frames = stream.burst(s0, burst, &mut scratch);
-        seq += tx.tx_burst_cookie(burst, move |i, buf, cookie| {
-            if RESET {
-                // No cookie: the template is copied whole, and the mbuf reset when sent.
-                *cookie = 0;
-                let n = frames.write(i, s0 + i as u64, buf, cookie);
-                *cookie = 0;
-                n
-            } else {
-                frames.write(i, s0 + i as u64, buf, cookie)
-            }
-        })? as u64;
+        seq += frames.with_writer(Send::<T, RESET> { tx, s0, burst })? as u64;
         now = clock.now();
     }
     tx.flush()?;
@@ -60,6 +50,33 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
         frames: seq,
         seconds: clock.secs(now - start),
     })
+}
+
+/// One burst into the queue with the burst's writer (see `saturate`).
+struct Send<'t, T, const RESET: bool> {
+    tx: &'t mut T,
+    s0: u64,
+    burst: usize,
+}
+
+impl<T: TxQueue, const RESET: bool> WithWriter for Send<'_, T, RESET> {
+    type Out = Result<usize>;
+
+    #[inline(always)]
+    fn with<W: FrameWriter>(self, w: W) -> Result<usize> {
+        let s0 = self.s0;
+        self.tx.tx_burst_cookie(self.burst, move |i, buf, cookie| {
+            if RESET {
+                // No cookie: the template is copied whole, and the mbuf reset when sent.
+                *cookie = 0;
+                let n = w.write(i, s0 + i as u64, buf, cookie);
+                *cookie = 0;
+                n
+            } else {
+                w.write(i, s0 + i as u64, buf, cookie)
+            }
+        })
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use crate::plan::MAX_FIELDS;
 use crate::template::prepared::Prepared;
 use crate::template::{Template, TUPLE_SLOTS};
+use crate::writer::{FrameWriter, WithWriter};
 
 /// Room for the precomputed field values of a burst, kept by the sender between bursts (see
 /// [`DirectionStream::burst`](crate::DirectionStream::burst)).
@@ -80,6 +81,37 @@ pub struct Burst<'a> {
     /// What every frame's patch stores, computed ahead, when all frames have one template
     /// (all foreground or all background, not the Responder's).
     pub(crate) prepared: Option<Prepared<'a>>,
+}
+
+impl FrameWriter for Burst<'_> {
+    #[inline(always)]
+    fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        Burst::write(self, i, field, buf, cookie)
+    }
+}
+
+impl<'a> Burst<'a> {
+    /// Call `u` with this burst's writer, chosen once for the burst: for a burst prepared ahead
+    /// (one template, `K` slots), a writer whose per-frame stores are unrolled for `K`, with no
+    /// per-frame choice of template or slot count; otherwise the burst itself. The frames are
+    /// those of [`Burst::write`].
+    #[inline(always)]
+    pub fn with_writer<U: WithWriter>(self, u: U) -> U::Out {
+        use crate::template::prepared::PreparedK;
+        match self.prepared {
+            Some(p) => match p.slot_count() {
+                0 => u.with(PreparedK::<0>(p)),
+                1 => u.with(PreparedK::<1>(p)),
+                2 => u.with(PreparedK::<2>(p)),
+                3 => u.with(PreparedK::<3>(p)),
+                4 => u.with(PreparedK::<4>(p)),
+                5 => u.with(PreparedK::<5>(p)),
+                6 => u.with(PreparedK::<6>(p)),
+                _ => u.with(self),
+            },
+            None => u.with(self),
+        }
+    }
 }
 
 impl Burst<'_> {

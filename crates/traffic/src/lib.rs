@@ -33,6 +33,7 @@ pub mod state;
 pub mod stream;
 mod template;
 pub mod vary;
+mod writer;
 
 pub use burst::{Burst, BurstScratch};
 pub use plan::StreamError;
@@ -43,3 +44,4 @@ pub use setup::{
 pub use state::{StateError, StateTable, Tuple4};
 pub use stream::DirectionStream;
 pub use vary::Variation;
+pub use writer::{FrameWriter, WithWriter};

@@ -11,7 +11,7 @@ use super::schedule::{Schedule, TagPlan};
 use crate::clock::{Clock, RealtimeMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::TxQueue;
-use xlat_traffic::{BurstScratch, Direction, DirectionStream};
+use xlat_traffic::{BurstScratch, Direction, DirectionStream, FrameWriter, WithWriter};
 use xlat_trial::LagHistogram;
 use xlat_wire::{classify, Rx};
 
@@ -212,8 +212,12 @@ impl<T: TxQueue> Sender<'_, T> {
         }
         let frames = self.stream.burst_tagged(seq0, k, tag, &mut self.scratch);
         let n = if !timed {
-            self.tx
-                .tx_burst_cookie(k, move |i, buf, cookie| frames.write(i, tag | (seq0 + i as u64), buf, cookie))?
+            frames.with_writer(Untimed {
+                tx: &mut *self.tx,
+                k,
+                tag,
+                seq0,
+            })?
         } else if self.kernel.is_some() {
             // The kernel stamps the frames asked for as the driver takes them; the stamps come
             // back a little later (`collect_stamps`).
@@ -292,6 +296,26 @@ impl<T: TxQueue> Sender<'_, T> {
         })?;
         self.stamps_got += got;
         Ok(())
+    }
+}
+
+/// An untimed burst into the queue with the burst's writer, its frame loop compiled for the
+/// kind of burst (see `Burst::with_writer`).
+struct Untimed<'t, T> {
+    tx: &'t mut T,
+    k: usize,
+    tag: u64,
+    seq0: u64,
+}
+
+impl<T: TxQueue> WithWriter for Untimed<'_, T> {
+    type Out = xlat_io::Result<usize>;
+
+    #[inline(always)]
+    fn with<W: FrameWriter>(self, w: W) -> xlat_io::Result<usize> {
+        let (tag, seq0) = (self.tag, self.seq0);
+        self.tx
+            .tx_burst_cookie(self.k, move |i, buf, cookie| w.write(i, tag | (seq0 + i as u64), buf, cookie))
     }
 }
 

@@ -104,18 +104,20 @@ impl TxQueue for DpdkTx {
     fn tx_burst_cookie<F: FnMut(usize, &mut [u8], &mut u64) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
         attach_thread();
         let got = self.alloc(n.min(MAX_TX_BURST));
-        let room = self.room;
+        // Locals: the frame stores below could alias `self` as far as the compiler knows, which
+        // would make it read these again for every frame.
+        let (room, data_off, meta_off) = (self.room, self.data_off, self.meta_off);
+        let pkts = &self.pkts[..got];
         let mut filled = 0;
-        while filled < got {
-            let m = self.pkts[filled];
+        while let Some(&m) = pkts.get(filled) {
             // The data of mbuf `filled` once reset: xlat_pool_prepare checked that it lies
             // `data_off` bytes after every mbuf of the pool.
-            let data = (m as *mut u8).wrapping_add(self.data_off);
+            let data = (m as *mut u8).wrapping_add(data_off);
             // SAFETY: the mbuf is ours (taken from the pool), and its buffer has `room` bytes
             // after the headroom.
             let buf = unsafe { std::slice::from_raw_parts_mut(data, room) };
             // SAFETY: as above; the field lies in the mbuf's header.
-            let (lp, cp) = unsafe { meta_of(m, self.meta_off) };
+            let (lp, cp) = unsafe { meta_of(m, meta_off) };
             // SAFETY: as above; the field is 8-byte aligned.
             let (old_len, old) = unsafe { (lp.read(), cp.read()) };
             let mut cookie = old;

@@ -38,6 +38,18 @@ pub(crate) struct Prepared<'a> {
     n: usize,
 }
 
+/// A prepared burst whose template has `K` slots, chosen once per burst
+/// ([`Burst::with_writer`](crate::Burst::with_writer)): its frame writes are unrolled for `K`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PreparedK<'a, const K: usize>(pub(crate) Prepared<'a>);
+
+impl<const K: usize> crate::writer::FrameWriter for PreparedK<'_, K> {
+    #[inline(always)]
+    fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        self.0.write_k::<K>(i, field, buf, cookie)
+    }
+}
+
 /// The most slots of a template whose bursts are prepared: a test frame's (both ports, both
 /// addresses, the destination network: 5) and an IPv4 Responder's (its tuple: 6); the IPv6
 /// Responder's 18 are patched per frame.
@@ -82,6 +94,11 @@ impl<'a> Prepared<'a> {
         })
     }
 
+    /// The number of varying-field slots of the template.
+    pub(crate) fn slot_count(&self) -> usize {
+        self.nslots
+    }
+
     /// Write frame `i` with `field` in its payload field into `buf`, a backend buffer whose
     /// `cookie` says what it holds (as [`Burst::write`](crate::Burst::write)): the template
     /// copied in only when the cookie is not its id, then stores only, but for the payload
@@ -89,7 +106,25 @@ impl<'a> Prepared<'a> {
     /// Returns the frame's length, or 0 when `i` is outside the burst or `buf` is too short.
     #[inline(always)]
     pub(crate) fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
-        if i >= self.n {
+        match self.nslots {
+            0 => self.write_k::<0>(i, field, buf, cookie),
+            1 => self.write_k::<1>(i, field, buf, cookie),
+            2 => self.write_k::<2>(i, field, buf, cookie),
+            3 => self.write_k::<3>(i, field, buf, cookie),
+            4 => self.write_k::<4>(i, field, buf, cookie),
+            5 => self.write_k::<5>(i, field, buf, cookie),
+            PREPARED_SLOTS => self.write_k::<PREPARED_SLOTS>(i, field, buf, cookie),
+            _ => {
+                debug_assert!(false, "{} slots", self.nslots);
+                0
+            }
+        }
+    }
+
+    /// [`Prepared::write`] for a template of `K` slots (0 when it has another count).
+    #[inline(always)]
+    fn write_k<const K: usize>(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        if i >= self.n || K != self.nslots {
             return 0;
         }
         let Some(out) = buf.get_mut(..self.len) else { return 0 };
@@ -97,21 +132,9 @@ impl<'a> Prepared<'a> {
             self.t.fresh(out);
             *cookie = self.id;
         }
-        let o = out.as_mut_ptr();
-        // SAFETY (all arms): `out` holds the template's length, K is its slot count, and the
-        // prepared rows hold `K * n` words and `n` sums (`Prepared::new`) with `i < n`.
-        unsafe {
-            match self.nslots {
-                0 => self.store::<0>(field, o, i),
-                1 => self.store::<1>(field, o, i),
-                2 => self.store::<2>(field, o, i),
-                3 => self.store::<3>(field, o, i),
-                4 => self.store::<4>(field, o, i),
-                5 => self.store::<5>(field, o, i),
-                PREPARED_SLOTS => self.store::<PREPARED_SLOTS>(field, o, i),
-                _ => debug_assert!(false, "{} slots", self.nslots),
-            }
-        }
+        // SAFETY: `out` holds the template's length, K is its slot count, and the prepared
+        // rows hold `K * n` words and `n` sums (`Prepared::new`) with `i < n`.
+        unsafe { self.store::<K>(field, out.as_mut_ptr(), i) };
         self.len
     }
 
@@ -322,6 +345,23 @@ mod prep {
 
 #[cfg(test)]
 mod tests {
+    use crate::writer::FrameWriter;
+
+    /// `PreparedK::<k>(p).write(...)`, for a `k` known at run time.
+    fn write_k(p: super::Prepared, k: usize, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        use super::PreparedK;
+        match k {
+            0 => PreparedK::<0>(p).write(i, field, buf, cookie),
+            1 => PreparedK::<1>(p).write(i, field, buf, cookie),
+            2 => PreparedK::<2>(p).write(i, field, buf, cookie),
+            3 => PreparedK::<3>(p).write(i, field, buf, cookie),
+            4 => PreparedK::<4>(p).write(i, field, buf, cookie),
+            5 => PreparedK::<5>(p).write(i, field, buf, cookie),
+            6 => PreparedK::<6>(p).write(i, field, buf, cookie),
+            _ => unreachable!("at most 6 slots"),
+        }
+    }
+
     /// Every compiled variant of the prepare loops gives the frames of `patch`, for every slot
     /// count, values at the range ends, and payload fields whose low half wraps in the burst.
     #[test]
@@ -396,6 +436,13 @@ mod tests {
                                 let mut cookie = t.id;
                                 assert_eq!(p.write(i, field, &mut b, &mut cookie), t.bytes.len());
                                 assert_eq!(a, b, "{name} {v:?} mode {mode} n {n} frame {i} field {field:#x}");
+                                // The writer chosen once per burst writes the same frame; one
+                                // unrolled for another slot count writes nothing.
+                                let mut c = t.bytes.clone();
+                                assert_eq!(write_k(p, k, i, field, &mut c, &mut cookie), t.bytes.len());
+                                assert_eq!(a, c, "{name} {v:?} mode {mode}: the writer for {k} slots");
+                                let other = if k == 0 { 1 } else { 0 };
+                                assert_eq!(write_k(p, other, i, field, &mut c, &mut cookie), 0);
                                 // Into a buffer that held something else (longer than the frame, or
                                 // exactly as long): the template copied in first.
                                 for room in [t.bytes.len() + 100, t.bytes.len()] {
