@@ -164,16 +164,35 @@ impl Lemire {
 mod simd {
     use super::{Lemire, Stream};
 
+    /// Values per chunk of the burst loop: one AVX-512 register of 32-bit lanes (two AVX2
+    /// ones). A loop over the whole burst is unrolled by the compiler for long runs (64 lanes),
+    /// which a burst of 32 never reaches: it would run the narrow remainder loop.
+    const CHUNK: usize = 16;
+
     /// Returns true when some value was rejected (the caller redoes the burst).
     #[inline(always)]
     fn body(l: &Lemire, base: u32, lo: u32, min: u16, out: &mut [u16]) -> bool {
         let mut rejected = 0u32;
+        let mut chunks = out.chunks_exact_mut(CHUNK);
+        let mut first = lo;
+        for c in &mut chunks {
+            rejected |= values(l, base, first, min, c);
+            first = first.wrapping_add(CHUNK as u32);
+        }
+        rejected |= values(l, base, first, min, chunks.into_remainder());
+        rejected != 0
+    }
+
+    /// `min + reduce(value at first + i)` into `out[i]`; non-zero when some value was rejected.
+    #[inline(always)]
+    fn values(l: &Lemire, base: u32, first: u32, min: u16, out: &mut [u16]) -> u32 {
+        let mut rejected = 0u32;
         for (i, o) in out.iter_mut().enumerate() {
-            let (v, r) = l.step(Stream::at_base(base, lo.wrapping_add(i as u32)));
+            let (v, r) = l.step(Stream::at_base(base, first.wrapping_add(i as u32)));
             rejected |= u32::from(r);
             *o = min.wrapping_add(v as u16);
         }
-        rejected != 0
+        rejected
     }
 
     #[cfg(target_arch = "x86_64")]
