@@ -2,7 +2,7 @@
 //! holds those values between bursts. [`Burst::write`] is the sender's per-frame call.
 
 use crate::plan::MAX_FIELDS;
-use crate::template::prepared::Prepared;
+use crate::template::prepared::{Prepared, PREPARED_ROW};
 use crate::template::{Template, TUPLE_SLOTS};
 use crate::writer::{FrameWriter, WithWriter};
 
@@ -51,7 +51,7 @@ impl BurstScratch {
             entries: Vec::new(),
             last_tuple: [0; TUPLE_SLOTS],
             ahead: Ahead::default(),
-            words: vec![0; frames * MAX_FIELDS],
+            words: vec![0; PREPARED_ROW * MAX_FIELDS],
             udp: vec![0; frames],
             ip: vec![0; frames],
             udp_final: vec![0; frames],

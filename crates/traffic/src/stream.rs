@@ -13,7 +13,7 @@ use crate::responder::Responder;
 use crate::rng::{FastMod, Stream};
 use crate::setup::{AddrPair, Direction, Setup, RFC2544_DPORT, RFC2544_SPORT};
 use crate::state::StateTable;
-use crate::template::prepared::Prepared;
+use crate::template::prepared::{Prepared, PREPARED_ROW};
 use crate::template::{Template, TUPLE_SLOTS};
 use crate::vary::{FieldGen, Variation};
 use std::sync::Arc;
@@ -518,9 +518,9 @@ impl DirectionStream {
             t => (seq0.checked_add(n as u64).is_some_and(|end| end <= 1 << t.trailing_zeros())).then_some(t | seq0),
         };
         let mut prepared = None;
-        if let Some(t) = one.filter(|t| t.slots() == rows) {
-            if scratch.words.len() < rows * n {
-                scratch.words.resize(rows * n, 0);
+        if let Some(t) = one.filter(|t| t.slots() == rows && n <= PREPARED_ROW) {
+            if scratch.words.len() < rows * PREPARED_ROW {
+                scratch.words.resize(rows * PREPARED_ROW, 0);
             }
             if scratch.udp.len() < n {
                 scratch.udp.resize(n, 0);
@@ -538,7 +538,7 @@ impl DirectionStream {
             );
             prepared = Prepared::new(
                 t,
-                &scratch.words[..rows * n],
+                &scratch.words[..rows * PREPARED_ROW],
                 &scratch.udp[..n],
                 &scratch.ip[..n],
                 &scratch.udp_final[..n],

@@ -23,8 +23,8 @@ pub(crate) struct Prepared<'a> {
     /// 0: no IPv4 header checksum to patch.
     ip_off: usize,
     udp_off: usize,
-    /// Row `k` holds slot `k`'s word of each frame, the template's bits included, in network
-    /// byte order (stored as it is).
+    /// Row `k` (from `k * PREPARED_ROW`) holds slot `k`'s word of each frame, the template's
+    /// bits included, in network byte order (stored as it is).
     words: &'a [u16],
     /// Each frame's UDP one's complement sum without its payload field.
     udp: &'a [u32],
@@ -50,6 +50,11 @@ impl<const K: usize> crate::writer::FrameWriter for PreparedK<'_, K> {
     }
 }
 
+/// The stride of the prepared slot rows, and so the most frames of a prepared burst: a
+/// constant, so that the per-frame stores read slot `k`'s word at a displacement fixed at
+/// compile time from the frame's first word (no row pointer per slot).
+pub(crate) const PREPARED_ROW: usize = 64;
+
 /// The most slots of a template whose bursts are prepared: a test frame's (both ports, both
 /// addresses, the destination network: 5) and an IPv4 Responder's (its tuple: 6); the IPv6
 /// Responder's 18 are patched per frame.
@@ -68,7 +73,8 @@ impl<'a> Prepared<'a> {
         n: usize,
     ) -> Option<Prepared<'a>> {
         let ok = t.nslots <= PREPARED_SLOTS
-            && words.len() == t.nslots * n
+            && n <= PREPARED_ROW
+            && words.len() == t.nslots * PREPARED_ROW
             && udp.len() == n
             && ip.len() == n
             && (fields.is_none() || udp_final.len() == n);
@@ -152,7 +158,7 @@ impl<'a> Prepared<'a> {
             for k in 0..K {
                 o.add(*self.offs.get_unchecked(k))
                     .cast::<u16>()
-                    .write_unaligned(*words.add(k * self.n));
+                    .write_unaligned(*words.add(k * PREPARED_ROW));
             }
             o.add(self.field_off).cast::<u64>().write_unaligned(field.to_be());
             if self.ip_off != 0 {
@@ -178,7 +184,8 @@ impl Template {
 
     /// For the `n` frames whose slot values are `vals` (row `k` = slot `k`, `n` values a row),
     /// compute ahead, in SIMD loops, what [`Prepared::write`] writes: each slot's word with the
-    /// template's bits, in network byte order, into `words` (the same rows); each frame's UDP
+    /// template's bits, in network byte order, into `words` (row `k` from `k * PREPARED_ROW`,
+    /// `n` at most [`PREPARED_ROW`]); each frame's UDP
     /// sum without the payload field into `udp`; each frame's IPv4 header checksum into `ip`;
     /// and with `fields` (frame `i`'s payload field being `fields + i`), each frame's UDP
     /// checksum into `udp_final`. The frames equal those of [`Template::patch`].
@@ -196,7 +203,7 @@ impl Template {
         let k = self.nslots;
         let (Some(vals), Some(words), Some(udp), Some(ip), Some(fin)) = (
             vals.get(..k * n),
-            words.get_mut(..k * n),
+            words.get_mut(..k * PREPARED_ROW).filter(|_| n <= PREPARED_ROW),
             udp.get_mut(..n),
             ip.get_mut(..n),
             udp_final.get_mut(..n),
@@ -221,7 +228,10 @@ mod prep {
     fn body(t: &Template, vals: &[u16], n: usize, words: &mut [u16], udp: &mut [u32], ip: &mut [u32]) {
         udp.fill(t.udp_sum as u32);
         ip.fill(t.ip_sum);
-        for (s, (row, w)) in t.slots[..t.nslots].iter().zip(vals.chunks_exact(n).zip(words.chunks_exact_mut(n))) {
+        for (s, (row, w)) in t.slots[..t.nslots]
+            .iter()
+            .zip(vals.chunks_exact(n).zip(words.chunks_exact_mut(super::PREPARED_ROW)))
+        {
             let (base, shift) = (u32::from(s.base), s.shift);
             if s.ip_mask != 0 {
                 for (((v, w), u), a) in row.iter().zip(w.iter_mut()).zip(udp.iter_mut()).zip(ip.iter_mut()) {
@@ -424,7 +434,7 @@ mod tests {
                                 }
                             })
                             .collect();
-                        let (mut w, mut u, mut ip, mut fin) = (vec![0; k * n], vec![0; n], vec![0; n], vec![0; n]);
+                        let (mut w, mut u, mut ip, mut fin) = (vec![0; k * super::PREPARED_ROW], vec![0; n], vec![0; n], vec![0; n]);
                         body(t, &vals, n, &mut w, &mut u, &mut ip);
                         let f0 = (g.next() & 0xff00_0000_ffff_ffff) | 0xffff_fff0;
                         finals(f0, &u, &mut fin);
