@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per frame of dpdk-testpmd's txonly sender (burst 32, net_null vdev), counted by
 # valgrind's callgrind as bench/instructions.sh counts xlatperf's: testpmd runs twice, SHORT and
-# LONG seconds (stopped with SIGINT), and the difference of the counts over the difference of
+# LONG seconds (stopped with SIGINT; `--stats-period 1` keeps it forwarding until then, where
+# its prompt would read the end of stdin and stop at once), and the difference of the counts over the difference of
 # the frames sent (its final TX-total) leaves out start-up. The like-for-like figure beside
 # xlatperf's `fixedreset` line: the same work per mbuf, the same DPDK libraries and driver.
 # (Valgrind hides AVX-512: testpmd's Debian build does not use it on this path either.)
@@ -20,7 +21,7 @@ run() {
     local log=$work/log
     timeout -s INT "$1" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$TESTPMD" \
         --no-huge -m 1024 --no-pci --no-shconf --vdev net_null0 -l 0,1 --main-lcore 0 -- \
-        --no-mlockall --forward-mode=txonly --txpkts="$len" --burst=32 --txq=1 --rxq=1 --nb-cores=1 \
+        --no-mlockall --forward-mode=txonly --txpkts="$len" --burst=32 --txq=1 --rxq=1 --nb-cores=1 --stats-period 1 \
         > "$log" 2>&1 < /dev/null || true
     local frames ir
     frames=$(awk '/TX-total:/ { print $NF; exit }' "$log")

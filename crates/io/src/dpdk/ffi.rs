@@ -1,5 +1,7 @@
 //! Hand-written declarations of the DPDK 22.11 functions and of the shim (`csrc/shim.c`) that
-//! this backend calls. DPDK's structs stay opaque: the shim reads and writes them.
+//! this backend calls. DPDK's structs stay opaque: the shim reads and writes them. (The one
+//! exception is the sender's own dynamic field of each mbuf, at the offset the shim registered
+//! and handed out: see `xlat_pool_prepare`.)
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
