@@ -2,8 +2,9 @@
 //! transmission as a trial's sender, without pacing, on the calling thread.
 
 use crate::clock::Clock;
+use crate::trial::BurstSend;
 use xlat_io::{Result, TxQueue};
-use xlat_traffic::{BurstScratch, DirectionStream, FrameWriter, WithWriter};
+use xlat_traffic::{BurstScratch, DirectionStream};
 
 /// What a saturation run achieved.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,7 +43,12 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
     while now < end {
         let s0 = seq;
         let frames = stream.burst(s0, burst, &mut scratch);
-        seq += frames.with_writer(Send::<T, RESET> { tx, s0, burst })? as u64;
+        seq += frames.with_writer(BurstSend::<T, RESET> {
+            tx,
+            k: burst,
+            tag: 0,
+            seq0: s0,
+        })? as u64;
         now = clock.now();
     }
     tx.flush()?;
@@ -50,33 +56,6 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
         frames: seq,
         seconds: clock.secs(now - start),
     })
-}
-
-/// One burst into the queue with the burst's writer (see `saturate`).
-struct Send<'t, T, const RESET: bool> {
-    tx: &'t mut T,
-    s0: u64,
-    burst: usize,
-}
-
-impl<T: TxQueue, const RESET: bool> WithWriter for Send<'_, T, RESET> {
-    type Out = Result<usize>;
-
-    #[inline(always)]
-    fn with<W: FrameWriter>(self, w: W) -> Result<usize> {
-        let s0 = self.s0;
-        self.tx.tx_burst_cookie(self.burst, move |i, buf, cookie| {
-            if RESET {
-                // No cookie: the template is copied whole, and the mbuf reset when sent.
-                *cookie = 0;
-                let n = w.write(i, s0 + i as u64, buf, cookie);
-                *cookie = 0;
-                n
-            } else {
-                w.write(i, s0 + i as u64, buf, cookie)
-            }
-        })
-    }
 }
 
 #[cfg(test)]

@@ -97,17 +97,10 @@ impl<'a> Burst<'a> {
     /// those of [`Burst::write`].
     #[inline(always)]
     pub fn with_writer<U: WithWriter>(self, u: U) -> U::Out {
-        use crate::template::prepared::PreparedK;
         match self.prepared {
-            Some(p) => match p.slot_count() {
-                0 => u.with(PreparedK::<0>(p)),
-                1 => u.with(PreparedK::<1>(p)),
-                2 => u.with(PreparedK::<2>(p)),
-                3 => u.with(PreparedK::<3>(p)),
-                4 => u.with(PreparedK::<4>(p)),
-                5 => u.with(PreparedK::<5>(p)),
-                6 => u.with(PreparedK::<6>(p)),
-                _ => u.with(self),
+            Some(p) => match p.with_k(u) {
+                Ok(out) => out,
+                Err(u) => u.with(self),
             },
             None => u.with(self),
         }

@@ -17,6 +17,7 @@ mod receiver;
 mod runner;
 mod schedule;
 mod sender;
+pub(crate) use sender::BurstSend;
 mod stamps;
 mod stateful;
 mod worker;

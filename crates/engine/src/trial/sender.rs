@@ -212,7 +212,7 @@ impl<T: TxQueue> Sender<'_, T> {
         }
         let frames = self.stream.burst_tagged(seq0, k, tag, &mut self.scratch);
         let n = if !timed {
-            frames.with_writer(Untimed {
+            frames.with_writer(BurstSend::<T, false> {
                 tx: &mut *self.tx,
                 k,
                 tag,
@@ -299,23 +299,35 @@ impl<T: TxQueue> Sender<'_, T> {
     }
 }
 
-/// An untimed burst into the queue with the burst's writer, its frame loop compiled for the
-/// kind of burst (see `Burst::with_writer`).
-struct Untimed<'t, T> {
-    tx: &'t mut T,
-    k: usize,
-    tag: u64,
-    seq0: u64,
+/// One burst into the queue, frame `i` with payload field `tag | (seq0 + i)`, written by the
+/// burst's writer (chosen once per burst: `Burst::with_writer`). With `RESET` (the benchmark's
+/// like-for-like line, `saturate`) every frame is written whole and vouched for by no cookie, so
+/// that a DPDK mbuf is reset before it goes out; a trial's sender recycles (`RESET` false).
+pub(crate) struct BurstSend<'t, T, const RESET: bool> {
+    pub(crate) tx: &'t mut T,
+    pub(crate) k: usize,
+    pub(crate) tag: u64,
+    pub(crate) seq0: u64,
 }
 
-impl<T: TxQueue> WithWriter for Untimed<'_, T> {
+impl<T: TxQueue, const RESET: bool> WithWriter for BurstSend<'_, T, RESET> {
     type Out = xlat_io::Result<usize>;
 
     #[inline(always)]
     fn with<W: FrameWriter>(self, w: W) -> xlat_io::Result<usize> {
         let (tag, seq0) = (self.tag, self.seq0);
-        self.tx
-            .tx_burst_cookie(self.k, move |i, buf, cookie| w.write(i, tag | (seq0 + i as u64), buf, cookie))
+        self.tx.tx_burst_cookie(self.k, move |i, buf, cookie| {
+            let field = tag | (seq0 + i as u64);
+            if RESET {
+                // No cookie: the template is copied whole, and the mbuf reset when sent.
+                *cookie = 0;
+                let n = w.write(i, field, buf, cookie);
+                *cookie = 0;
+                n
+            } else {
+                w.write(i, field, buf, cookie)
+            }
+        })
     }
 }
 

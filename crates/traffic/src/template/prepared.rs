@@ -4,6 +4,7 @@
 //! ([`Prepared::write`]). The frames equal those of [`Template::patch`].
 
 use super::Template;
+use crate::writer::{FrameWriter, WithWriter};
 use xlat_wire::checksum;
 
 /// A burst's slot words and checksums computed ahead (see [`Template::prepare`]) for frames of
@@ -43,10 +44,27 @@ pub(crate) struct Prepared<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PreparedK<'a, const K: usize>(pub(crate) Prepared<'a>);
 
-impl<const K: usize> crate::writer::FrameWriter for PreparedK<'_, K> {
+impl<const K: usize> FrameWriter for PreparedK<'_, K> {
     #[inline(always)]
     fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
         self.0.write_k::<K>(i, field, buf, cookie)
+    }
+}
+
+/// One frame's write, as a [`WithWriter`] (for [`Prepared::write`]).
+struct One<'b> {
+    i: usize,
+    field: u64,
+    buf: &'b mut [u8],
+    cookie: &'b mut u64,
+}
+
+impl WithWriter for One<'_> {
+    type Out = usize;
+
+    #[inline(always)]
+    fn with<W: FrameWriter>(self, w: W) -> usize {
+        w.write(self.i, self.field, self.buf, self.cookie)
     }
 }
 
@@ -100,11 +118,6 @@ impl<'a> Prepared<'a> {
         })
     }
 
-    /// The number of varying-field slots of the template.
-    pub(crate) fn slot_count(&self) -> usize {
-        self.nslots
-    }
-
     /// Write frame `i` with `field` in its payload field into `buf`, a backend buffer whose
     /// `cookie` says what it holds (as [`Burst::write`](crate::Burst::write)): the template
     /// copied in only when the cookie is not its id, then stores only, but for the payload
@@ -112,19 +125,27 @@ impl<'a> Prepared<'a> {
     /// Returns the frame's length, or 0 when `i` is outside the burst or `buf` is too short.
     #[inline(always)]
     pub(crate) fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
-        match self.nslots {
-            0 => self.write_k::<0>(i, field, buf, cookie),
-            1 => self.write_k::<1>(i, field, buf, cookie),
-            2 => self.write_k::<2>(i, field, buf, cookie),
-            3 => self.write_k::<3>(i, field, buf, cookie),
-            4 => self.write_k::<4>(i, field, buf, cookie),
-            5 => self.write_k::<5>(i, field, buf, cookie),
-            PREPARED_SLOTS => self.write_k::<PREPARED_SLOTS>(i, field, buf, cookie),
-            _ => {
-                debug_assert!(false, "{} slots", self.nslots);
-                0
-            }
-        }
+        self.with_k(One { i, field, buf, cookie }).unwrap_or_else(|_| {
+            debug_assert!(false, "{} slots", self.nslots);
+            0
+        })
+    }
+
+    /// Call `u` with this burst's writer unrolled for its slot count (`PreparedK<K>`): the one
+    /// step from the slot count at run time to one known at compile time. `Err(u)` for a count
+    /// no writer is compiled for (none: [`Prepared::new`] takes at most [`PREPARED_SLOTS`]).
+    #[inline(always)]
+    pub(crate) fn with_k<U: WithWriter>(self, u: U) -> Result<U::Out, U> {
+        Ok(match self.nslots {
+            0 => u.with(PreparedK::<0>(self)),
+            1 => u.with(PreparedK::<1>(self)),
+            2 => u.with(PreparedK::<2>(self)),
+            3 => u.with(PreparedK::<3>(self)),
+            4 => u.with(PreparedK::<4>(self)),
+            5 => u.with(PreparedK::<5>(self)),
+            PREPARED_SLOTS => u.with(PreparedK::<PREPARED_SLOTS>(self)),
+            _ => return Err(u),
+        })
     }
 
     /// [`Prepared::write`] for a template of `K` slots (0 when it has another count).
@@ -357,18 +378,20 @@ mod prep {
 mod tests {
     use crate::writer::FrameWriter;
 
-    /// `PreparedK::<k>(p).write(...)`, for a `k` known at run time.
+    /// `PreparedK::<k>(p).write(...)`, for a `k` known at run time: `p`'s own slot count (through
+    /// `Prepared::with_k`), or any other (1 for a template of none, else 0).
     fn write_k(p: super::Prepared, k: usize, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
-        use super::PreparedK;
+        if k == p.nslots {
+            return p.with_k(super::One { i, field, buf, cookie }).unwrap_or(usize::MAX);
+        }
+        assert_eq!(
+            k,
+            usize::from(p.nslots == 0),
+            "another slot count: 1 for a template of none, else 0"
+        );
         match k {
-            0 => PreparedK::<0>(p).write(i, field, buf, cookie),
-            1 => PreparedK::<1>(p).write(i, field, buf, cookie),
-            2 => PreparedK::<2>(p).write(i, field, buf, cookie),
-            3 => PreparedK::<3>(p).write(i, field, buf, cookie),
-            4 => PreparedK::<4>(p).write(i, field, buf, cookie),
-            5 => PreparedK::<5>(p).write(i, field, buf, cookie),
-            6 => PreparedK::<6>(p).write(i, field, buf, cookie),
-            _ => unreachable!("at most 6 slots"),
+            0 => super::PreparedK::<0>(p).write(i, field, buf, cookie),
+            _ => super::PreparedK::<1>(p).write(i, field, buf, cookie),
         }
     }
 
