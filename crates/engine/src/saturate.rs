@@ -40,6 +40,8 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
     let mut seq = 0u64;
     let mut now = start;
     let mut scratch = BurstScratch::new(burst);
+    // The bytes written per frame: all of it with RESET, else those that change.
+    tx.place_frames(if RESET { 0..stream.max_len() } else { stream.hot_bytes() });
     while now < end {
         let s0 = seq;
         let frames = stream.burst(s0, burst, &mut scratch);

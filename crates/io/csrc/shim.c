@@ -41,45 +41,63 @@ _Static_assert(RTE_ETH_NAME_MAX_LEN == 64, "RTE_ETH_NAME_MAX_LEN changed: update
 static int xlat_meta_off = -1;
 #define XLAT_META(m) RTE_MBUF_DYNFIELD((m), xlat_meta_off, uint64_t *)
 
+/* What xlat_pool_prepare finds out about a pool's mbufs: -2 before the first mbuf, -1 when
+ * they differ. */
+struct pool_layout {
+	long data_off; /* a reset mbuf's data, from the mbuf's address */
+	long line_off; /* that data's address modulo the cache line */
+};
+
 static void clear_meta(struct rte_mempool *mp, void *opaque, void *obj, unsigned int idx)
 {
 	struct rte_mbuf *m = obj;
-	long *off = opaque;
+	struct pool_layout *l = opaque;
+	char *data = (char *)m->buf_addr + RTE_PKTMBUF_HEADROOM;
+	long line = (long)((uintptr_t)data % RTE_CACHE_LINE_SIZE);
 
 	(void)mp;
 	(void)idx;
 	XLAT_META(m)[0] = 0;
 	XLAT_META(m)[1] = 0;
 	/* Every mbuf must have its data (after reset) at the same offset from its header. */
-	if (m->buf_len < RTE_PKTMBUF_HEADROOM ||
-	    (*off != -2 && *off != (char *)m->buf_addr + RTE_PKTMBUF_HEADROOM - (char *)m))
-		*off = -1;
+	if (m->buf_len < RTE_PKTMBUF_HEADROOM || (l->data_off != -2 && l->data_off != data - (char *)m))
+		l->data_off = -1;
 	else
-		*off = (char *)m->buf_addr + RTE_PKTMBUF_HEADROOM - (char *)m;
+		l->data_off = data - (char *)m;
+	/* Frames are placed in their mbufs' lines (xlat_tx_reset's lead) when all agree. */
+	if (l->line_off != -2 && l->line_off != line)
+		l->line_off = -1;
+	else
+		l->line_off = line;
 }
 
 /*
  * Register the sender's metadata field (the first call; later calls get the same offset), clear
  * it in every mbuf of a new pool and return the offset of a reset mbuf's data from the mbuf's
  * address (the same for all of them), or -1; *meta_off gets the field's offset from the mbuf's
- * address (-1 with rte_errno set when it could not be registered).
+ * address (-1 with rte_errno set when it could not be registered), *line_off that data's
+ * address modulo the cache line (-1 when it differs between mbufs) and *line the cache line's
+ * size.
  */
-long xlat_pool_prepare(struct rte_mempool *pool, long *meta_off)
+long xlat_pool_prepare(struct rte_mempool *pool, long *meta_off, long *line_off, long *line)
 {
 	static const struct rte_mbuf_dynfield meta = {
 		.name = "xlat_sender_meta",
 		.size = 2 * sizeof(uint64_t),
 		.align = __alignof__(uint64_t),
 	};
-	long off = -2;
+	struct pool_layout l = { -2, -2 };
 
+	*line = RTE_CACHE_LINE_SIZE;
+	*line_off = -1;
 	if (xlat_meta_off < 0)
 		xlat_meta_off = rte_mbuf_dynfield_register(&meta);
 	*meta_off = xlat_meta_off;
 	if (xlat_meta_off < 0)
 		return -1;
-	rte_mempool_obj_iter(pool, clear_meta, &off);
-	return off < 0 ? -1 : off;
+	rte_mempool_obj_iter(pool, clear_meta, &l);
+	*line_off = l.line_off < 0 ? -1 : l.line_off;
+	return l.data_off < 0 ? -1 : l.data_off;
 }
 
 /* Take n mbufs from the pool as they are (all or none: returns 0 or -1). */
@@ -89,12 +107,14 @@ int xlat_tx_get(struct rte_mempool *pool, struct rte_mbuf **pkts, unsigned int n
 }
 
 /*
- * Reset an mbuf whose metadata did not vouch for it and give it length len: called by the
- * sender in the pass that writes its frame, so that its header lines are visited once.
+ * Reset an mbuf whose metadata did not vouch for it and give it length len, its data starting
+ * lead bytes before the reset mbuf's (lead below the headroom): called by the sender in the
+ * pass that writes its frame, so that its header lines are visited once.
  */
-void xlat_tx_reset(struct rte_mbuf *m, uint16_t len)
+void xlat_tx_reset(struct rte_mbuf *m, uint16_t len, uint16_t lead)
 {
 	rte_pktmbuf_reset(m);
+	m->data_off -= lead;
 	m->data_len = len;
 	m->pkt_len = len;
 }

@@ -380,7 +380,9 @@ fn pcap_paths() -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) 
 /// length, and every plain send, resets the mbuf and gives it its new length. net_pcap writes
 /// each frame (the mbuf's data at its data offset, of its packet length) to a file and frees it
 /// at once into the pool, whose cache hands the same mbufs out again: the file holds exactly the
-/// frames written only if the headers of the recycled mbufs were right.
+/// frames written only if the headers of the recycled mbufs were right. Frames placed to have
+/// their changing bytes in one cache line (`place_frames`) start earlier in their mbufs: a
+/// recycled mbuf written at another place is reset too.
 #[test]
 fn recycled_mbufs_send_exactly_what_was_written() {
     let _serial = eal();
@@ -390,12 +392,15 @@ fn recycled_mbufs_send_exactly_what_was_written() {
         let mut q = p.queues().unwrap();
         let mut seq = 0u64;
         let mut recycled = 0;
+        // Returns where the frames began, from their cache lines' starts.
         let mut send = |tx: &mut xlat_io::dpdk::DpdkTx, cookie: Option<u64>, size: usize| {
+            let mut starts = std::collections::BTreeSet::new();
             for _ in 0..10 {
                 let mut burst = Vec::new();
                 let n = match cookie {
                     Some(c) => tx.tx_burst_cookie(32, |_, buf, k| {
                         recycled += usize::from(*k == c);
+                        starts.insert(buf.as_ptr() as usize % 64);
                         *k = c;
                         let l = frame(seq + burst.len() as u64, size, buf);
                         burst.push(buf[..l].to_vec());
@@ -411,11 +416,17 @@ fn recycled_mbufs_send_exactly_what_was_written() {
                 seq += burst.len() as u64;
                 want.extend(burst.into_iter().take(n));
             }
+            starts.into_iter().collect::<Vec<_>>()
         };
         send(&mut q.tx, Some(5), 64);
         send(&mut q.tx, Some(5), 104);
+        // An IPv6 frame's ports to payload field: 14 bytes early they share a line (this pool's
+        // data starts a line), the same cookie and length notwithstanding.
+        q.tx.place_frames(54..78);
+        assert_eq!(send(&mut q.tx, Some(5), 104), [50], "frames placed 14 bytes early");
         send(&mut q.tx, None, 84);
-        send(&mut q.tx, Some(5), 104);
+        q.tx.place_frames(0..0);
+        assert_eq!(send(&mut q.tx, Some(5), 104), [0], "frames at the reset mbuf's data");
         send(&mut q.tx, Some(6), 68);
         send(&mut q.tx, Some(5), 64);
         assert!(recycled > 32 * 10, "mbufs came back with their cookies ({recycled})");

@@ -405,6 +405,22 @@ impl DirectionStream {
         .unwrap_or(0)
     }
 
+    /// The bytes of this stream's frames that change from frame to frame (from the first to the
+    /// last, over all its templates), for xlat-io's `TxQueue::place_frames`: the varying fields,
+    /// the checksums they change and the payload field.
+    pub fn hot_bytes(&self) -> std::ops::Range<usize> {
+        [
+            self.foreground.as_ref(),
+            self.background.as_ref(),
+            self.responder.as_ref().map(|r| &r.template),
+        ]
+        .iter()
+        .flatten()
+        .map(|t| t.hot())
+        .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
+        .unwrap_or(0..0)
+    }
+
     /// Write frame `seq` into `buf` and return its length (0 when `buf` is too short).
     #[inline]
     pub fn write_frame(&self, seq: u64, buf: &mut [u8]) -> usize {

@@ -433,3 +433,54 @@ fn missing_address_is_named() {
     let e = DirectionStream::new(&s, Direction::Forward, 84, MacAddr::ZERO, MacAddr::ZERO).unwrap_err();
     assert_eq!(e.to_string(), "IPv6-R-Real is needed but not set");
 }
+
+/// The bytes a stream says change from frame to frame (for placing frames in cache lines)
+/// hold every byte that differs between its frames, and are the span of the fields that may.
+#[test]
+fn hot_bytes_hold_every_byte_that_changes() {
+    let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+    for v in [IpVersion::V4, IpVersion::V6] {
+        for mode in 0..4 {
+            let mut s = router_setup(v);
+            if mode >= 1 {
+                s.forward_ports.sport.variation = Variation::Pseudorandom;
+                s.forward_ports.dport.variation = Variation::Pseudorandom;
+            }
+            if mode >= 2 {
+                s.left.ip_var.variation = Variation::Pseudorandom;
+                s.right.ip_var.variation = Variation::Pseudorandom;
+            }
+            if mode == 3 {
+                s.right.ip_var.variation = Variation::Fixed;
+                s.right.num_nets = 256;
+            }
+            let st = DirectionStream::new(&s, Direction::Forward, 84, mac, mac).unwrap();
+            let hot = st.hot_bytes();
+            let mut first = [0u8; 128];
+            let len = st.write_frame(0, &mut first);
+            let mut changed = vec![false; len];
+            for seq in 1..2000u64 {
+                let mut buf = [0u8; 128];
+                assert_eq!(st.write_frame(seq.wrapping_mul(0x9e37_79b9_7f4a_7c15), &mut buf), len);
+                for (c, (a, b)) in changed.iter_mut().zip(first.iter().zip(&buf)) {
+                    *c |= a != b;
+                }
+            }
+            let changed: Vec<usize> = (0..len).filter(|&i| changed[i]).collect();
+            assert!(
+                changed.iter().all(|i| hot.contains(i)),
+                "{v:?} mode {mode}: {changed:?} outside {hot:?}"
+            );
+            // From the first field that may change to the payload field's end (Ethernet 14,
+            // IPv4 20 or IPv6 40, UDP 8, the signature 8, the field 8).
+            let field_end = if v == IpVersion::V4 { 58 } else { 78 };
+            let want = match (v, mode) {
+                (IpVersion::V4, 0) | (IpVersion::V6, 0) => field_end - 18..field_end, // UDP checksum on
+                (_, 1) => field_end - 24..field_end,                                  // the ports on
+                (IpVersion::V4, _) => 24..58,                                         // the IPv4 header checksum on
+                (IpVersion::V6, _) => *changed.first().unwrap()..78,
+            };
+            assert_eq!(hot, want, "{v:?} mode {mode}");
+        }
+    }
+}

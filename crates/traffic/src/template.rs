@@ -252,6 +252,18 @@ impl Template {
         })
     }
 
+    /// The bytes a patch writes, from the first to the last: the slots, the IPv4 header checksum
+    /// when a slot is in its header, the UDP checksum and the payload field.
+    pub(crate) fn hot(&self) -> std::ops::Range<usize> {
+        let field = self.layout.field..self.layout.field + 8;
+        let csums = [self.ip_csum_off, self.layout.udp_checksum]
+            .into_iter()
+            .filter(|&o| o != 0)
+            .map(|o| o..o + 2);
+        let slots = self.slots[..self.nslots].iter().map(|s| s.off..s.off + 2);
+        csums.chain(slots).fold(field, |h, r| h.start.min(r.start)..h.end.max(r.end))
+    }
+
     /// Copy the template into `out` (exactly its length): a buffer that held something else.
     #[cold]
     #[inline(never)]

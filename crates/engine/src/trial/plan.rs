@@ -94,6 +94,7 @@ pub(super) fn plan_workers<'s, P: Port>(
                     msg: "the DUT's MAC is unknown".into(),
                 })?;
                 let stream = trial.phase.stream(setup, send_dir, trial.spec.frame_size, mac, dut)?;
+                tx.place_frames(stream.hot_bytes());
                 at(&mut workers, send_core).senders.push(Sender {
                     dir: send_dir,
                     split,

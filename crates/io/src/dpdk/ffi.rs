@@ -93,9 +93,14 @@ extern "C" {
     pub fn rte_pktmbuf_free_bulk(mbufs: *mut *mut RteMbuf, count: c_uint);
 
     // the shim
-    pub fn xlat_pool_prepare(pool: *mut RteMempool, meta_off: *mut std::os::raw::c_long) -> std::os::raw::c_long;
+    pub fn xlat_pool_prepare(
+        pool: *mut RteMempool,
+        meta_off: *mut std::os::raw::c_long,
+        line_off: *mut std::os::raw::c_long,
+        line: *mut std::os::raw::c_long,
+    ) -> std::os::raw::c_long;
     pub fn xlat_tx_get(pool: *mut RteMempool, pkts: *mut *mut RteMbuf, n: c_uint) -> c_int;
-    pub fn xlat_tx_reset(m: *mut RteMbuf, len: u16);
+    pub fn xlat_tx_reset(m: *mut RteMbuf, len: u16, lead: u16);
     pub fn xlat_tx_send(port: u16, queue: u16, pkts: *mut *mut RteMbuf, n: u16, total: u16) -> u16;
     pub fn xlat_rx(port: u16, queue: u16, pkts: *mut *mut RteMbuf, data: *mut *const u8, lens: *mut u16, n: u16) -> u16;
     pub fn xlat_rdtsc() -> u64;

@@ -85,7 +85,7 @@ impl Port for DpdkPort {
         }
         self.opened = true;
         // The port's counters are reported once, by set 0.
-        let tx = |queue, counts| DpdkTx::new(&self.dev, queue, self.room, self.data_off, self.meta_off, counts);
+        let tx = |queue, counts| DpdkTx::new(&self.dev, queue, self.room, self.data_off, self.meta_off, self.lines, counts);
         Ok((0..q)
             .map(|k| Queues {
                 tx: tx(k, k == 0),

@@ -213,6 +213,9 @@ pub struct DpdkPort {
     pub(super) data_off: usize,
     /// Where the sender's metadata field (`xlat_sender_meta`) lies, from the mbuf's address.
     pub(super) meta_off: usize,
+    /// Where a reset mbuf's data starts in its cache line, and the line's size (the same for
+    /// every mbuf of the pool; `None` when they differ).
+    pub(super) lines: Option<(usize, usize)>,
     /// True once [`Port::queues`](crate::Port::queues) has handed out the queues.
     pub(super) opened: bool,
     /// What the PMD can stamp (none of it read yet).
@@ -365,9 +368,16 @@ impl DpdkPort {
                 "creating a mempool of {mbufs} mbufs of {data_room} bytes (is EAL's -m large enough?)"
             ))));
         }
-        let mut meta_off = -1;
-        // SAFETY: the pool was just created and no mbuf of it is in use; meta_off is writable.
-        let data_off = unsafe { ffi::xlat_pool_prepare(dev.pool, &mut meta_off) };
+        let (mut meta_off, mut line_off, mut line) = (-1, -1, 0);
+        // SAFETY: the pool was just created and no mbuf of it is in use; the out parameters are
+        // writable.
+        let data_off = unsafe { ffi::xlat_pool_prepare(dev.pool, &mut meta_off, &mut line_off, &mut line) };
+        // Frames are placed in cache lines (`TxQueue::place_frames`) when all mbufs' data lie
+        // alike in theirs.
+        let lines = usize::try_from(line_off)
+            .ok()
+            .zip(usize::try_from(line).ok())
+            .filter(|&(_, l)| l > 0);
         let meta_off =
             usize::try_from(meta_off).map_err(|_| errno_err(what("registering the sender's mbuf field (rte_mbuf_dynfield_register)")))?;
         let data_off = usize::try_from(data_off).map_err(|_| {
@@ -422,6 +432,7 @@ impl DpdkPort {
             room,
             data_off,
             meta_off,
+            lines,
             opened: false,
             stamping: stamping_of(&driver, info.rx_timestamp != 0, info.timesync != 0),
         };

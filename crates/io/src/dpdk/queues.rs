@@ -19,6 +19,12 @@ pub struct DpdkTx {
     data_off: usize,
     /// Where the sender's metadata field lies, from the mbuf's address.
     meta_off: usize,
+    /// Where a reset mbuf's data starts in its cache line, and the line's size (`None`: not
+    /// the same for every mbuf).
+    lines: Option<(usize, usize)>,
+    /// How many bytes before a reset mbuf's data the frames start (`place_frames`), below the
+    /// headroom.
+    lead: usize,
     pkts: [*mut RteMbuf; MAX_TX_BURST],
     /// The port's `oerrors` when `dropped` was last called (`None`: never).
     oerrors_seen: Option<u64>,
@@ -35,9 +41,18 @@ unsafe impl Send for DpdkTx {}
 
 impl DpdkTx {
     /// Transmit queue `queue` of the port of `dev`, whose mbufs have `room` writable bytes from
-    /// `data_off` bytes after their header and the sender's metadata field `meta_off` bytes after it.
-    /// It reports the port's `oerrors` when `counts`.
-    pub(super) fn new(dev: &Arc<Device>, queue: u16, room: usize, data_off: usize, meta_off: usize, counts: bool) -> DpdkTx {
+    /// `data_off` bytes after their header (`lines`: where that lies in its cache line, and the
+    /// line's size) and the sender's metadata field `meta_off` bytes after it. It reports the
+    /// port's `oerrors` when `counts`.
+    pub(super) fn new(
+        dev: &Arc<Device>,
+        queue: u16,
+        room: usize,
+        data_off: usize,
+        meta_off: usize,
+        lines: Option<(usize, usize)>,
+        counts: bool,
+    ) -> DpdkTx {
         DpdkTx {
             port: dev.port,
             queue,
@@ -45,6 +60,8 @@ impl DpdkTx {
             room,
             data_off,
             meta_off,
+            lines,
+            lead: 0,
             pkts: [std::ptr::null_mut(); MAX_TX_BURST],
             oerrors_seen: None,
             counts,
@@ -67,7 +84,7 @@ impl DpdkTx {
     }
 }
 
-/// The sender's metadata of an mbuf: `[length, cookie]`, the dynamic field `meta_off` bytes
+/// The sender's metadata of an mbuf: `[length | lead << 32, cookie]`, the dynamic field `meta_off` bytes
 /// after the mbuf's address (see the `dpdk` module text and `xlat_pool_prepare` in the shim).
 ///
 /// # Safety
@@ -91,6 +108,15 @@ impl TxQueue for DpdkTx {
         Ok(d)
     }
 
+    /// Frames start where their bytes `hot` span the fewest cache lines (`crate::place`), at
+    /// most a line before a reset mbuf's data (within the headroom).
+    fn place_frames(&mut self, hot: std::ops::Range<usize>) {
+        self.lead = self
+            .lines
+            .map_or(0, |(off, line)| crate::place(hot, off, line))
+            .min(ffi::PKTMBUF_HEADROOM - 1);
+    }
+
     #[inline]
     fn tx_burst<F: FnMut(usize, &mut [u8]) -> usize>(&mut self, n: usize, mut fill: F) -> Result<usize> {
         // A frame written without a cookie invalidates what the buffer's cookie said.
@@ -106,12 +132,15 @@ impl TxQueue for DpdkTx {
         let got = self.alloc(n.min(MAX_TX_BURST));
         // Locals: the frame stores below could alias `self` as far as the compiler knows, which
         // would make it read these again for every frame.
-        let (room, data_off, meta_off) = (self.room, self.data_off, self.meta_off);
+        let (room, data_off, meta_off, lead) = (self.room, self.data_off - self.lead, self.meta_off, self.lead);
+        // What an mbuf's metadata says of a frame of length `len` sent from here.
+        let sent_as = |len: usize| len as u64 | (lead as u64) << 32;
         let pkts = &self.pkts[..got];
         let mut filled = 0;
         while let Some(&m) = pkts.get(filled) {
-            // The data of mbuf `filled` once reset: xlat_pool_prepare checked that it lies
-            // `data_off` bytes after every mbuf of the pool.
+            // The frame of mbuf `filled` once reset: xlat_pool_prepare checked that the data lies
+            // `data_off` bytes after every mbuf of the pool, and the frame starts `lead` bytes
+            // before it (in the headroom).
             let data = (m as *mut u8).wrapping_add(data_off);
             // SAFETY: the mbuf is ours (taken from the pool), and its buffer has `room` bytes
             // after the headroom.
@@ -119,7 +148,7 @@ impl TxQueue for DpdkTx {
             // SAFETY: as above; the field lies in the mbuf's header.
             let (lp, cp) = unsafe { meta_of(m, meta_off) };
             // SAFETY: as above; the field is 8-byte aligned.
-            let (old_len, old) = unsafe { (lp.read(), cp.read()) };
+            let (old_sent, old) = unsafe { (lp.read(), cp.read()) };
             let mut cookie = old;
             let len = fill(filled, buf, &mut cookie);
             if len == 0 || len > room {
@@ -128,15 +157,16 @@ impl TxQueue for DpdkTx {
                 unsafe { cp.write(0) };
                 break;
             }
-            // An mbuf whose cookie and length stay is sent as it is; any other is reset and gets
-            // its length here, in the pass that wrote its frame (its header lines are visited
-            // once), and keeps the new cookie and length.
-            if cookie == 0 || cookie != old || old_len != len as u64 {
-                // SAFETY: as above; len <= room fits the mbuf's u16 lengths (the data room is a u16).
+            // An mbuf whose cookie, length and lead stay is sent as it is; any other is reset
+            // and gets its length and lead here, in the pass that wrote its frame (its header
+            // lines are visited once), and keeps the new cookie, length and lead.
+            if cookie == 0 || cookie != old || old_sent != sent_as(len) {
+                // SAFETY: as above; len <= room fits the mbuf's u16 lengths (the data room is a
+                // u16), and the lead lies within the headroom.
                 unsafe {
-                    lp.write(len as u64);
+                    lp.write(sent_as(len));
                     cp.write(cookie);
-                    ffi::xlat_tx_reset(m, len as u16);
+                    ffi::xlat_tx_reset(m, len as u16, lead as u16);
                 }
             }
             filled += 1;
