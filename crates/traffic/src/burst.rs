@@ -3,6 +3,7 @@
 
 use crate::plan::MAX_FIELDS;
 use crate::template::prepared::{Prepared, PREPARED_ROW};
+use crate::template::tuple::{TupleRecord, Tuples4};
 use crate::template::{Template, TUPLE_SLOTS};
 use crate::writer::{FrameWriter, WithWriter};
 
@@ -14,11 +15,13 @@ pub struct BurstScratch {
     pub(crate) fg: Vec<bool>,
     /// The Responder's foreground frames (stateful phase 2): each frame's tuple words.
     pub(crate) tuples: Vec<[u16; TUPLE_SLOTS]>,
-    /// The IPv4 Responder's entries of a burst (see `responder`).
+    /// The IPv4 Responder's entries of a burst (see `responder`), and its frames' records.
     pub(crate) entries: Vec<u64>,
+    pub(crate) records: Vec<TupleRecord>,
     /// The last tuple read whole from the state table (used for a frame whose entry could not
-    /// be read whole).
+    /// be read whole), as frame words and, for the IPv4 Responder's records, as entry words.
     pub(crate) last_tuple: [u16; TUPLE_SLOTS],
+    pub(crate) last_entry: [u32; 3],
     /// Phase 1's combinations computed ahead of the bursts (see `DirectionStream::burst`).
     pub(crate) ahead: Ahead,
     /// The slot words, UDP sums and IPv4 header checksums computed ahead for a burst whose
@@ -49,7 +52,9 @@ impl BurstScratch {
             fg: vec![false; frames],
             tuples: Vec::new(),
             entries: Vec::new(),
+            records: Vec::new(),
             last_tuple: [0; TUPLE_SLOTS],
+            last_entry: [0; 3],
             ahead: Ahead::default(),
             words: vec![0; PREPARED_ROW * MAX_FIELDS],
             udp: vec![0; frames],
@@ -81,6 +86,8 @@ pub struct Burst<'a> {
     /// What every frame's patch stores, computed ahead, when all frames have one template
     /// (all foreground or all background, not the Responder's).
     pub(crate) prepared: Option<Prepared<'a>>,
+    /// The IPv4 Responder's frames from their records, when every frame is foreground.
+    pub(crate) tuples4: Option<Tuples4<'a>>,
 }
 
 impl FrameWriter for Burst<'_> {
@@ -93,10 +100,14 @@ impl FrameWriter for Burst<'_> {
 impl<'a> Burst<'a> {
     /// Call `u` with this burst's writer, chosen once for the burst: for a burst prepared ahead
     /// (one template, `K` slots), a writer whose per-frame stores are unrolled for `K`, with no
-    /// per-frame choice of template or slot count; otherwise the burst itself. The frames are
+    /// per-frame choice of template or slot count; for the IPv4 Responder's, the writer of its
+    /// records; otherwise the burst itself. The frames are
     /// those of [`Burst::write`].
     #[inline(always)]
     pub fn with_writer<U: WithWriter>(self, u: U) -> U::Out {
+        if let Some(t) = self.tuples4 {
+            return u.with(t);
+        }
         match self.prepared {
             Some(p) => match p.with_k(u) {
                 Ok(out) => out,
@@ -126,6 +137,9 @@ impl Burst<'_> {
     pub fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
         if let Some(p) = &self.prepared {
             return p.write(i, field, buf, cookie);
+        }
+        if let Some(t) = &self.tuples4 {
+            return t.write(i, field, buf, cookie);
         }
         if i >= self.n {
             return 0;

@@ -225,11 +225,18 @@ impl StateTable {
         Some(out)
     }
 
-    /// [`StateTable::read_frame_words`] of an IPv4 table (`None` for an IPv6 one): one try
-    /// without the general loop; a read that may have overlapped a write is made again by
-    /// `read_words`.
+    /// [`StateTable::read_frame_words`] of an IPv4 table (`None` for an IPv6 one).
     #[inline(always)]
     pub(crate) fn read_frame_words_v4(&self, i: u64) -> Option<[u16; 6]> {
+        self.read_entry_v4(i).map(|[ini, res, ports]| frame_words_v4(ini, res, ports))
+    }
+
+    /// Entry `i` of an IPv4 table as its three words (initiator address, responder address,
+    /// ports: initiator << 16 | responder), `None` as for [`StateTable::read`] and for an IPv6
+    /// table: one try without the general loop; a read that may have overlapped a write is made
+    /// again by `read_words`.
+    #[inline(always)]
+    fn read_entry_v4(&self, i: u64) -> Option<[u32; 3]> {
         if self.width != 3 {
             return None;
         }
@@ -251,46 +258,43 @@ impl StateTable {
         if (s1 != s0 || s0 % 2 == 1) && self.overwritten(i, s0, s1) && !self.read_words(i, &mut w) {
             return None;
         }
-        Some(frame_words_v4(w[0], w[1], w[2]))
+        Some([w[0], w[1], w[2]])
     }
 
-    /// The IPv4 Responder's six rows for the entries `entries` (row `k` holds word `k` of
-    /// [`StateTable::read_frame_words_v4`] for every frame; `vals` holds `6 * entries.len()`
-    /// words): the burst is read under one check of the sequence, and read again entry by
-    /// entry when a write overlapped it. A frame whose entry cannot be read keeps the previous
-    /// frame's words, the first one `last`'s; `last` ends as the last frame's. False (nothing
-    /// written) for an IPv6 table or short rows.
-    pub(crate) fn read_rows_v4(&self, entries: &[u64], vals: &mut [u16], last: &mut [u16; 6]) -> bool {
-        let n = entries.len();
-        if self.width != 3 || vals.len() < 6 * n {
+    /// The IPv4 Responder's frames of the entries `entries`: `out[i]` gets `f` of entry
+    /// `entries[i]`'s words (as [`StateTable::read_entry_v4`] gives them). The burst is read
+    /// under one check of the sequence, and read again entry by entry when a write overlapped
+    /// it. A frame whose entry cannot be read gets the previous frame's words, the first one
+    /// `last`'s; `last` ends as the last frame's. False (nothing written) for an IPv6 table or
+    /// an `out` shorter than `entries`.
+    pub(crate) fn read_each_v4<R>(&self, entries: &[u64], out: &mut [R], last: &mut [u32; 3], f: impl Fn([u32; 3]) -> R) -> bool {
+        if self.width != 3 || out.len() < entries.len() {
             return false;
         }
         let (start, s0) = (*last, self.seq.load(Ordering::Acquire));
         let valid = (s0 / 2).min(self.len);
-        let mut w6 = start;
-        rows_v4(entries, vals, &mut w6, |e, w6| {
+        let mut w = start;
+        for (&e, o) in entries.iter().zip(out.iter_mut()) {
             if e < valid {
-                if let Some(w) = self.words.get(e as usize * 3..e as usize * 3 + 3) {
-                    *w6 = frame_words_v4(
-                        w[0].load(Ordering::Relaxed),
-                        w[1].load(Ordering::Relaxed),
-                        w[2].load(Ordering::Relaxed),
-                    );
+                if let Some(x) = self.words.get(e as usize * 3..e as usize * 3 + 3) {
+                    w = [x[0].load(Ordering::Relaxed), x[1].load(Ordering::Relaxed), x[2].load(Ordering::Relaxed)];
                 }
             }
-        });
+            *o = f(w);
+        }
         fence(Ordering::Acquire);
         if self.seq.load(Ordering::Relaxed) != s0 || s0 % 2 == 1 {
             // A learn overlapped the burst (or was under way when it began: an odd sequence):
             // each entry again, on its own check.
-            w6 = start;
-            rows_v4(entries, vals, &mut w6, |e, w6| {
-                if let Some(w) = self.read_frame_words_v4(e) {
-                    *w6 = w;
+            w = start;
+            for (&e, o) in entries.iter().zip(out.iter_mut()) {
+                if let Some(x) = self.read_entry_v4(e) {
+                    w = x;
                 }
-            });
+                *o = f(w);
+            }
         }
-        *last = w6;
+        *last = w;
         true
     }
 
@@ -377,24 +381,6 @@ fn frame_words_v4(ini: u32, res: u32, ports: u32) -> [u16; 6] {
         (ini >> 16) as u16,
         ini as u16,
     ]
-}
-
-/// For each of `entries`, `read(entry, &mut w6)` (which leaves `w6` as it is when the entry
-/// cannot be read), then `w6` into that frame's place in the six rows of `vals` (`6 *
-/// entries.len()` words, checked by the caller).
-#[inline(always)]
-fn rows_v4(entries: &[u64], vals: &mut [u16], w6: &mut [u16; 6], mut read: impl FnMut(u64, &mut [u16; 6])) {
-    let n = entries.len();
-    let (r012, r345) = vals[..6 * n].split_at_mut(3 * n);
-    let (r0, r12) = r012.split_at_mut(n);
-    let (r1, r2) = r12.split_at_mut(n);
-    let (r3, r45) = r345.split_at_mut(n);
-    let (r4, r5) = r45.split_at_mut(n);
-    let rows = r0.iter_mut().zip(r1).zip(r2).zip(r3).zip(r4).zip(r5);
-    for (&e, (((((a, b), c), d), f), g)) in entries.iter().zip(rows) {
-        read(e, w6);
-        (*a, *b, *c, *d, *f, *g) = (w6[0], w6[1], w6[2], w6[3], w6[4], w6[5]);
-    }
 }
 
 #[cfg(test)]
@@ -488,36 +474,37 @@ mod tests {
         assert_eq!(w[10..18], [0x2001, 2, 0, 0, 0, 0, 0, 1]);
     }
 
-    /// A burst's rows are the entries' frame words, frame by frame; an entry not written yet
+    /// A burst's frames get their entries' words, frame by frame; an entry not written yet
     /// keeps the previous frame's words (the first frame `last`'s), as the per-entry read does.
     #[test]
-    fn burst_rows_are_the_entries_frame_words() {
+    fn burst_frames_get_the_entries_words() {
         let t = StateTable::new(10).unwrap();
         for k in 0..6 {
             t.learn(tuple(k + 1));
         }
         let entries = [3u64, 7, 0, 5, 9, 9, 2];
-        let mut vals = vec![0u16; 6 * entries.len()];
-        let mut last = [1, 2, 3, 4, 5, 6];
-        assert!(t.read_rows_v4(&entries, &mut vals, &mut last));
+        let mut out = vec![[0u16; 6]; entries.len()];
+        let mut last = [0x0005_0006, 0x0003_0004, 0x0002_0001];
+        let words = |[i, r, p]: [u32; 3]| frame_words_v4(i, r, p);
+        assert!(t.read_each_v4(&entries, &mut out, &mut last, words));
         let mut want = [1, 2, 3, 4, 5, 6];
         for (i, &e) in entries.iter().enumerate() {
             if let Some(w) = t.read_frame_words_v4(e) {
                 want = w;
             }
-            let got: Vec<u16> = (0..6).map(|k| vals[k * entries.len() + i]).collect();
-            assert_eq!(got, want, "frame {i}, entry {e}");
+            assert_eq!(out[i], want, "frame {i}, entry {e}");
         }
-        assert_eq!(last, want);
+        assert_eq!(words(last), want);
         // The first frame's entry (7) is not written: it keeps `last`'s words.
-        assert_eq!(vals[1], t.read_frame_words_v4(3).unwrap()[0]);
+        assert_eq!(out[1], t.read_frame_words_v4(3).unwrap());
+        assert!(!t.read_each_v4(&entries, &mut out[..6], &mut last, words), "a short out");
         let v6 = StateTable::with_version(2, true).unwrap();
-        assert!(!v6.read_rows_v4(&entries, &mut vals, &mut last), "an IPv6 table has no IPv4 rows");
+        assert!(!v6.read_each_v4(&entries, &mut out, &mut last, words), "an IPv6 table has no IPv4 entries");
     }
 
     /// Bursts read while a writer keeps learning: every frame's words are one whole tuple.
     #[test]
-    fn burst_rows_are_whole_tuples_under_a_writer() {
+    fn burst_frames_are_whole_tuples_under_a_writer() {
         let t = StateTable::new(64).unwrap();
         for k in 0..64 {
             t.learn(tuple(k));
@@ -541,16 +528,16 @@ mod tests {
             });
             let _stop = Stop(&stop);
             let entries: Vec<u64> = (0..64).collect();
-            let mut vals = vec![0u16; 6 * 64];
+            let mut out = vec![[0u16; 6]; 64];
             for _ in 0..20_000 {
-                let mut last = [0; 6];
-                assert!(t.read_rows_v4(&entries, &mut vals, &mut last));
-                for i in 0..64 {
+                let mut last = [0; 3];
+                assert!(t.read_each_v4(&entries, &mut out, &mut last, |[i, r, p]| frame_words_v4(i, r, p)));
+                for (i, burst) in out.iter().enumerate() {
                     // The per-entry read too (it accepted an entry whose write was under way
                     // from before its first look at the sequence until after its second).
                     let one = t.read_frame_words_v4(i as u64).map(|w| w.to_vec());
-                    let burst: Vec<u16> = (0..6).map(|k| vals[k * 64 + i]).collect();
-                    for w in [Some(burst), one].into_iter().flatten() {
+                    let burst = Some(burst.to_vec());
+                    for w in [burst, one].into_iter().flatten() {
                         let ini = Ipv4Addr::from((u32::from(w[4]) << 16) | u32::from(w[5]));
                         let back = tuple(u64::from(u32::from(ini)));
                         let IpAddr::V4(res) = back.responder else { unreachable!() };

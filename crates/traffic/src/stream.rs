@@ -14,6 +14,7 @@ use crate::rng::{FastMod, Stream};
 use crate::setup::{AddrPair, Direction, Setup, RFC2544_DPORT, RFC2544_SPORT};
 use crate::state::StateTable;
 use crate::template::prepared::{Prepared, PREPARED_ROW};
+use crate::template::tuple::{TupleRecord, Tuples4};
 use crate::template::{Template, TUPLE_SLOTS};
 use crate::vary::{FieldGen, Variation};
 use std::sync::Arc;
@@ -362,18 +363,19 @@ impl DirectionStream {
         }
     }
 
-    /// Phase 2's IPv4 Responder with every frame foreground: the six words of each frame's
-    /// tuple into the burst's six rows (row `k` = tuple slot `k`): the burst's entries
-    /// chosen in one loop, then read under one check of the table's sequence.
-    fn responder_rows(&self, r: &Responder, seq0: u64, n: usize, scratch: &mut BurstScratch) {
-        if scratch.entries.len() < n {
+    /// Phase 2's IPv4 Responder with every frame foreground: each frame's record (its tuple in
+    /// the frame's byte order, with its checksums): the burst's entries chosen in one loop, then
+    /// read under one check of the table's sequence.
+    fn responder_records(&self, r: &Responder, seq0: u64, n: usize, scratch: &mut BurstScratch) {
+        if scratch.entries.len() < n || scratch.records.len() < n {
             scratch.entries.resize(n, 0);
+            scratch.records.resize(n, TupleRecord::default());
         }
         let entries = &mut scratch.entries[..n];
         r.entries(seq0, entries);
-        if let Some(last) = scratch.last_tuple.first_chunk_mut::<6>() {
-            r.table.read_rows_v4(entries, &mut scratch.vals[..6 * n], last);
-        }
+        let t = &r.template;
+        r.table
+            .read_each_v4(entries, &mut scratch.records[..n], &mut scratch.last_entry, |w| t.tuple_record(w));
     }
 
     /// The seed the pseudorandom fields of this stream derive from: `Setup::seed`, or the
@@ -477,14 +479,13 @@ impl DirectionStream {
     /// other fields, in SIMD loops, so that writing a frame only stores. [`Burst::write`] still
     /// writes any field correctly.
     pub fn burst_tagged<'a>(&'a self, seq0: u64, n: usize, tag: u64, scratch: &'a mut BurstScratch) -> Burst<'a> {
-        // The IPv4 Responder with every frame foreground: the rows are its tuples' six words
-        // (below), and its bursts are prepared like any other. (An IPv6 Responder's 18 words
-        // are patched per frame.)
-        let tuple_rows = match &self.responder {
-            Some(r) if self.mix == 1 && !r.table.is_v6() && r.template.slots() == 6 => Some(r),
+        // The IPv4 Responder with every frame foreground: a record per frame (below). (An IPv6
+        // Responder's 18 words, or a mix with background frames, are patched per frame.)
+        let records = match &self.responder {
+            Some(r) if self.mix == 1 && !r.table.is_v6() && Tuples4::new(&r.template, &[]).is_some() => Some(r),
             _ => None,
         };
-        let rows = tuple_rows.map_or(self.gens.len(), |r| r.template.slots());
+        let rows = self.gens.len();
         if scratch.vals.len() < rows * n {
             scratch.vals.resize(rows * n, 0);
         }
@@ -494,7 +495,7 @@ impl DirectionStream {
         // Phase 1 with every frame foreground: the enumerated rows are written below, not here.
         let enumerated = |r: usize| self.mix == 1 && self.phase1.as_ref().is_some_and(|p| p.rows.contains(&Some(r)));
         for (r, (g, out)) in self.gens.iter().zip(scratch.vals.chunks_exact_mut(n.max(1))).enumerate() {
-            if !enumerated(r) && tuple_rows.is_none() {
+            if !enumerated(r) && self.responder.is_none() {
                 g.fill(seq0, out);
             }
         }
@@ -513,18 +514,17 @@ impl DirectionStream {
         if let Some(p) = &self.phase1 {
             self.enumerate_burst(p, seq0, n, scratch);
         }
-        match (&self.responder, tuple_rows) {
-            (Some(r), Some(_)) => self.responder_rows(r, seq0, n, scratch),
+        match (&self.responder, records) {
+            (Some(r), Some(_)) => self.responder_records(r, seq0, n, scratch),
             (Some(r), None) => self.responder_burst(r, seq0, n, scratch),
             _ => {}
         }
         // A burst of one template: its stores computed ahead, in SIMD loops. (A Responder's
-        // burst without tuple rows has its words per frame.)
-        let one = match (tuple_rows, &self.responder, self.mix) {
-            (Some(r), ..) => Some(&r.template),
-            (None, Some(_), _) => None,
-            (None, None, 1) => self.foreground.as_ref(),
-            (None, None, 2) => self.background.as_ref(),
+        // burst has its records, or its words per frame.)
+        let one = match (&self.responder, self.mix) {
+            (Some(_), _) => None,
+            (None, 1) => self.foreground.as_ref(),
+            (None, 2) => self.background.as_ref(),
             _ => None,
         };
         // The payload field of frame i is `tag | (seq0 + i)`: `fields + i` while no sum
@@ -562,8 +562,10 @@ impl DirectionStream {
                 n,
             );
         }
+        let tuples4 = records.and_then(|r| Tuples4::new(&r.template, &scratch.records[..n]));
         Burst {
             prepared,
+            tuples4,
             fg: self.foreground.as_ref(),
             bg: self.background.as_ref(),
             mix: self.mix,
@@ -571,7 +573,7 @@ impl DirectionStream {
             vals: &scratch.vals[..rows * n],
             n,
             tuple_fg: self.responder.as_ref().map(|r| &r.template),
-            tuples: if self.responder.is_some() && tuple_rows.is_none() {
+            tuples: if self.responder.is_some() && records.is_none() {
                 &scratch.tuples[..n]
             } else {
                 &[]

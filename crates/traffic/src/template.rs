@@ -14,6 +14,7 @@ use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout, Tunnel};
 use xlat_wire::{checksum, MacAddr};
 
 pub(crate) mod prepared;
+pub(crate) mod tuple;
 
 /// The slots of a Responder's template: source port, destination port, the 16-bit words of
 /// the source address, those of the destination address: 6 for IPv4, 18 for IPv6 (room for
