@@ -108,8 +108,10 @@ mod tests {
             while rx.rx_burst(64, |f| frames.push(f.to_vec())).unwrap() > 0 {}
             got.push(frames);
         }
+        // At least the first burst (saturate sends one before it looks at the clock); how many
+        // more depends on the machine's speed.
         let n = got[0].len().min(got[1].len());
-        assert!(n > 1000, "{n} frames");
+        assert!(n >= 32, "{n} frames");
         assert!(got[0][..n] == got[1][..n]);
         let mut want = vec![0u8; 2048];
         for (seq, f) in got[1][..n].iter().enumerate().step_by(97) {

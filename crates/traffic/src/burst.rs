@@ -3,7 +3,7 @@
 
 use crate::plan::MAX_FIELDS;
 use crate::template::prepared::{Prepared, PREPARED_ROW};
-use crate::template::tuple::{TupleRecord, Tuples4};
+use crate::template::tuple::{TupleRows, Tuples4};
 use crate::template::{Template, TUPLE_SLOTS};
 use crate::writer::{FrameWriter, WithWriter};
 
@@ -15,9 +15,9 @@ pub struct BurstScratch {
     pub(crate) fg: Vec<bool>,
     /// The Responder's foreground frames (stateful phase 2): each frame's tuple words.
     pub(crate) tuples: Vec<[u16; TUPLE_SLOTS]>,
-    /// The IPv4 Responder's entries of a burst (see `responder`), and its frames' records.
+    /// The IPv4 Responder's entries of a burst (see `responder`), and its frames' rows.
     pub(crate) entries: Vec<u64>,
-    pub(crate) records: Vec<TupleRecord>,
+    pub(crate) tuple_rows: TupleRows,
     /// The last tuple read whole from the state table (used for a frame whose entry could not
     /// be read whole), as frame words and, for the IPv4 Responder's records, as entry words.
     pub(crate) last_tuple: [u16; TUPLE_SLOTS],
@@ -52,7 +52,7 @@ impl BurstScratch {
             fg: vec![false; frames],
             tuples: Vec::new(),
             entries: Vec::new(),
-            records: Vec::new(),
+            tuple_rows: TupleRows::default(),
             last_tuple: [0; TUPLE_SLOTS],
             last_entry: [0; 3],
             ahead: Ahead::default(),
@@ -86,7 +86,7 @@ pub struct Burst<'a> {
     /// What every frame's patch stores, computed ahead, when all frames have one template
     /// (all foreground or all background, not the Responder's).
     pub(crate) prepared: Option<Prepared<'a>>,
-    /// The IPv4 Responder's frames from their records, when every frame is foreground.
+    /// The IPv4 Responder's frames from their rows, when every frame is foreground.
     pub(crate) tuples4: Option<Tuples4<'a>>,
 }
 
@@ -101,7 +101,7 @@ impl<'a> Burst<'a> {
     /// Call `u` with this burst's writer, chosen once for the burst: for a burst prepared ahead
     /// (one template, `K` slots), a writer whose per-frame stores are unrolled for `K`, with no
     /// per-frame choice of template or slot count; for the IPv4 Responder's, the writer of its
-    /// records; otherwise the burst itself. The frames are
+    /// rows; otherwise the burst itself. The frames are
     /// those of [`Burst::write`].
     #[inline(always)]
     pub fn with_writer<U: WithWriter>(self, u: U) -> U::Out {

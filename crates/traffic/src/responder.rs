@@ -18,6 +18,9 @@ const SEQ_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 #[derive(Debug, Clone)]
 pub(crate) struct Responder {
     pub(crate) template: Template,
+    /// True when its frames are written from rows computed a burst at a time (an IPv4 table
+    /// and template: `Tuples4`).
+    pub(crate) rows: bool,
     pub(crate) table: Arc<StateTable>,
     /// How the tuple of each frame is chosen (siitperf's `Responder-tuples`).
     pub(crate) select: Variation,

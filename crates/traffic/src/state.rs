@@ -261,37 +261,46 @@ impl StateTable {
         Some([w[0], w[1], w[2]])
     }
 
-    /// The IPv4 Responder's frames of the entries `entries`: `out[i]` gets `f` of entry
-    /// `entries[i]`'s words (as [`StateTable::read_entry_v4`] gives them). The burst is read
-    /// under one check of the sequence, and read again entry by entry when a write overlapped
-    /// it. A frame whose entry cannot be read gets the previous frame's words, the first one
-    /// `last`'s; `last` ends as the last frame's. False (nothing written) for an IPv6 table or
-    /// an `out` shorter than `entries`.
-    pub(crate) fn read_each_v4<R>(&self, entries: &[u64], out: &mut [R], last: &mut [u32; 3], f: impl Fn([u32; 3]) -> R) -> bool {
-        if self.width != 3 || out.len() < entries.len() {
+    /// The IPv4 Responder's frames of the entries `entries`: frame `i` gets entry
+    /// `entries[i]`'s words (as [`StateTable::read_entry_v4`] gives them) in `rows[k][i]`. The
+    /// burst is read under one check of the sequence, and read again entry by entry when a
+    /// write overlapped it. A frame whose entry cannot be read gets the previous frame's words,
+    /// the first one `last`'s; `last` ends as the last frame's. False (nothing written) for an
+    /// IPv6 table or rows shorter than `entries`.
+    pub(crate) fn read_rows_v4(&self, entries: &[u64], rows: [&mut [u32]; 3], last: &mut [u32; 3]) -> bool {
+        let n = entries.len();
+        let [Some(r0), Some(r1), Some(r2)] = rows.map(|r| r.get_mut(..n)) else {
+            return false;
+        };
+        if self.width != 3 {
             return false;
         }
         let (start, s0) = (*last, self.seq.load(Ordering::Acquire));
         let valid = (s0 / 2).min(self.len);
         let mut w = start;
-        for (&e, o) in entries.iter().zip(out.iter_mut()) {
+        let words = &self.words[..];
+        for (&e, ((a, b), c)) in entries.iter().zip(r0.iter_mut().zip(r1.iter_mut()).zip(r2.iter_mut())) {
             if e < valid {
-                if let Some(x) = self.words.get(e as usize * 3..e as usize * 3 + 3) {
-                    w = [x[0].load(Ordering::Relaxed), x[1].load(Ordering::Relaxed), x[2].load(Ordering::Relaxed)];
-                }
+                // SAFETY: `words` holds 3 words for each of `len` entries, and e < valid <= len.
+                let x = unsafe { words.get_unchecked(e as usize * 3..e as usize * 3 + 3) };
+                w = [
+                    x[0].load(Ordering::Relaxed),
+                    x[1].load(Ordering::Relaxed),
+                    x[2].load(Ordering::Relaxed),
+                ];
             }
-            *o = f(w);
+            (*a, *b, *c) = (w[0], w[1], w[2]);
         }
         fence(Ordering::Acquire);
         if self.seq.load(Ordering::Relaxed) != s0 || s0 % 2 == 1 {
             // A learn overlapped the burst (or was under way when it began: an odd sequence):
             // each entry again, on its own check.
             w = start;
-            for (&e, o) in entries.iter().zip(out.iter_mut()) {
+            for (&e, ((a, b), c)) in entries.iter().zip(r0.iter_mut().zip(r1.iter_mut()).zip(r2.iter_mut())) {
                 if let Some(x) = self.read_entry_v4(e) {
                     w = x;
                 }
-                *o = f(w);
+                (*a, *b, *c) = (w[0], w[1], w[2]);
             }
         }
         *last = w;
@@ -474,6 +483,17 @@ mod tests {
         assert_eq!(w[10..18], [0x2001, 2, 0, 0, 0, 0, 0, 1]);
     }
 
+    /// `StateTable::read_rows_v4` as each frame's words (`None` when it writes nothing).
+    fn read_frames(t: &StateTable, entries: &[u64], last: &mut [u32; 3]) -> Option<Vec<[u16; 6]>> {
+        let mut rows = [vec![0; entries.len()], vec![0; entries.len()], vec![0; entries.len()]];
+        let [a, b, c] = &mut rows;
+        t.read_rows_v4(entries, [a, b, c], last).then(|| {
+            (0..entries.len())
+                .map(|i| frame_words_v4(rows[0][i], rows[1][i], rows[2][i]))
+                .collect()
+        })
+    }
+
     /// A burst's frames get their entries' words, frame by frame; an entry not written yet
     /// keeps the previous frame's words (the first frame `last`'s), as the per-entry read does.
     #[test]
@@ -483,10 +503,8 @@ mod tests {
             t.learn(tuple(k + 1));
         }
         let entries = [3u64, 7, 0, 5, 9, 9, 2];
-        let mut out = vec![[0u16; 6]; entries.len()];
         let mut last = [0x0005_0006, 0x0003_0004, 0x0002_0001];
-        let words = |[i, r, p]: [u32; 3]| frame_words_v4(i, r, p);
-        assert!(t.read_each_v4(&entries, &mut out, &mut last, words));
+        let out = read_frames(&t, &entries, &mut last).unwrap();
         let mut want = [1, 2, 3, 4, 5, 6];
         for (i, &e) in entries.iter().enumerate() {
             if let Some(w) = t.read_frame_words_v4(e) {
@@ -494,12 +512,21 @@ mod tests {
             }
             assert_eq!(out[i], want, "frame {i}, entry {e}");
         }
-        assert_eq!(words(last), want);
+        assert_eq!(frame_words_v4(last[0], last[1], last[2]), want);
         // The first frame's entry (7) is not written: it keeps `last`'s words.
         assert_eq!(out[1], t.read_frame_words_v4(3).unwrap());
-        assert!(!t.read_each_v4(&entries, &mut out[..6], &mut last, words), "a short out");
+        // Every entry learnt: each frame its own.
+        let learnt = [5u64, 0, 3, 3];
+        let out = read_frames(&t, &learnt, &mut last).unwrap();
+        for (i, &e) in learnt.iter().enumerate() {
+            assert_eq!(out[i], t.read_frame_words_v4(e).unwrap(), "frame {i}, entry {e}");
+        }
+        assert_eq!(frame_words_v4(last[0], last[1], last[2]), out[3]);
+        let mut short = [vec![0; 3], vec![0; 4], vec![0; 4]];
+        let [a, b, c] = &mut short;
+        assert!(!t.read_rows_v4(&learnt, [a, b, c], &mut last), "rows shorter than the burst");
         let v6 = StateTable::with_version(2, true).unwrap();
-        assert!(!v6.read_each_v4(&entries, &mut out, &mut last, words), "an IPv6 table has no IPv4 entries");
+        assert!(read_frames(&v6, &entries, &mut last).is_none(), "an IPv6 table has no IPv4 entries");
     }
 
     /// Bursts read while a writer keeps learning: every frame's words are one whole tuple.
@@ -528,10 +555,9 @@ mod tests {
             });
             let _stop = Stop(&stop);
             let entries: Vec<u64> = (0..64).collect();
-            let mut out = vec![[0u16; 6]; 64];
             for _ in 0..20_000 {
                 let mut last = [0; 3];
-                assert!(t.read_each_v4(&entries, &mut out, &mut last, |[i, r, p]| frame_words_v4(i, r, p)));
+                let out = read_frames(&t, &entries, &mut last).unwrap();
                 for (i, burst) in out.iter().enumerate() {
                     // The per-entry read too (it accepted an entry whose write was under way
                     // from before its first look at the sequence until after its second).

@@ -14,7 +14,7 @@ use crate::rng::{FastMod, Stream};
 use crate::setup::{AddrPair, Direction, Setup, RFC2544_DPORT, RFC2544_SPORT};
 use crate::state::StateTable;
 use crate::template::prepared::{Prepared, PREPARED_ROW};
-use crate::template::tuple::{TupleRecord, Tuples4};
+use crate::template::tuple::Tuples4;
 use crate::template::{Template, TUPLE_SLOTS};
 use crate::vary::{FieldGen, Variation};
 use std::sync::Arc;
@@ -228,13 +228,17 @@ impl DirectionStream {
             seed,
             gens: plan.gens(),
             phase1: None,
-            responder: Some(Responder {
-                template: Template::build_tuple(table.is_v6(), ipv6_frame_size, src_mac, dst_mac)?,
-                table,
-                select: setup.stateful.responder_tuples,
-                key: Stream::derive(seed, 2 + d as u64, 7).key,
-                fg_n: setup.fg_n,
-                fg_m: setup.fg_m,
+            responder: Some({
+                let template = Template::build_tuple(table.is_v6(), ipv6_frame_size, src_mac, dst_mac)?;
+                Responder {
+                    rows: !table.is_v6() && Tuples4::fits(&template),
+                    template,
+                    table,
+                    select: setup.stateful.responder_tuples,
+                    key: Stream::derive(seed, 2 + d as u64, 7).key,
+                    fg_n: setup.fg_n,
+                    fg_m: setup.fg_m,
+                }
             }),
         })
     }
@@ -363,19 +367,19 @@ impl DirectionStream {
         }
     }
 
-    /// Phase 2's IPv4 Responder with every frame foreground: each frame's record (its tuple in
-    /// the frame's byte order, with its checksums): the burst's entries chosen in one loop, then
-    /// read under one check of the table's sequence.
-    fn responder_records(&self, r: &Responder, seq0: u64, n: usize, scratch: &mut BurstScratch) {
-        if scratch.entries.len() < n || scratch.records.len() < n {
+    /// Phase 2's IPv4 Responder with every frame foreground: each frame's rows (its tuple in the
+    /// frame's byte order, its checksums; `fields` as in `Template::tuple_rows`): the burst's
+    /// entries chosen in one loop, then read under one check of the table's sequence.
+    fn responder_rows(&self, r: &Responder, seq0: u64, n: usize, fields: Option<u64>, scratch: &mut BurstScratch) {
+        if scratch.entries.len() < n {
             scratch.entries.resize(n, 0);
-            scratch.records.resize(n, TupleRecord::default());
         }
-        let entries = &mut scratch.entries[..n];
+        let (entries, rows) = (&mut scratch.entries[..n], &mut scratch.tuple_rows);
         r.entries(seq0, entries);
-        let t = &r.template;
+        rows.reserve(n);
         r.table
-            .read_each_v4(entries, &mut scratch.records[..n], &mut scratch.last_entry, |w| t.tuple_record(w));
+            .read_rows_v4(entries, [&mut rows.ini, &mut rows.res, &mut rows.ports], &mut scratch.last_entry);
+        r.template.tuple_rows(rows, n, fields);
     }
 
     /// The seed the pseudorandom fields of this stream derive from: `Setup::seed`, or the
@@ -479,10 +483,10 @@ impl DirectionStream {
     /// other fields, in SIMD loops, so that writing a frame only stores. [`Burst::write`] still
     /// writes any field correctly.
     pub fn burst_tagged<'a>(&'a self, seq0: u64, n: usize, tag: u64, scratch: &'a mut BurstScratch) -> Burst<'a> {
-        // The IPv4 Responder with every frame foreground: a record per frame (below). (An IPv6
+        // The IPv4 Responder with every frame foreground: rows per frame (below). (An IPv6
         // Responder's 18 words, or a mix with background frames, are patched per frame.)
         let records = match &self.responder {
-            Some(r) if self.mix == 1 && !r.table.is_v6() && Tuples4::new(&r.template, &[]).is_some() => Some(r),
+            Some(r) if self.mix == 1 && r.rows => Some(r),
             _ => None,
         };
         let rows = self.gens.len();
@@ -514,10 +518,8 @@ impl DirectionStream {
         if let Some(p) = &self.phase1 {
             self.enumerate_burst(p, seq0, n, scratch);
         }
-        match (&self.responder, records) {
-            (Some(r), Some(_)) => self.responder_records(r, seq0, n, scratch),
-            (Some(r), None) => self.responder_burst(r, seq0, n, scratch),
-            _ => {}
+        if let (Some(r), None) = (&self.responder, records) {
+            self.responder_burst(r, seq0, n, scratch);
         }
         // A burst of one template: its stores computed ahead, in SIMD loops. (A Responder's
         // burst has its records, or its words per frame.)
@@ -533,6 +535,9 @@ impl DirectionStream {
             0 => Some(seq0),
             t => (seq0.checked_add(n as u64).is_some_and(|end| end <= 1 << t.trailing_zeros())).then_some(t | seq0),
         };
+        if let Some(r) = records {
+            self.responder_rows(r, seq0, n, fields, scratch);
+        }
         let mut prepared = None;
         if let Some(t) = one.filter(|t| t.slots() == rows && n <= PREPARED_ROW) {
             if scratch.words.len() < rows * PREPARED_ROW {
@@ -562,7 +567,7 @@ impl DirectionStream {
                 n,
             );
         }
-        let tuples4 = records.and_then(|r| Tuples4::new(&r.template, &scratch.records[..n]));
+        let tuples4 = records.and_then(|r| Tuples4::new(&r.template, &scratch.tuple_rows, n, fields));
         Burst {
             prepared,
             tuples4,

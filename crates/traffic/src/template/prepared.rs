@@ -234,9 +234,15 @@ impl Template {
         };
         prep::run(self, vals, n, words, udp, ip);
         if let Some(f) = fields {
-            prep::finals(f, udp, fin);
+            udp_finals(f, udp, fin);
         }
     }
+}
+
+/// Each frame's final UDP checksum, in network byte order, from its UDP sum without the payload
+/// field (`udp`) and its payload field `f + i` (frame `i`), in a SIMD loop.
+pub(super) fn udp_finals(f: u64, udp: &[u32], fin: &mut [u16]) {
+    prep::finals(f, udp, fin)
 }
 
 /// The loops of [`Template::prepare`], compiled for AVX-512, AVX2 and the baseline, picked at
