@@ -18,7 +18,11 @@
 //! transmit). Every other user of the pool's mbufs clears the cookie: the receive path and the
 //! pool's creation; a plain [`TxQueue::tx_burst`](crate::TxQueue::tx_burst) writes cookie 0. So a sender that patches
 //! recycled frames touches one header line and the changed bytes of the frame; one that writes a
-//! frame whole resets its mbuf in the same pass, visiting each line once. Threads that
+//! frame whole resets its mbuf in the same pass, visiting each line once. A frame starts up to
+//! a cache line before a reset mbuf's data (in the headroom) when that puts the bytes its sender
+//! changes per frame into one line ([`TxQueue::place_frames`](crate::TxQueue::place_frames));
+//! the metadata keeps that lead with the length, so an mbuf written at another place is reset.
+//! Threads that
 //! use the queues are registered with EAL on their first burst (and unregistered when they end),
 //! so that they get a per-lcore mempool cache as EAL's own lcores do.
 //!

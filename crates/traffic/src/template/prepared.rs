@@ -24,6 +24,8 @@ pub(crate) struct Prepared<'a> {
     /// 0: no IPv4 header checksum to patch.
     ip_off: usize,
     udp_off: usize,
+    /// The offsets' [`Layout`].
+    layout: u8,
     /// Row `k` (from `k * PREPARED_ROW`) holds slot `k`'s word of each frame, the template's
     /// bits included, in network byte order (stored as it is).
     words: &'a [u16],
@@ -39,15 +41,53 @@ pub(crate) struct Prepared<'a> {
     n: usize,
 }
 
-/// A prepared burst whose template has `K` slots, chosen once per burst
-/// ([`Burst::with_writer`](crate::Burst::with_writer)): its frame writes are unrolled for `K`.
+/// A prepared burst whose template has `K` slots and layout `L` (see [`Layout`]), chosen once
+/// per burst ([`Burst::with_writer`](crate::Burst::with_writer)): its frame writes are
+/// unrolled for `K`, and for a plain test frame its checksums' and payload field's offsets are
+/// constants.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct PreparedK<'a, const K: usize>(pub(crate) Prepared<'a>);
+pub(crate) struct PreparedK<'a, const K: usize, const L: u8>(pub(crate) Prepared<'a>);
 
-impl<const K: usize> FrameWriter for PreparedK<'_, K> {
+impl<const K: usize, const L: u8> FrameWriter for PreparedK<'_, K, L> {
     #[inline(always)]
     fn write(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
-        self.0.write_k::<K>(i, field, buf, cookie)
+        self.0.write_k::<K, L>(i, field, buf, cookie)
+    }
+}
+
+/// Where a prepared frame's IPv4 header checksum (0: none to patch), UDP checksum and payload
+/// field lie: read from the [`Prepared`] (`ANY`), or fixed at compile time for the plain test
+/// frames (Ethernet without a VLAN tag, IP without options or extension headers, UDP), so that
+/// the writer's frame loop keeps no register or stack slot for them.
+struct Layout;
+
+impl Layout {
+    const ANY: u8 = 0;
+    /// IPv4 with its header checksum to patch (an address varies).
+    const V4_IP: u8 = 1;
+    /// IPv4 with its header as the template has it.
+    const V4: u8 = 2;
+    const V6: u8 = 3;
+
+    /// The layout of a template with these offsets.
+    fn of(ip: usize, udp: usize, field: usize) -> u8 {
+        match (ip, udp, field) {
+            (24, 40, 50) => Layout::V4_IP,
+            (0, 40, 50) => Layout::V4,
+            (0, 60, 70) => Layout::V6,
+            _ => Layout::ANY,
+        }
+    }
+
+    /// Layout `L`'s offsets (ip, udp, field), or `any`'s for [`Layout::ANY`].
+    #[inline(always)]
+    const fn offsets<const L: u8>(any: (usize, usize, usize)) -> (usize, usize, usize) {
+        match L {
+            Layout::V4_IP => (24, 40, 50),
+            Layout::V4 => (0, 40, 50),
+            Layout::V6 => (0, 60, 70),
+            _ => any,
+        }
     }
 }
 
@@ -109,6 +149,7 @@ impl<'a> Prepared<'a> {
             field_off: t.layout.field,
             ip_off: t.ip_csum_off,
             udp_off: t.layout.udp_checksum,
+            layout: Layout::of(t.ip_csum_off, t.layout.udp_checksum, t.layout.field),
             words,
             udp,
             ip,
@@ -131,27 +172,40 @@ impl<'a> Prepared<'a> {
         })
     }
 
-    /// Call `u` with this burst's writer unrolled for its slot count (`PreparedK<K>`): the one
-    /// step from the slot count at run time to one known at compile time. `Err(u)` for a count
-    /// no writer is compiled for (none: [`Prepared::new`] takes at most [`PREPARED_SLOTS`]).
+    /// Call `u` with this burst's writer unrolled for its slot count and layout
+    /// (`PreparedK<K, L>`): the one step from the slot count at run time to one known at
+    /// compile time. `Err(u)` for a count no writer is compiled for (none: [`Prepared::new`]
+    /// takes at most [`PREPARED_SLOTS`]).
     #[inline(always)]
     pub(crate) fn with_k<U: WithWriter>(self, u: U) -> Result<U::Out, U> {
+        match self.layout {
+            Layout::V4_IP => self.with_kl::<{ Layout::V4_IP }, U>(u),
+            Layout::V4 => self.with_kl::<{ Layout::V4 }, U>(u),
+            Layout::V6 => self.with_kl::<{ Layout::V6 }, U>(u),
+            _ => self.with_kl::<{ Layout::ANY }, U>(u),
+        }
+    }
+
+    /// [`Prepared::with_k`] for layout `L`.
+    #[inline(always)]
+    fn with_kl<const L: u8, U: WithWriter>(self, u: U) -> Result<U::Out, U> {
         Ok(match self.nslots {
-            0 => u.with(PreparedK::<0>(self)),
-            1 => u.with(PreparedK::<1>(self)),
-            2 => u.with(PreparedK::<2>(self)),
-            3 => u.with(PreparedK::<3>(self)),
-            4 => u.with(PreparedK::<4>(self)),
-            5 => u.with(PreparedK::<5>(self)),
-            PREPARED_SLOTS => u.with(PreparedK::<PREPARED_SLOTS>(self)),
+            0 => u.with(PreparedK::<0, L>(self)),
+            1 => u.with(PreparedK::<1, L>(self)),
+            2 => u.with(PreparedK::<2, L>(self)),
+            3 => u.with(PreparedK::<3, L>(self)),
+            4 => u.with(PreparedK::<4, L>(self)),
+            5 => u.with(PreparedK::<5, L>(self)),
+            PREPARED_SLOTS => u.with(PreparedK::<PREPARED_SLOTS, L>(self)),
             _ => return Err(u),
         })
     }
 
-    /// [`Prepared::write`] for a template of `K` slots (0 when it has another count).
+    /// [`Prepared::write`] for a template of `K` slots and layout `L` (0 when it has another
+    /// count or layout).
     #[inline(always)]
-    fn write_k<const K: usize>(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
-        if i >= self.n || K != self.nslots {
+    fn write_k<const K: usize, const L: u8>(&self, i: usize, field: u64, buf: &mut [u8], cookie: &mut u64) -> usize {
+        if i >= self.n || K != self.nslots || (L != Layout::ANY && L != self.layout) {
             return 0;
         }
         let Some(out) = buf.get_mut(..self.len) else { return 0 };
@@ -159,21 +213,25 @@ impl<'a> Prepared<'a> {
             self.t.fresh(out);
             *cookie = self.id;
         }
-        // SAFETY: `out` holds the template's length, K is its slot count, and the prepared
-        // rows hold `K * n` words and `n` sums (`Prepared::new`) with `i < n`.
-        unsafe { self.store::<K>(field, out.as_mut_ptr(), i) };
+        // SAFETY: `out` holds the template's length, K is its slot count, L its layout (or
+        // ANY), and the prepared rows hold `K * n` words and `n` sums (`Prepared::new`) with
+        // `i < n`.
+        unsafe { self.store::<K, L>(field, out.as_mut_ptr(), i) };
         self.len
     }
 
     /// The stores of frame `i` into `o`.
     ///
     /// # Safety
-    /// `o` points to the template's length of writable bytes, `K` is the slot count, `i < n`.
+    /// `o` points to the template's length of writable bytes, `K` is the slot count, `L` the
+    /// layout or [`Layout::ANY`], `i < n`.
     #[inline(always)]
-    unsafe fn store<const K: usize>(&self, field: u64, o: *mut u8, i: usize) {
+    unsafe fn store<const K: usize, const L: u8>(&self, field: u64, o: *mut u8, i: usize) {
+        let (ip_off, udp_off, field_off) = Layout::offsets::<L>((self.ip_off, self.udp_off, self.field_off));
         // SAFETY: every offset was checked by `Template::build` to lie inside the frame with
-        // its width; unaligned writes of plain bytes; the reads are inside the prepared rows
-        // (`Prepared::new`, `i < n`).
+        // its width (a layout's constants are the template's, `Prepared::new`); unaligned
+        // writes of plain bytes; the reads are inside the prepared rows (`Prepared::new`,
+        // `i < n`).
         unsafe {
             let words = self.words.as_ptr().add(i);
             for k in 0..K {
@@ -181,9 +239,9 @@ impl<'a> Prepared<'a> {
                     .cast::<u16>()
                     .write_unaligned(*words.add(k * PREPARED_ROW));
             }
-            o.add(self.field_off).cast::<u64>().write_unaligned(field.to_be());
-            if self.ip_off != 0 {
-                o.add(self.ip_off).cast::<u16>().write_unaligned(*self.ip.get_unchecked(i) as u16);
+            o.add(field_off).cast::<u64>().write_unaligned(field.to_be());
+            if ip_off != 0 {
+                o.add(ip_off).cast::<u16>().write_unaligned(*self.ip.get_unchecked(i) as u16);
             }
             let c = match self.fields {
                 Some(f) if f.wrapping_add(i as u64) == field => *self.udp_final.get_unchecked(i),
@@ -192,7 +250,7 @@ impl<'a> Prepared<'a> {
                     checksum::udp_nonzero(!checksum::fold64(udp)).to_be()
                 }
             };
-            o.add(self.udp_off).cast::<u16>().write_unaligned(c);
+            o.add(udp_off).cast::<u16>().write_unaligned(c);
         }
     }
 }
@@ -320,11 +378,20 @@ mod prep {
         finals_body(f, udp, fin)
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    unsafe fn finals_avx512(f: u64, udp: &[u32], fin: &mut [u16]) {
+        finals_body(f, udp, fin)
+    }
+
     pub(super) fn finals(f: u64, udp: &[u32], fin: &mut [u16]) {
         #[cfg(target_arch = "x86_64")]
-        if crate::rng::simd_level() >= 1 {
+        match crate::rng::simd_level() {
+            // SAFETY: the CPU has AVX-512 F, BW and VL (checked at run time).
+            2 => return unsafe { finals_avx512(f, udp, fin) },
             // SAFETY: the CPU has AVX2 (checked at run time).
-            return unsafe { finals_avx2(f, udp, fin) };
+            1 => return unsafe { finals_avx2(f, udp, fin) },
+            _ => {}
         }
         finals_body(f, udp, fin)
     }
@@ -357,7 +424,7 @@ mod prep {
                 v.push((
                     "avx512",
                     |t, a, n, w, u, i| unsafe { body_avx512(t, a, n, w, u, i) },
-                    |f, u, c| unsafe { finals_avx2(f, u, c) },
+                    |f, u, c| unsafe { finals_avx512(f, u, c) },
                 ));
             }
         }
@@ -396,8 +463,8 @@ mod tests {
             "another slot count: 1 for a template of none, else 0"
         );
         match k {
-            0 => super::PreparedK::<0>(p).write(i, field, buf, cookie),
-            _ => super::PreparedK::<1>(p).write(i, field, buf, cookie),
+            0 => super::PreparedK::<0, { super::Layout::ANY }>(p).write(i, field, buf, cookie),
+            _ => super::PreparedK::<1, { super::Layout::ANY }>(p).write(i, field, buf, cookie),
         }
     }
 
@@ -482,6 +549,11 @@ mod tests {
                                 assert_eq!(a, c, "{name} {v:?} mode {mode}: the writer for {k} slots");
                                 let other = if k == 0 { 1 } else { 0 };
                                 assert_eq!(write_k(p, other, i, field, &mut c, &mut cookie), 0);
+                                // Nor does one compiled for another layout.
+                                if k == 0 && p.layout != super::Layout::V6 {
+                                    let w = super::PreparedK::<0, { super::Layout::V6 }>(p);
+                                    assert_eq!(w.write(i, field, &mut c, &mut cookie), 0);
+                                }
                                 // Into a buffer that held something else (longer than the frame, or
                                 // exactly as long): the template copied in first.
                                 for room in [t.bytes.len() + 100, t.bytes.len()] {
