@@ -257,6 +257,19 @@ impl FrameWriter for Tuples4<'_> {
 mod tests {
     use super::*;
 
+    /// Entry words `[ini, res, ports]` as the state table gives a Responder's frame words.
+    fn six_words(ini: u32, res: u32, ports: u32) -> [u16; 6] {
+        let table = crate::state::StateTable::new(1).unwrap();
+        table.learn(crate::state::Tuple4 {
+            initiator: std::net::Ipv4Addr::from(ini).into(),
+            responder: std::net::Ipv4Addr::from(res).into(),
+            initiator_port: (ports >> 16) as u16,
+            responder_port: ports as u16,
+        });
+        let w = table.read_frame_words(0).unwrap();
+        [w[0], w[1], w[2], w[3], w[4], w[5]]
+    }
+
     /// Every compiled variant's frames equal the template patched with the tuple's six words,
     /// for tuples at the ends of every range and payload fields whose sums carry, the frame's
     /// own payload field (`fields + i`) and any other.
@@ -282,14 +295,8 @@ mod tests {
             body(t.ip_sum, t.udp_sum as u32, ins, outs);
             let w = Tuples4::new(&t, &rows, n, Some(f0)).unwrap();
             for (i, &[ini, res, ports]) in words.iter().enumerate() {
-                let six = [
-                    ports as u16,
-                    (ports >> 16) as u16,
-                    (res >> 16) as u16,
-                    res as u16,
-                    (ini >> 16) as u16,
-                    ini as u16,
-                ];
+                // The tuple's six words as the per-frame path takes them from the state table.
+                let six = six_words(ini, res, ports);
                 for field in [f0 + i as u64, 0, u64::MAX, 0xffff_ffff_0000_0001, g.next()] {
                     let mut want = t.bytes.clone();
                     t.patch(field, &mut want, |k| six[k]);
