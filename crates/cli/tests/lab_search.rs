@@ -18,7 +18,8 @@ use serde_json::Value;
 /// NDR low now and then; bounding the sender's lag to 2 ms made most trials invalid on this
 /// shared machine). The NDR's Conditional
 /// Throughput is within one Goal Width of L; the PDR's (loss ratio 0.5 %) is at least the
-/// NDR's and at least L less one Goal Width (it is what the DUT forwarded at a load above the
+/// NDR's less that loss ratio (its relevant lower bound at least the NDR's) and at least L less
+/// one Goal Width (it is what the DUT forwarded at a load above the
 /// limit, and the limiter forwards about 0.1 % less than its rate); every trial is in the JSON
 /// with the target it was measured for and what it decided.
 #[test]
@@ -65,8 +66,14 @@ fn router4_mlrsearch_finds_ndr_at_the_limit_and_pdr_at_or_above_it() {
     assert!(ndr["irregular"].is_null(), "{ndr}");
     let pdr = goal("PDR");
     let pdr_ct = f(&pdr["conditional_throughput"]);
+    // A load without loss is a lower bound for both goals, so the PDR's relevant lower bound is
+    // at least the NDR's; its conditional throughput is that load less up to its loss ratio, so
+    // it may lie below the NDR's by as much (seen: NDR 25,124 fps without loss, PDR 25,237 fps
+    // with 0.48 % lost, forwarding 25,116).
+    let pdr_loss = f(&pdr["goal"]["loss_ratio"]);
+    assert!(u(&pdr["relevant_lower_bound"]) >= u(&ndr["relevant_lower_bound"]), "{run}");
     assert!(
-        pdr_ct >= ndr_ct && pdr_ct >= L * (1.0 - width),
+        pdr_ct >= ndr_ct * (1.0 - pdr_loss) && pdr_ct >= L * (1.0 - width),
         "PDR {pdr_ct} fps, NDR {ndr_ct} fps, the DUT forwards {L}: {run}"
     );
     let (rlb, rub) = (u(&pdr["relevant_lower_bound"]), u(&pdr["relevant_upper_bound"]));

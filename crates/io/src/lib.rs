@@ -119,7 +119,7 @@ pub trait TxQueue: Send {
 /// How many bytes before its usual start a frame should start in a buffer (the lead, below
 /// `line`, even), so that its bytes `hot` span the fewest cache lines of `line` bytes, the
 /// usual start lying `line_off` bytes after a line's start; of leads that do equally well, the
-/// smallest. `hot` empty or longer than allows: 0 when no lead does better than none.
+/// smallest (0 for an empty `hot`; for one longer than a line, the fewest lines it can span).
 pub fn place(hot: std::ops::Range<usize>, line_off: usize, line: usize) -> usize {
     if hot.is_empty() || line < 2 {
         return 0;
