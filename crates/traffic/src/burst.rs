@@ -19,7 +19,7 @@ pub struct BurstScratch {
     pub(crate) entries: Vec<u64>,
     pub(crate) tuple_rows: TupleRows,
     /// The last tuple read whole from the state table (used for a frame whose entry could not
-    /// be read whole), as frame words and, for the IPv4 Responder's records, as entry words.
+    /// be read whole), as frame words and, for the IPv4 Responder's rows, as entry words.
     pub(crate) last_tuple: [u16; TUPLE_SLOTS],
     pub(crate) last_entry: [u32; 3],
     /// Phase 1's combinations computed ahead of the bursts (see `DirectionStream::burst`).

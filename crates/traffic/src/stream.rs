@@ -231,7 +231,7 @@ impl DirectionStream {
             responder: Some({
                 let template = Template::build_tuple(table.is_v6(), ipv6_frame_size, src_mac, dst_mac)?;
                 Responder {
-                    rows: !table.is_v6() && Tuples4::fits(&template),
+                    rows: Tuples4::fits(&template),
                     template,
                     table,
                     select: setup.stateful.responder_tuples,
@@ -400,31 +400,28 @@ impl DirectionStream {
 
     /// The longest frame this stream writes.
     pub fn max_len(&self) -> usize {
+        self.templates().map(|t| t.bytes.len()).max().unwrap_or(0)
+    }
+
+    /// Every template this stream writes frames of.
+    fn templates(&self) -> impl Iterator<Item = &Template> {
         [
             self.foreground.as_ref(),
             self.background.as_ref(),
             self.responder.as_ref().map(|r| &r.template),
         ]
-        .iter()
-        .filter_map(|t| t.map(|t| t.bytes.len()))
-        .max()
-        .unwrap_or(0)
+        .into_iter()
+        .flatten()
     }
 
     /// The bytes of this stream's frames that change from frame to frame (from the first to the
     /// last, over all its templates), for xlat-io's `TxQueue::place_frames`: the varying fields,
     /// the checksums they change and the payload field.
     pub fn hot_bytes(&self) -> std::ops::Range<usize> {
-        [
-            self.foreground.as_ref(),
-            self.background.as_ref(),
-            self.responder.as_ref().map(|r| &r.template),
-        ]
-        .iter()
-        .flatten()
-        .map(|t| t.hot())
-        .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
-        .unwrap_or(0..0)
+        self.templates()
+            .map(|t| t.hot())
+            .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
+            .unwrap_or(0..0)
     }
 
     /// Write frame `seq` into `buf` and return its length (0 when `buf` is too short).
@@ -485,7 +482,7 @@ impl DirectionStream {
     pub fn burst_tagged<'a>(&'a self, seq0: u64, n: usize, tag: u64, scratch: &'a mut BurstScratch) -> Burst<'a> {
         // The IPv4 Responder with every frame foreground: rows per frame (below). (An IPv6
         // Responder's 18 words, or a mix with background frames, are patched per frame.)
-        let records = match &self.responder {
+        let tuple_rows = match &self.responder {
             Some(r) if self.mix == 1 && r.rows => Some(r),
             _ => None,
         };
@@ -518,11 +515,11 @@ impl DirectionStream {
         if let Some(p) = &self.phase1 {
             self.enumerate_burst(p, seq0, n, scratch);
         }
-        if let (Some(r), None) = (&self.responder, records) {
+        if let (Some(r), None) = (&self.responder, tuple_rows) {
             self.responder_burst(r, seq0, n, scratch);
         }
         // A burst of one template: its stores computed ahead, in SIMD loops. (A Responder's
-        // burst has its records, or its words per frame.)
+        // burst has its rows, or its words per frame.)
         let one = match (&self.responder, self.mix) {
             (Some(_), _) => None,
             (None, 1) => self.foreground.as_ref(),
@@ -535,7 +532,7 @@ impl DirectionStream {
             0 => Some(seq0),
             t => (seq0.checked_add(n as u64).is_some_and(|end| end <= 1 << t.trailing_zeros())).then_some(t | seq0),
         };
-        if let Some(r) = records {
+        if let Some(r) = tuple_rows {
             self.responder_rows(r, seq0, n, fields, scratch);
         }
         let mut prepared = None;
@@ -567,7 +564,7 @@ impl DirectionStream {
                 n,
             );
         }
-        let tuples4 = records.and_then(|r| Tuples4::new(&r.template, &scratch.tuple_rows, n, fields));
+        let tuples4 = tuple_rows.and_then(|r| Tuples4::new(&r.template, &scratch.tuple_rows, n, fields));
         Burst {
             prepared,
             tuples4,
@@ -578,7 +575,7 @@ impl DirectionStream {
             vals: &scratch.vals[..rows * n],
             n,
             tuple_fg: self.responder.as_ref().map(|r| &r.template),
-            tuples: if self.responder.is_some() && records.is_none() {
+            tuples: if self.responder.is_some() && tuple_rows.is_none() {
                 &scratch.tuples[..n]
             } else {
                 &[]

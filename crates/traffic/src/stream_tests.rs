@@ -287,7 +287,7 @@ fn responder_frames_answer_on_learnt_tuples() {
     }
     s.stateful.responder_tuples = Variation::Pseudorandom;
     // A mix of foreground and background frames, and all foreground (whose bursts are
-    // written from records of the tuples, read a burst at a time).
+    // written from rows of the tuples, read a burst at a time).
     for (fg_n, fg_m) in [(4, 3), (2, 2)] {
         s.fg_n = fg_n;
         s.fg_m = fg_m;

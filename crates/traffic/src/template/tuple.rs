@@ -198,9 +198,12 @@ impl<'a> Tuples4<'a> {
     }
 
     /// The `n` frames of template `t` whose rows [`Template::tuple_rows`] computed (with
-    /// `fields`); `None` unless `t` [`fits`](Tuples4::fits) and the rows hold `n` frames.
+    /// `fields`); `t` must [`fit`](Tuples4::fits), which the Responder decides once
+    /// (`Responder::rows`), not per burst. `None` unless the rows hold `n` frames and the
+    /// template is long enough for the stores.
     pub(crate) fn new(t: &'a Template, rows: &'a TupleRows, n: usize, fields: Option<u64>) -> Option<Tuples4<'a>> {
-        let ok = Tuples4::fits(t)
+        debug_assert!(Tuples4::fits(t));
+        let ok = t.bytes.len() >= FIELD + 8
             && [rows.pbe.len(), rows.ip.len(), rows.udp.len(), rows.addrs.len(), rows.fin.len()]
                 .iter()
                 .all(|&l| l >= n);
@@ -233,7 +236,7 @@ impl FrameWriter for Tuples4<'_> {
         }
         let o = out.as_mut_ptr();
         // SAFETY: every row holds `n` values (`Tuples4::new`) and i < n; `out` holds the
-        // template's length, at least FIELD + 8 bytes (`Tuples4::fits`), and every store lies
+        // template's length, at least FIELD + 8 bytes (`Tuples4::new`), and every store lies
         // before FIELD + 8; unaligned writes of plain bytes.
         unsafe {
             let c = match self.fields {
