@@ -12,7 +12,7 @@
 //! | [`progress`] | the progress display on standard error |
 //! | [`interrupt`] | Ctrl-C: stop before the next trial |
 //! | [`siitperf`] | siitperf's command lines (`siitperf-tp`, `-lat`, `-pdv`) |
-//! | [`selftest`], [`sender_bench`] | the tester's self-test and the sender benchmark |
+//! | [`selftest`], [`sender_bench`], [`receiver_bench`] | the tester's self-test and the sender and receiver benchmarks |
 //! | [`demo`] | `xlatperf demo` |
 //! | [`sweep`] | `xlatperf sweep`: a procedure once per value of a parameter, one table and plot |
 //! | [`campaign`] | `xlatperf campaign` and `xlatperf report` (the work is `xlat_campaign`'s) |
@@ -29,6 +29,7 @@ mod output;
 mod procedure_args;
 mod procedures;
 mod progress;
+mod receiver_bench;
 mod runner;
 mod selftest;
 mod sender_bench;
@@ -123,6 +124,28 @@ enum Cmd {
         /// A stateful configuration: benchmark the Responder's phase 2 sender instead of the
         /// Initiator's phase 1, answering on a state table of this many made-up connections
         /// (chosen as stateful.responder_tuples says).
+        #[arg(long, value_name = "CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+        responder: Option<u64>,
+    },
+    /// Benchmark: the receiver's hot path on one core, fed by the left port looped back to the
+    /// right (a net_ring pair or mem) on the same thread; prints the frames counted.
+    #[command(name = "bench-receiver")]
+    BenchReceiver {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Seconds to run.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        #[arg(long = "frame-size")]
+        frame_size: Option<usize>,
+        /// Frames per burst sent.
+        #[arg(long, default_value_t = 32)]
+        burst: usize,
+        /// Pin to this core.
+        #[arg(long)]
+        core: Option<usize>,
+        /// A stateful configuration: receive the Responder's phase 2 frames (on a table of
+        /// this many made-up connections) instead of the Initiator's phase 1.
         #[arg(long, value_name = "CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
         responder: Option<u64>,
     },
@@ -543,6 +566,27 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             };
             let fps = sender_bench::run(&c, &b)?;
             println!("sender frames/s: {fps:.0}");
+            Ok(())
+        }
+        Cmd::BenchReceiver {
+            cfg,
+            seconds,
+            frame_size,
+            burst,
+            core,
+            responder,
+        } => {
+            let c = load(cfg)?;
+            let b = receiver_bench::ReceiverBench {
+                seconds: *seconds,
+                frame_size: frame_size.unwrap_or(c.trial.frame_size),
+                burst: (*burst).max(1),
+                core: *core,
+                responder: *responder,
+            };
+            let f = receiver_bench::run(&c, &b)?;
+            println!("receiver frames: {}", f.count.received);
+            println!("receiver frames/s (sending included): {:.0}", f.count.received as f64 / f.seconds);
             Ok(())
         }
     }

@@ -57,6 +57,29 @@ fn made_up_table(cfg: &TestConfig, n: u64) -> Result<std::sync::Arc<xlat_traffic
     Ok(std::sync::Arc::new(table))
 }
 
+/// The stream a benchmark sends from the left port: the configured traffic, the Initiator's
+/// phase 1 (a stateful configuration) or the Responder's phase 2 on a table of `responder`
+/// made-up connections.
+pub(crate) fn bench_stream(
+    cfg: &TestConfig,
+    frame_size: usize,
+    responder: Option<u64>,
+    src: MacAddr,
+    dst: MacAddr,
+) -> Result<DirectionStream> {
+    if responder.is_some() && cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        anyhow::bail!("--responder benchmarks a stateful test's Responder: the configuration needs stateful.mode");
+    }
+    Ok(if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
+        DirectionStream::new(&cfg.setup, Direction::Forward, frame_size, src, dst)?
+    } else if let Some(n) = responder {
+        // The Responder's direction: from the right side (initiator-left) back to the left.
+        DirectionStream::responder(&cfg.setup, Direction::Reverse, frame_size, src, dst, made_up_table(cfg, n)?)?
+    } else {
+        DirectionStream::preliminary(&cfg.setup, Direction::Forward, frame_size, src, dst)?
+    })
+}
+
 fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64> {
     let side = &cfg.setup.left;
     let src = side.tester_mac.unwrap_or(port.mac());
@@ -64,17 +87,7 @@ fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64
     let dst = side.dut_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 0x02]));
     // A stateful configuration benchmarks the Initiator's phase 1 sender: every foreground
     // frame carries the next combination of the enumeration (bench/modes.sh `enum`).
-    if b.responder.is_some() && cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
-        anyhow::bail!("--responder benchmarks a stateful test's Responder: the configuration needs stateful.mode");
-    }
-    let stream = if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
-        DirectionStream::new(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?
-    } else if let Some(n) = b.responder {
-        // The Responder's direction: from the right side (initiator-left) back to the left.
-        DirectionStream::responder(&cfg.setup, Direction::Reverse, b.frame_size, src, dst, made_up_table(cfg, n)?)?
-    } else {
-        DirectionStream::preliminary(&cfg.setup, Direction::Forward, b.frame_size, src, dst)?
-    };
+    let stream = bench_stream(cfg, b.frame_size, b.responder, src, dst)?;
     let n = cfg.tester.queues.max(1) as usize;
     let sets = port.open_queues(n)?;
     let cores = xlat_engine::pin::allowed_cores();

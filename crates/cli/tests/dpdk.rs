@@ -255,6 +255,46 @@ fn net_ring_self_test_with_hugepages() {
     }
 }
 
+/// `bench-receiver` on the net_ring pair: the receiver takes back every frame the sender put in
+/// the ring, counted once (the command fails otherwise), for IPv4 and IPv6 test frames, the
+/// Initiator's phase 1 (learnt into a state table) and the Responder's phase 2 frames.
+#[test]
+fn bench_receiver_counts_every_frame_sent() {
+    let _serial = lab_lock();
+    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
+    let stateful = [
+        "--set",
+        "stateful.mode=initiator-left",
+        "--set",
+        "stateful.enumerate_ports=pseudorandom",
+    ];
+    let responder = [&stateful[..], &["--responder", "1000"][..]].concat();
+    let v6 = ["--set", "left.ip_version=6", "--set", "right.ip_version=6"];
+    for extra in [&[][..], &v6[..], &stateful[..], &responder[..]] {
+        let out = run(xlatperf()
+            .args([
+                "bench-receiver",
+                "-c",
+                conf,
+                "--seconds",
+                "0.3",
+                "--core",
+                "1",
+                "--set",
+                "traffic.reverse=false",
+            ])
+            .args(extra));
+        let frames: u64 = out
+            .lines()
+            .find_map(|l| l.strip_prefix("receiver frames: "))
+            .unwrap_or_else(|| panic!("{out}"))
+            .parse()
+            .unwrap();
+        // 0.3 s holds many rounds of 512 frames.
+        assert!(frames >= 512, "{extra:?}: {frames} frames");
+    }
+}
+
 /// `bench-sender` on a net_null vdev, recycling mbufs and, with `--reset-mbufs`, resetting every
 /// mbuf and writing its frame whole as testpmd txonly does (bench/modes.sh `fixedreset`), and
 /// the Responder's sender (`--responder`): all send (the frames are the same, crates/engine/src/saturate.rs's test; here: DPDK's path).

@@ -17,21 +17,37 @@ pub fn add_bytes(mut acc: u32, data: &[u8]) -> u32 {
 }
 
 /// The one's complement sum of `data` (big-endian 16-bit words, an odd last byte padded with
-/// zero), folded to 16 bits; the same value as `fold(add_bytes(0, data))`, summed 32 bits at a
-/// time into a 64-bit accumulator (RFC 1071 section 2 (B): deferred carries), for checking
-/// whole received frames.
+/// zero), folded to 16 bits; the same value as `fold(add_bytes(0, data))`, for checking whole
+/// received frames. Summed 64 bits at a time in the machine's byte order, with the carries
+/// added back (RFC 1071 section 2: (A) byte order independence, the sum of the byte-swapped
+/// words being the byte-swapped sum; (B) deferred carries), and the folded sum swapped back.
 #[inline]
 pub fn sum(data: &[u8]) -> u16 {
-    let mut acc: u64 = 0;
-    let mut words = data.chunks_exact(4);
+    // 128 bits hold the sum of 2^64 words: no carry is lost, and each addition is an add with
+    // carry.
+    let mut acc: u128 = 0;
+    let mut words = data.chunks_exact(8);
     for w in &mut words {
-        acc += u64::from(u32::from_be_bytes([w[0], w[1], w[2], w[3]]));
+        acc += u128::from(u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
     }
-    let rest = words.remainder();
-    let mut tail = [0u8; 4];
-    tail[..rest.len()].copy_from_slice(rest);
-    acc += u64::from(u32::from_be_bytes(tail));
-    fold64(acc)
+    // The rest, at even offsets: a 32-bit, a 16-bit piece and the odd byte padded with zero
+    // (a piece's native value is the sum of its 16-bit words modulo 0xffff, 2^16 being 1).
+    let mut rest = words.remainder();
+    if let [a, b, c, d, tail @ ..] = rest {
+        acc += u128::from(u32::from_ne_bytes([*a, *b, *c, *d]));
+        rest = tail;
+    }
+    if let [a, b, tail @ ..] = rest {
+        acc += u128::from(u16::from_ne_bytes([*a, *b]));
+        rest = tail;
+    }
+    if let [a] = rest {
+        acc += u128::from(u16::from_ne_bytes([*a, 0]));
+    }
+    // The high half is below 2^64 - 1 (at most 2^64 words): one end-around carry at most, and
+    // after it none (the low sum wrapped, so it is small).
+    let (s, c) = (acc as u64).overflowing_add((acc >> 64) as u64);
+    u16::from_be(fold64(s + u64::from(c)))
 }
 
 /// Add one 16-bit word to the accumulator, folding the carry at once so that it never overflows.
@@ -94,6 +110,15 @@ mod tests {
             assert_eq!(sum(&data), fold(add_bytes(0, &data)), "len {len}");
         }
         assert_eq!(sum(&[0xff; 1501]), fold(add_bytes(0, &[0xff; 1501])));
+        // At every alignment of the slice in memory, and with every word all ones (carries
+        // out of every 64-bit addition).
+        let ones = [0xffu8; 64];
+        for start in 0..8 {
+            for len in 0..=56 {
+                let d = &ones[start..start + len];
+                assert_eq!(sum(d), fold(add_bytes(0, d)), "start {start} len {len}");
+            }
+        }
     }
 
     /// The folds give exactly what folding halves step by step gives (the value in 1..=0xffff

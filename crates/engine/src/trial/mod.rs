@@ -10,6 +10,8 @@
 
 mod assemble;
 mod error;
+mod loopback;
+pub use loopback::{loopback, LoopbackCount, MAX_LOOPBACK_FRAMES};
 mod phase;
 mod plan;
 mod port;

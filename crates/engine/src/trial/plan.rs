@@ -4,7 +4,7 @@
 use super::error::{EngineError, Res};
 use super::phase::TrialPlan;
 use super::port::SidePort;
-use super::receiver::{Count, PdvState, Receiver, RxGap};
+use super::receiver::{Count, PdvState, Receiver};
 use super::sender::{Sender, Split, StampSkew};
 use super::worker::{dir_index, run_worker, Shared, Worker};
 use crate::neighbour::Neighbour;
@@ -13,7 +13,6 @@ use std::sync::atomic::Ordering;
 use xlat_io::{Port, Queues, RxQueue, TxQueue};
 use xlat_traffic::{BurstScratch, Direction, Setup, SideId};
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
-use xlat_trial::report::DirectionReport;
 use xlat_trial::spec::CpuPlan;
 use xlat_trial::LagHistogram;
 
@@ -132,17 +131,6 @@ pub(super) fn plan_workers<'s, P: Port>(
                 nb,
                 dir: counting.then_some(recv_dir),
                 count: Count {
-                    tag: trial.tag,
-                    own: trial.own,
-                    total: trial.total,
-                    seen: if counting {
-                        vec![0u64; trial.total.div_ceil(64) as usize]
-                    } else {
-                        Vec::new()
-                    },
-                    report: DirectionReport::default(),
-                    split,
-                    max_seen: vec![None; queues as usize * lanes],
                     tags: if counting { trial.tags } else { None },
                     rx_ts: if counting {
                         vec![0; trial.tags.map_or(0, |p| p.count as usize)]
@@ -171,9 +159,7 @@ pub(super) fn plan_workers<'s, P: Port>(
                         }),
                         _ => None,
                     },
-                    learnt: 0,
-                    rx_unstamped: 0,
-                    gap: RxGap::default(),
+                    ..Count::new(trial.tag, trial.own, trial.total, counting, split, queues as usize * lanes)
                 },
                 frame_ts: &trial.frame_ts[dir_index(recv_dir)],
                 learn: if counting { trial.phase.learns(recv_dir) } else { None },

@@ -174,6 +174,31 @@ impl RxGap {
 }
 
 impl Count {
+    /// The counts of a direction of `total` frames of trial `tag`, before its first frame, over
+    /// `paths` paths (receive lanes x sending queues): nothing tagged or timed (a trial's plan
+    /// adds those). Without `counting` (a port that only answers ARP/NDP) no frame is tracked.
+    pub(super) fn new(tag: u64, own: OwnTags, total: u64, counting: bool, split: Split, paths: usize) -> Count {
+        Count {
+            tag,
+            own,
+            total,
+            seen: if counting {
+                vec![0u64; total.div_ceil(64) as usize]
+            } else {
+                Vec::new()
+            },
+            report: DirectionReport::default(),
+            split,
+            max_seen: vec![None; paths],
+            tags: None,
+            rx_ts: Vec::new(),
+            pdv: None,
+            learnt: 0,
+            rx_unstamped: 0,
+            gap: RxGap::default(),
+        }
+    }
+
     /// Take in what another receive queue counted of the same direction: a frame both saw
     /// counts once as received and once as a duplicate; the delay records merge (IPDV pairs
     /// only frames that came in on one queue).
@@ -366,21 +391,7 @@ mod tests {
             queues: 2,
             chunk: 64,
         };
-        Count {
-            tag: 0,
-            own: OwnTags { start: 0, used: 0 },
-            total: 256,
-            seen: vec![0; 4],
-            report: DirectionReport::default(),
-            split,
-            max_seen: vec![None; 2 * lanes],
-            tags: None,
-            rx_ts: Vec::new(),
-            pdv: None,
-            learnt: 0,
-            rx_unstamped: 0,
-            gap: RxGap::default(),
-        }
+        Count::new(0, OwnTags { start: 0, used: 0 }, 256, true, split, 2 * lanes)
     }
 
     /// A PDV count whose frames wait for their kernel transmit stamps, 1 tick = 1 ns, frame
