@@ -53,6 +53,31 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// What `bench-sender` and `bench-receiver` take.
+#[derive(clap::Args, Debug)]
+struct BenchArgs {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// Seconds to run.
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// Frame size with FCS, as trial.frame_size (its default): the IPv6 size, IPv4 frames are
+    /// 20 bytes shorter.
+    #[arg(long = "frame-size")]
+    frame_size: Option<usize>,
+    /// Frames per burst sent.
+    #[arg(long, default_value_t = 32)]
+    burst: usize,
+    /// Pin to this core.
+    #[arg(long)]
+    core: Option<usize>,
+    /// A stateful configuration: the Responder's phase 2 frames instead of the Initiator's
+    /// phase 1, on a state table of this many made-up connections (chosen as
+    /// stateful.responder_tuples says).
+    #[arg(long, value_name = "CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    responder: Option<u64>,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run one trial: send at a fixed rate for a duration and count what comes back.
@@ -105,49 +130,19 @@ enum Cmd {
     #[command(name = "bench-sender")]
     BenchSender {
         #[command(flatten)]
-        cfg: ConfigArgs,
-        /// Seconds to send.
-        #[arg(long, default_value_t = 5.0)]
-        seconds: f64,
-        #[arg(long = "frame-size")]
-        frame_size: Option<usize>,
-        #[arg(long, default_value_t = 32)]
-        burst: usize,
-        /// Pin to this core.
-        #[arg(long)]
-        core: Option<usize>,
+        b: BenchArgs,
         /// Work as testpmd's txonly does, for a like-for-like comparison: every mbuf reset
         /// (rte_pktmbuf_reset) and its frame's template written whole, in every frame, instead
         /// of patching a recycled mbuf that still holds the template.
         #[arg(long)]
         reset_mbufs: bool,
-        /// A stateful configuration: benchmark the Responder's phase 2 sender instead of the
-        /// Initiator's phase 1, answering on a state table of this many made-up connections
-        /// (chosen as stateful.responder_tuples says).
-        #[arg(long, value_name = "CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
-        responder: Option<u64>,
     },
     /// Benchmark: the receiver's hot path on one core, fed by the left port looped back to the
     /// right (a net_ring pair or mem) on the same thread; prints the frames counted.
     #[command(name = "bench-receiver")]
     BenchReceiver {
         #[command(flatten)]
-        cfg: ConfigArgs,
-        /// Seconds to run.
-        #[arg(long, default_value_t = 5.0)]
-        seconds: f64,
-        #[arg(long = "frame-size")]
-        frame_size: Option<usize>,
-        /// Frames per burst sent.
-        #[arg(long, default_value_t = 32)]
-        burst: usize,
-        /// Pin to this core.
-        #[arg(long)]
-        core: Option<usize>,
-        /// A stateful configuration: receive the Responder's phase 2 frames (on a table of
-        /// this many made-up connections) instead of the Initiator's phase 1.
-        #[arg(long, value_name = "CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
-        responder: Option<u64>,
+        b: BenchArgs,
     },
     /// Throughput: the highest rate without loss, by binary search (RFC 2544 26.1, RFC 8219 7.1).
     Throughput(procedures::ThroughputArgs),
@@ -545,44 +540,29 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             xlat_config::refuse_stateful(&c, "selftest")?;
             selftest::run(&c, args).map(|_| ())
         }
-        Cmd::BenchSender {
-            cfg,
-            seconds,
-            frame_size,
-            burst,
-            core,
-            reset_mbufs,
-            responder,
-        } => {
+        Cmd::BenchSender { b, reset_mbufs } => {
             // A stateful configuration benchmarks the Initiator's phase 1 sender (sender_bench).
-            let c = load(cfg)?;
+            let c = load(&b.cfg)?;
             let b = sender_bench::SenderBench {
-                seconds: *seconds,
-                frame_size: frame_size.unwrap_or(c.trial.frame_size),
-                burst: *burst,
-                core: *core,
+                seconds: b.seconds,
+                frame_size: b.frame_size.unwrap_or(c.trial.frame_size),
+                burst: b.burst,
+                core: b.core,
                 reset_mbufs: *reset_mbufs,
-                responder: *responder,
+                responder: b.responder,
             };
             let fps = sender_bench::run(&c, &b)?;
             println!("sender frames/s: {fps:.0}");
             Ok(())
         }
-        Cmd::BenchReceiver {
-            cfg,
-            seconds,
-            frame_size,
-            burst,
-            core,
-            responder,
-        } => {
-            let c = load(cfg)?;
+        Cmd::BenchReceiver { b } => {
+            let c = load(&b.cfg)?;
             let b = receiver_bench::ReceiverBench {
-                seconds: *seconds,
-                frame_size: frame_size.unwrap_or(c.trial.frame_size),
-                burst: (*burst).max(1),
-                core: *core,
-                responder: *responder,
+                seconds: b.seconds,
+                frame_size: b.frame_size.unwrap_or(c.trial.frame_size),
+                burst: b.burst.max(1),
+                core: b.core,
+                responder: b.responder,
             };
             let f = receiver_bench::run(&c, &b)?;
             println!("receiver frames: {}", f.count.received);

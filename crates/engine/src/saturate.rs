@@ -67,21 +67,21 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use xlat_io::{Port, RxQueue};
     use xlat_traffic::{Direction, IpVersion, PortSpec, Setup, Side, StatefulSpec, Variation};
     use xlat_wire::MacAddr;
 
-    /// With `RESET` (every frame written whole) the frames are the recycled path's, frame for
-    /// frame: the varying fields, the payload field and both checksums.
-    #[test]
-    fn reset_mode_sends_the_same_frames() {
-        let mut left = Side::new(IpVersion::V4);
-        let mut right = Side::new(IpVersion::V4);
+    /// Forward traffic only between the benchmarking addresses of both versions, fixed ports,
+    /// foreground frames `fg_m` of every 2, seed 1: for the benchmarks' tests.
+    pub(crate) fn test_setup(v: IpVersion, fg_m: u32) -> Setup {
+        let (mut left, mut right) = (Side::new(v), Side::new(v));
         left.ipv4_real = Some("198.18.0.2".parse().unwrap());
         right.ipv4_real = Some("198.19.0.2".parse().unwrap());
-        let mut setup = Setup {
+        left.ipv6_real = Some("2001:2::2".parse().unwrap());
+        right.ipv6_real = Some("2001:2:0:8000::2".parse().unwrap());
+        Setup {
             left,
             right,
             forward: true,
@@ -89,11 +89,19 @@ mod tests {
             forward_ports: PortSpec::default(),
             reverse_ports: PortSpec::default(),
             fg_n: 2,
-            fg_m: 2,
+            fg_m,
             stateful: StatefulSpec::default(),
-            seed: Some(7),
+            seed: Some(1),
             allow_foreign_addresses: false,
-        };
+        }
+    }
+
+    /// With `RESET` (every frame written whole) the frames are the recycled path's, frame for
+    /// frame: the varying fields, the payload field and both checksums.
+    #[test]
+    fn reset_mode_sends_the_same_frames() {
+        let mut setup = test_setup(IpVersion::V4, 2);
+        setup.seed = Some(7);
         setup.forward_ports.sport.variation = Variation::Pseudorandom;
         setup.forward_ports.dport.variation = Variation::Pseudorandom;
         let mac = MacAddr([2, 0, 0, 0, 0, 1]);

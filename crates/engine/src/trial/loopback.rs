@@ -123,27 +123,10 @@ fn receive_all<R: RxQueue, T: TxQueue>(r: &mut Receiver<'_, '_, R, T>, clock: &C
 mod tests {
     use super::*;
     use xlat_io::mem::MemPort;
-    use xlat_traffic::{IpVersion, PortSpec, Side, StatefulSpec, Variation};
+    use xlat_traffic::{IpVersion, Variation};
 
     fn setup(v: IpVersion) -> Setup {
-        let (mut left, mut right) = (Side::new(v), Side::new(v));
-        left.ipv4_real = Some("198.18.0.2".parse().unwrap());
-        right.ipv4_real = Some("198.19.0.2".parse().unwrap());
-        left.ipv6_real = Some("2001:2::2".parse().unwrap());
-        right.ipv6_real = Some("2001:2:0:8000::2".parse().unwrap());
-        let mut s = Setup {
-            left,
-            right,
-            forward: true,
-            reverse: false,
-            forward_ports: PortSpec::default(),
-            reverse_ports: PortSpec::default(),
-            fg_n: 2,
-            fg_m: 1,
-            stateful: StatefulSpec::default(),
-            seed: Some(1),
-            allow_foreign_addresses: false,
-        };
+        let mut s = crate::saturate::tests::test_setup(v, 1);
         s.forward_ports.sport.variation = Variation::Pseudorandom;
         s
     }
