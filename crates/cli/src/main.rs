@@ -564,9 +564,9 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
                 core: b.core,
                 responder: b.responder,
             };
-            let f = receiver_bench::run(&c, &b)?;
-            println!("receiver frames: {}", f.count.received);
-            println!("receiver frames/s (sending included): {:.0}", f.count.received as f64 / f.seconds);
+            let (count, secs) = receiver_bench::run(&c, &b)?;
+            println!("receiver frames: {}", count.received);
+            println!("receiver frames/s (sending included): {:.0}", count.received as f64 / secs);
             Ok(())
         }
     }

@@ -11,10 +11,8 @@
 
 use anyhow::{Context, Result};
 use xlat_config::{Backend, TestConfig};
-use xlat_engine::saturate::saturate;
-use xlat_engine::Clock;
+use xlat_engine::saturate::saturate_port;
 use xlat_io::Port;
-use xlat_traffic::{Direction, DirectionStream};
 use xlat_wire::MacAddr;
 
 pub struct SenderBench {
@@ -28,58 +26,6 @@ pub struct SenderBench {
     pub responder: Option<u64>,
 }
 
-/// A state table of `n` made-up connections as phase 1 would leave it: the Responder side's
-/// IP version, distinct Initiator ports, the configured addresses.
-fn made_up_table(cfg: &TestConfig, n: u64) -> Result<std::sync::Arc<xlat_traffic::StateTable>> {
-    use std::net::IpAddr;
-    use xlat_traffic::{IpVersion, Tuple4};
-    let (ini, res) = (&cfg.setup.left, &cfg.setup.right);
-    let v6 = res.ip_version == IpVersion::V6;
-    let addr = |s: &xlat_traffic::Side| -> Option<IpAddr> {
-        if v6 {
-            s.ipv6_real.map(IpAddr::V6)
-        } else {
-            s.ipv4_real.map(IpAddr::V4)
-        }
-    };
-    let (Some(initiator), Some(responder)) = (addr(ini), addr(res)) else {
-        anyhow::bail!("--responder needs the real addresses of both sides in the Responder's IP version");
-    };
-    let table = xlat_traffic::StateTable::with_version(n, v6)?;
-    for k in 0..n {
-        table.learn(Tuple4 {
-            initiator,
-            responder,
-            initiator_port: 1024 + (k % 64_512) as u16,
-            responder_port: 1 + (k / 64_512) as u16,
-        });
-    }
-    Ok(std::sync::Arc::new(table))
-}
-
-/// The stream a benchmark sends from the left port: the configured traffic, the Initiator's
-/// phase 1 (a stateful configuration) or the Responder's phase 2 on a table of `responder`
-/// made-up connections.
-pub(crate) fn bench_stream(
-    cfg: &TestConfig,
-    frame_size: usize,
-    responder: Option<u64>,
-    src: MacAddr,
-    dst: MacAddr,
-) -> Result<DirectionStream> {
-    if responder.is_some() && cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
-        anyhow::bail!("--responder benchmarks a stateful test's Responder: the configuration needs stateful.mode");
-    }
-    Ok(if cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
-        DirectionStream::new(&cfg.setup, Direction::Forward, frame_size, src, dst)?
-    } else if let Some(n) = responder {
-        // The Responder's direction: from the right side (initiator-left) back to the left.
-        DirectionStream::responder(&cfg.setup, Direction::Reverse, frame_size, src, dst, made_up_table(cfg, n)?)?
-    } else {
-        DirectionStream::preliminary(&cfg.setup, Direction::Forward, frame_size, src, dst)?
-    })
-}
-
 fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64> {
     let side = &cfg.setup.left;
     let src = side.tester_mac.unwrap_or(port.mac());
@@ -87,46 +33,17 @@ fn run_on<P: Port>(cfg: &TestConfig, mut port: P, b: &SenderBench) -> Result<f64
     let dst = side.dut_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 0x02]));
     // A stateful configuration benchmarks the Initiator's phase 1 sender: every foreground
     // frame carries the next combination of the enumeration (bench/modes.sh `enum`).
-    let stream = bench_stream(cfg, b.frame_size, b.responder, src, dst)?;
-    let n = cfg.tester.queues.max(1) as usize;
-    let sets = port.open_queues(n)?;
-    let cores = xlat_engine::pin::allowed_cores();
-    let first = b.core.and_then(|c| cores.iter().position(|x| *x == c)).unwrap_or(0);
-    let core_of = |k: usize| -> Option<usize> {
-        match (b.core, k) {
-            (c, 0) => c,
-            _ if cores.is_empty() => None,
-            _ => Some(cores[(first + k) % cores.len()]),
-        }
-    };
-    let clock = Clock::calibrate();
-    let results: Vec<Result<f64>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = sets
-            .into_iter()
-            .enumerate()
-            .map(|(k, mut q)| {
-                let mut stream = stream.clone();
-                let core = core_of(k);
-                sc.spawn(move || -> Result<f64> {
-                    if let Some(c) = core {
-                        xlat_engine::pin::pin_current_thread(c).map_err(anyhow::Error::msg)?;
-                    }
-                    // saturate() flushes the queue at its end.
-                    let r = if b.reset_mbufs {
-                        saturate::<_, true>(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?
-                    } else {
-                        saturate::<_, false>(&mut q.tx, &mut stream, &clock, b.seconds, b.burst)?
-                    };
-                    Ok(r.rate())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a sender thread panicked"))))
-            .collect()
-    });
-    results.into_iter().sum()
+    let stream = xlat_traffic::bench::stream(&cfg.setup, b.frame_size, b.responder, src, dst)?;
+    let queues = cfg.tester.queues as usize;
+    Ok(saturate_port(
+        &mut port,
+        queues,
+        &stream,
+        b.core,
+        b.seconds,
+        b.burst,
+        b.reset_mbufs,
+    )?)
 }
 
 /// Run the benchmark on the left port of `cfg`; returns frames/s.

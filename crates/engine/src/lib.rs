@@ -14,6 +14,7 @@
 //! | `delay`, `report`, `spec` | re-exported from `xlat-trial`: the trial boundary's types, which the engine fills in |
 //! | [`clock`], [`pin`] | the TSC clock; pinning and priority of worker threads |
 //! | [`saturate`] | the sender's hot path flat out, for benchmarks |
+//! | `trial/loopback.rs` | the receiver's hot path for benchmarks: a looped-back pair, sending and receiving in turns on one thread |
 //!
 //! Threads: one per core that has a role. By default each port gets its own core, its worker
 //! sending the port's direction and receiving the other; a [`CpuPlan`] that gives roles the same

@@ -3,7 +3,8 @@
 
 use crate::clock::Clock;
 use crate::trial::BurstSend;
-use xlat_io::{Result, TxQueue};
+use crate::trial::EngineError;
+use xlat_io::{Port, Result, TxQueue};
 use xlat_traffic::{BurstScratch, DirectionStream};
 
 /// What a saturation run achieved.
@@ -64,6 +65,59 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
         frames: seq,
         seconds: clock.secs(now - start),
     })
+}
+
+/// [`saturate`] on `queues` queue sets of `port`, each on a thread of its own pinned to a core
+/// (the first to `core`, the next ones to the cores after it among those this process may use),
+/// each sending `stream` from its start; with `reset`, testpmd's work per mbuf (`RESET`).
+/// Returns the sum of their rates (frames/s).
+#[allow(clippy::too_many_arguments)]
+pub fn saturate_port<P: Port>(
+    port: &mut P,
+    queues: usize,
+    stream: &DirectionStream,
+    core: Option<usize>,
+    seconds: f64,
+    burst: usize,
+    reset: bool,
+) -> std::result::Result<f64, EngineError> {
+    let sets = port.open_queues(queues.max(1))?;
+    let cores = crate::pin::allowed_cores();
+    let first = core.and_then(|c| cores.iter().position(|x| *x == c)).unwrap_or(0);
+    let core_of = |k: usize| -> Option<usize> {
+        match (core, k) {
+            (c, 0) => c,
+            _ if cores.is_empty() => None,
+            _ => Some(cores[(first + k) % cores.len()]),
+        }
+    };
+    let clock = Clock::calibrate();
+    let results: Vec<std::result::Result<f64, EngineError>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = sets
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut q)| {
+                let (mut stream, core, clock) = (stream.clone(), core_of(k), &clock);
+                sc.spawn(move || -> std::result::Result<f64, EngineError> {
+                    if let Some(c) = core {
+                        crate::pin::pin_current_thread(c).map_err(|msg| EngineError::Cpu { core: c, msg })?;
+                    }
+                    // saturate() flushes the queue at its end.
+                    let r = if reset {
+                        saturate::<_, true>(&mut q.tx, &mut stream, clock, seconds, burst)?
+                    } else {
+                        saturate::<_, false>(&mut q.tx, &mut stream, clock, seconds, burst)?
+                    };
+                    Ok(r.rate())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(EngineError::Panicked)))
+            .collect()
+    });
+    results.into_iter().sum()
 }
 
 #[cfg(test)]

@@ -6,10 +6,9 @@
 //! count its instructions apart from the sending (bench/instructions.sh: callgrind's
 //! `--toggle-collect`).
 
-use super::error::Res;
+use super::error::{EngineError, Res};
 use super::receiver::{Count, OwnTags, Receiver};
 use super::sender::{BurstSend, Split, SEQ_MASK};
-
 use crate::clock::Clock;
 use crate::neighbour::Neighbour;
 use xlat_io::{Port, Queues, RxQueue, TxQueue};
@@ -32,7 +31,7 @@ pub const MAX_LOOPBACK_FRAMES: u64 = 1 << 28;
 
 /// Send `stream`'s frames (payload field = sequence number, trial tag 0) from `left` to `right`
 /// on the calling thread, `fill` frames in bursts of `burst`, then receive them on `right` with
-/// a trial's receiver of direction `dir` until a poll comes back empty; again, until `seconds`
+/// a trial's receiver of the forward direction until a poll comes back empty; again, until `seconds`
 /// are over (checked once per round) or [`MAX_LOOPBACK_FRAMES`] are sent. With `learn`, the
 /// receiver learns foreground frames' tuples into it, as a Responder does in phase 1.
 #[allow(clippy::too_many_arguments)]
@@ -101,6 +100,41 @@ pub fn loopback<P: Port>(
         other: rep.duplicates + rep.unexpected + rep.other + rep.corrupted,
         learnt: r.count.learnt,
     })
+}
+
+/// [`loopback`] on two ports looped back to each other: their queues opened, the calling
+/// thread pinned to `core`, the clock calibrated. Returns the counts and the seconds the run
+/// took; an error unless every frame sent was counted once (the loopback lost or changed some).
+#[allow(clippy::too_many_arguments)]
+pub fn loopback_ports<P: Port>(
+    setup: &Setup,
+    left: &mut P,
+    right: &mut P,
+    stream: &mut DirectionStream,
+    learn: Option<&StateTable>,
+    core: Option<usize>,
+    seconds: f64,
+    burst: usize,
+    fill: usize,
+) -> Res<(LoopbackCount, f64)> {
+    let right_mac = right.mac();
+    let (mut lq, mut rq) = (left.queues()?, right.queues()?);
+    if let Some(c) = core {
+        crate::pin::pin_current_thread(c).map_err(|msg| EngineError::Cpu { core: c, msg })?;
+    }
+    let clock = Clock::calibrate();
+    let t0 = std::time::Instant::now();
+    let c = loopback::<P>(setup, &mut lq, &mut rq, right_mac, stream, learn, &clock, seconds, burst, fill)?;
+    if c.received != c.sent || c.other != 0 {
+        return Err(EngineError::Port {
+            side: "right",
+            msg: format!(
+                "the receiver counted {} of {} frames sent once ({} others): the loopback lost or changed frames",
+                c.received, c.sent, c.other
+            ),
+        });
+    }
+    Ok((c, t0.elapsed().as_secs_f64()))
 }
 
 /// Poll until a poll comes back empty: at most `most` polls with frames (a queue may give fewer
