@@ -49,14 +49,7 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
     while now < end {
         // The clock is read once per CLOCK_EVERY bursts: testpmd's loop reads none.
         for _ in 0..CLOCK_EVERY {
-            let s0 = seq;
-            let frames = stream.burst(s0, burst, &mut scratch);
-            seq += frames.with_writer(BurstSend::<T, RESET> {
-                tx,
-                k: burst,
-                tag: 0,
-                seq0: s0,
-            })? as u64;
+            seq += BurstSend::<T, RESET>::send(tx, stream, &mut scratch, seq, burst, 0)? as u64;
         }
         now = clock.now();
     }

@@ -35,7 +35,7 @@ pub const MAX_LOOPBACK_FRAMES: u64 = 1 << 28;
 /// are over (checked once per round) or [`MAX_LOOPBACK_FRAMES`] are sent. With `learn`, the
 /// receiver learns foreground frames' tuples into it, as a Responder does in phase 1.
 #[allow(clippy::too_many_arguments)]
-pub fn loopback<P: Port>(
+fn loopback<P: Port>(
     setup: &Setup,
     left: &mut Queues<P::Tx, P::Rx>,
     right: &mut Queues<P::Tx, P::Rx>,
@@ -76,13 +76,7 @@ pub fn loopback<P: Port>(
         let stop = seq + fill;
         while seq < stop {
             let k = burst.min(stop - seq);
-            let frames = stream.burst(seq, k as usize, &mut scratch);
-            let sent = frames.with_writer(BurstSend::<P::Tx, false> {
-                tx: &mut left.tx,
-                k: k as usize,
-                tag: 0,
-                seq0: seq,
-            })? as u64;
+            let sent = BurstSend::<P::Tx, false>::send(&mut left.tx, stream, &mut scratch, seq, k as usize, 0)? as u64;
             if sent == 0 {
                 // The ring is full: take what is there before sending on.
                 break;
@@ -141,16 +135,13 @@ pub fn loopback_ports<P: Port>(
 /// than `RX_BURST` per poll), and the empty one. Not inlined: a profiler counts the receiver
 /// here.
 #[inline(never)]
-fn receive_all<R: RxQueue, T: TxQueue>(r: &mut Receiver<'_, '_, R, T>, clock: &Clock, most: u64) -> Res<u64> {
-    let mut got = 0u64;
+fn receive_all<R: RxQueue, T: TxQueue>(r: &mut Receiver<'_, '_, R, T>, clock: &Clock, most: u64) -> Res<()> {
     for _ in 0..=most {
-        let n = r.poll(clock)? as u64;
-        if n == 0 {
+        if r.poll(clock)? == 0 {
             break;
         }
-        got += n;
     }
-    Ok(got)
+    Ok(())
 }
 
 #[cfg(test)]

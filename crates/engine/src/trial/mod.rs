@@ -11,7 +11,7 @@
 mod assemble;
 mod error;
 mod loopback;
-pub use loopback::{loopback, loopback_ports, LoopbackCount, MAX_LOOPBACK_FRAMES};
+pub use loopback::{loopback_ports, LoopbackCount, MAX_LOOPBACK_FRAMES};
 mod phase;
 mod plan;
 mod port;

@@ -310,6 +310,24 @@ pub(crate) struct BurstSend<'t, T, const RESET: bool> {
     pub(crate) seq0: u64,
 }
 
+impl<'t, T: TxQueue, const RESET: bool> BurstSend<'t, T, RESET> {
+    /// Frames `seq0 .. seq0 + k` of `stream` with payload fields `tag | seq`, computed ahead in
+    /// `scratch` and sent in one burst on `tx` (the benchmarks' loops): how many `tx` took.
+    #[inline(always)]
+    pub(crate) fn send(
+        tx: &'t mut T,
+        stream: &DirectionStream,
+        scratch: &mut BurstScratch,
+        seq0: u64,
+        k: usize,
+        tag: u64,
+    ) -> xlat_io::Result<usize> {
+        stream
+            .burst_tagged(seq0, k, tag, scratch)
+            .with_writer(BurstSend::<T, RESET> { tx, k, tag, seq0 })
+    }
+}
+
 impl<T: TxQueue, const RESET: bool> WithWriter for BurstSend<'_, T, RESET> {
     type Out = xlat_io::Result<usize>;
 
