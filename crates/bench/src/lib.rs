@@ -52,6 +52,7 @@
 //! [`BenchError::Interrupted`] with every trial so far.
 
 pub mod b2b;
+pub mod bound;
 pub mod capacity;
 pub mod conn_rate;
 pub mod delay;
@@ -84,6 +85,7 @@ pub mod throughput;
 pub mod trial;
 
 pub use b2b::{back_to_back, BackToBackConfig, BackToBackResult};
+pub use bound::Bound;
 pub use capacity::{conntrack_capacity, CapacityConfig, CapacityResult};
 pub use conn_rate::{conn_rate, ConnRateConfig, ConnRateResult};
 pub use delay::{

@@ -299,6 +299,10 @@ pub struct GoalResult {
     /// Why this is an Irregular Goal Result (a bound missing, the bounds not within the width);
     /// `None` for a regular one.
     pub irregular: Option<String>,
+    /// What bounded the Relevant Lower Bound: the DUT (an Upper Bound above it, with the DUT's
+    /// CPU load in a trial there), the tester, or Max Load (then the result is at least this).
+    #[serde(default)]
+    pub bound: crate::bound::Bound,
 }
 
 /// One trial of the search and what it decided.
@@ -561,7 +565,7 @@ pub fn mlrsearch(runner: &mut dyn TrialRunner, cfg: &MlrConfig, progress: &mut d
     let goals = cfg
         .goals
         .iter()
-        .map(|goal| goal_result(&search, goal, complete, cfg.max_trials))
+        .map(|goal| goal_result(&search, goal, complete, cfg.max_trials, &s.trials))
         .collect();
     Ok(MlrResult {
         frame_size: cfg.trial.frame_size,
@@ -578,7 +582,7 @@ pub fn mlrsearch(runner: &mut dyn TrialRunner, cfg: &MlrConfig, progress: &mut d
     })
 }
 
-fn goal_result(search: &Search<'_>, goal: &SearchGoal, complete: bool, max_trials: usize) -> GoalResult {
+fn goal_result(search: &Search<'_>, goal: &SearchGoal, complete: bool, max_trials: usize, trials: &[TrialRecord]) -> GoalResult {
     let target = goal.target();
     let (rlb, rub) = relevant_bounds(search.classified(&target));
     let ct = rlb.map(|l| conditional_throughput(l, &search.db[&l], &target));
@@ -605,12 +609,29 @@ fn goal_result(search: &Search<'_>, goal: &SearchGoal, complete: bool, max_trial
         )),
         (None, None) => Some("no load was classified for this goal".to_string()),
     };
+    let bound = match (rlb, rub) {
+        (_, Some(u)) => crate::bound::Bound::Dut {
+            rate: u,
+            dut_busy: trials
+                .iter()
+                .rev()
+                .find(|t| t.valid && t.rate == u)
+                .and_then(|t| t.load.as_ref()?.dut.as_ref())
+                .map(|d| d.busy),
+        },
+        (Some(l), None) => match search.tester_bound {
+            Some(rate) if l < search.cfg.max_load => crate::bound::Bound::Tester { rate },
+            _ => crate::bound::Bound::Range { max: search.cfg.max_load },
+        },
+        (None, None) => crate::bound::Bound::Undetermined,
+    };
     GoalResult {
         goal: goal.clone(),
         relevant_lower_bound: rlb,
         relevant_upper_bound: rub,
         conditional_throughput: ct,
         irregular,
+        bound,
     }
 }
 

@@ -84,6 +84,9 @@ pub fn trial_summary(r: &TrialReport) -> String {
             ));
         }
     }
+    if let Some(l) = &r.load {
+        s.push_str(&format!("load over {:.1} s: {}\n", l.seconds, l.summary()));
+    }
     if r.valid {
         let verdict = if r.total_lost() == 0 { "no loss" } else { "loss" };
         s.push_str(&format!("trial valid: {verdict}\n"));
@@ -234,13 +237,16 @@ fn float(v: f64) -> String {
 /// tester's own drops, and the DUT's connection count after phase 1 (`dut.count`; empty when
 /// not counted). Then per direction the sender's lag behind its schedule (the most and the
 /// 99.9th percentile, ns, and the stalls over 100 us), what stamped its frames (`user`,
-/// `kernel`) and how many frames to be timed got no stamp.
+/// `kernel`) and how many frames to be timed got no stamp. Last the CPUs' load over the trial
+/// (empty when not read): the DUT's CPUs (a CPU list), their busy and softirq shares (0 to 1)
+/// and NET_RX softirq runs, then the tester's.
 pub const TRIALS_CSV_HEADER: &str = "procedure,repetition,index,phase,attempt,frame_size,rate,duration_s,frames,valid,pass,tester_bound,\
 fwd_sent,fwd_received,fwd_lost,fwd_loss_percent,fwd_tester_tx_dropped,fwd_tester_rx_dropped,\
 rev_sent,rev_received,rev_lost,rev_loss_percent,rev_tester_tx_dropped,rev_tester_rx_dropped,invalid_reasons,\
 pre_frames,pre_rate,pre_sent,pre_received,pre_foreground_sent,pre_foreground_received,pre_valid_entries,pre_state_table,\
 pre_send_duration_s,pre_sending_valid,pre_duplicate_tuples,pre_tester_tx_dropped,pre_tester_rx_dropped,pre_dut_connections,\
-fwd_max_lag_ns,fwd_lag_p999_ns,fwd_stalls,fwd_stamps,fwd_stamps_missing,rev_max_lag_ns,rev_lag_p999_ns,rev_stalls,rev_stamps,rev_stamps_missing";
+fwd_max_lag_ns,fwd_lag_p999_ns,fwd_stalls,fwd_stamps,fwd_stamps_missing,rev_max_lag_ns,rev_lag_p999_ns,rev_stalls,rev_stamps,rev_stamps_missing,\
+dut_cpus,dut_busy,dut_softirq,dut_net_rx,tester_cpus,tester_busy,tester_softirq,tester_net_rx";
 
 /// One row of [`trials_csv`] (with its newline): trial `t` of repetition `repetition`.
 pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> String {
@@ -287,8 +293,23 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
         ),
         None => ",,,,".to_string(),
     };
+    let cpus = |l: Option<&xlat_trial::CpuLoad>| match l {
+        Some(l) => format!(
+            "{},{},{},{}",
+            csv_field(&xlat_trial::load::cpu_list(&l.cpus)),
+            float(l.busy),
+            float(l.softirq),
+            l.net_rx
+        ),
+        None => ",,,".to_string(),
+    };
+    let load = format!(
+        "{},{}",
+        cpus(t.load.as_ref().and_then(|l| l.dut.as_ref())),
+        cpus(t.load.as_ref().map(|l| &l.tester))
+    );
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         csv_field(procedure),
         repetition,
         t.index,
@@ -306,7 +327,8 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
         csv_field(&t.invalid_reasons.join("; ")),
         pre,
         timing(t.forward.as_ref()),
-        timing(t.reverse.as_ref())
+        timing(t.reverse.as_ref()),
+        load
     )
 }
 

@@ -2,7 +2,7 @@
 //! direction, and the one frame loss formula every command uses ([`loss_percent`]).
 
 use serde::{Deserialize, Serialize};
-use xlat_trial::{DirectionReport, HookRun, PreliminaryReport, TrialReport, TrialSpec};
+use xlat_trial::{DirectionReport, HookRun, LoadReport, PreliminaryReport, TrialReport, TrialSpec};
 
 /// Frame loss in percent, RFC 2544 section 26.3: (input count - output count) x 100 / input
 /// count. `None` when nothing was sent. Every loss percentage xlatperf prints or writes is this.
@@ -129,6 +129,9 @@ pub struct TrialRecord {
     /// The DUT commands run for this trial: key, command, seconds, exit status, output.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dut_hooks: Vec<HookRun>,
+    /// The DUT's and the tester's CPUs over the trial, when the runner read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadReport>,
 }
 
 impl TrialRecord {
@@ -149,6 +152,7 @@ impl TrialRecord {
             reverse: report.reverse.as_ref().map(DirectionCounts::from_report),
             preliminary: report.preliminary.clone(),
             dut_hooks: report.dut_hooks.clone(),
+            load: report.load.clone(),
         }
     }
 

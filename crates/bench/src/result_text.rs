@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::b2b::BackToBackResult;
+use crate::bound::Bound;
 use crate::delay::{Delay, LatencyStats};
 use crate::frame_loss::FrameLossResult;
 use crate::latency::{LatencyResult, LatencySummary};
@@ -49,6 +50,7 @@ impl BenchResult for ThroughputResult {
             self.trial_seconds,
             self.elapsed_s
         );
+        let _ = writeln!(s, "{}\n", self.bound.describe("frames/s"));
         if let Some(b) = self.tester_bound {
             if self.bounded_by_tester {
                 let _ = writeln!(
@@ -70,9 +72,12 @@ impl BenchResult for ThroughputResult {
         s
     }
     fn headline(&self) -> String {
-        let mut s = format!("{} B: {} fps per direction", self.frame_size, group(self.throughput));
+        let at_least = if self.bound.at_least() { "at least " } else { "" };
+        let mut s = format!("{} B: {at_least}{} fps per direction", self.frame_size, group(self.throughput));
         if let (true, Some(b)) = (self.bounded_by_tester, self.tester_bound) {
             let _ = write!(s, " (bounded by the tester at {} frames/s)", group(b));
+        } else if let Bound::Range { max } = self.bound {
+            let _ = write!(s, " (no loss up to the search's maximum {} frames/s)", group(max));
         }
         s
     }

@@ -353,6 +353,7 @@ impl TrialRunner for SimDut {
         let reason = self.invalid_reason(spec.rate);
         Ok(TrialReport {
             dut_hooks: Vec::new(),
+            load: None,
             preliminary: preliminary.map(|(p, _)| p),
             valid: reason.is_none(),
             invalid_reasons: reason.into_iter().collect(),

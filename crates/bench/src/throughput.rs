@@ -43,6 +43,7 @@
 use serde::{Deserialize, Serialize};
 use xlat_trial::TrialSpec;
 
+use crate::bound::Bound;
 use crate::error::{config, BenchError};
 use crate::record::TrialRecord;
 use crate::runner::{Progress, TrialRunner};
@@ -181,6 +182,10 @@ pub struct ThroughputResult {
     /// the tester, not the DUT, limited the search; the DUT may be faster than measured.
     #[serde(default)]
     pub bounded_by_tester: bool,
+    /// What bounded the throughput: the DUT, the tester, or `max_rate` (then it is at least
+    /// this).
+    #[serde(default)]
+    pub bound: Bound,
     pub trials: Vec<TrialRecord>,
 }
 
@@ -209,6 +214,8 @@ pub fn throughput(
         }
     }
     let tester_bound = s.lowest_invalid.as_ref().map(|i| i.rate);
+    let bounded_by_tester = tester_bound == Some(upper) && upper.saturating_sub(lower) <= cfg.error;
+    let bound = Bound::of_search(lower, upper, cfg.max_rate, tester_bound.filter(|_| bounded_by_tester), &s.trials);
     Ok(ThroughputResult {
         frame_size: cfg.trial.frame_size,
         method: cfg.method.clone(),
@@ -221,7 +228,8 @@ pub fn throughput(
         trial_seconds: s.trial_seconds,
         elapsed_s: s.elapsed_s,
         tester_bound,
-        bounded_by_tester: tester_bound == Some(upper) && upper.saturating_sub(lower) <= cfg.error,
+        bounded_by_tester,
+        bound,
         trials: s.trials,
     })
 }

@@ -241,11 +241,28 @@ enum LabCmd {
         /// queue on cores of their own; afpacket spreads the receive side with a fanout group).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(xlat_lab::MAX_QUEUES)))]
         queues: Option<u32>,
+        /// The DUT's CPUs, e.g. 1 or 2-3 (default: the highest CPU): the DUT's packet
+        /// processing is steered there (RPS on the DUT's veth ends) and TAYGA pinned there; the
+        /// tester's workers and receive path get the other CPUs. Every trial records both loads.
+        #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+        dut_cpus: Option<CpuList>,
+        /// Do not steer: the kernel DUT then runs on the CPU that sends to it, the tester's
+        /// (how the lab measured before; for comparisons only: a figure then measures both).
+        #[arg(long)]
+        no_steering: bool,
     },
     /// Remove everything the lab made (works after a crash too).
     Down,
     /// Show what exists.
     Status,
+}
+
+/// `--dut-cpus`: a CPU list as Linux writes one ("1", "2-3,6").
+#[derive(Debug, Clone)]
+struct CpuList(Vec<usize>);
+
+fn parse_cpus(s: &str) -> Result<CpuList, String> {
+    xlat_trial::load::parse_cpu_list(s).map(CpuList)
 }
 
 /// The configuration of `-c` with the `--set` overrides.
@@ -418,6 +435,8 @@ fn lab(cmd: &LabCmd) -> Result<()> {
             conntrack_buckets,
             backend,
             queues,
+            dut_cpus,
+            no_steering,
         } => {
             let t: xlat_lab::Topology = topology.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
             let opts = xlat_lab::UpOptions {
@@ -428,6 +447,8 @@ fn lab(cmd: &LabCmd) -> Result<()> {
                     _ => None,
                 },
                 queues: *queues,
+                dut_cpus: dut_cpus.as_ref().map(|c| c.0.clone()),
+                no_steering: *no_steering,
             };
             let info = xlat_lab::up(t, &opts)?;
             let dut = match &info.clat_ns {
@@ -438,6 +459,10 @@ fn lab(cmd: &LabCmd) -> Result<()> {
                 "lab {} is up: tester ports {} and {} in namespace {}, {dut}",
                 info.topology, info.left_port, info.right_port, info.tester_ns
             );
+            match &info.placement {
+                Some(p) => eprintln!("CPUs: {}", p.describe()),
+                None => eprintln!("CPUs: one; the DUT and the tester share it, and a figure measures both"),
+            }
             println!("{}", info.config_path.display());
             if let Some(dir) = siitperf_dir {
                 siitperf_dir_for_lab(&info, dir)?;

@@ -19,6 +19,7 @@ fn cpu_plan(cfg: &TestConfig) -> CpuPlan {
         right_send: c.right_send,
         left_recv: c.left_recv,
         queues: cfg.tester.queues as usize,
+        dut: cfg.dut.cpus.clone(),
     }
 }
 

@@ -152,6 +152,7 @@ pub(crate) struct RawDut {
     pub delete_all: Option<String>,
     pub count: Option<String>,
     pub reset: Option<String>,
+    pub cpus: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -284,6 +285,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         delete_all: c.command("dut.delete_all", &raw.dut.delete_all)?,
         count: c.command("dut.count", &raw.dut.count)?,
         reset: c.command("dut.reset", &raw.dut.reset)?,
+        cpus: c.cpu_list("dut.cpus", &raw.dut.cpus)?,
     };
 
     let cfg = TestConfig {
@@ -367,6 +369,14 @@ impl Conv<'_> {
     }
 
     /// A shell command: any text but an empty one.
+    fn cpu_list(&self, path: &str, v: &Option<String>) -> Result<Vec<usize>, ConfigError> {
+        match v {
+            None => Ok(Vec::new()),
+            Some(s) => xlat_trial::load::parse_cpu_list(s)
+                .map_err(|why| self.bad(path, quote(s), format!("a CPU list such as \"1\" or \"2-3,6\" ({why})"))),
+        }
+    }
+
     fn command(&self, path: &str, v: &Option<String>) -> Result<Option<String>, ConfigError> {
         match v {
             Some(s) if s.trim().is_empty() => Err(self.bad(path, quote(s), "a shell command, run with sh -c")),

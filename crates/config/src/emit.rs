@@ -178,6 +178,10 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.opt("dut.delete_all", dut.delete_all.as_deref().map(s));
     o.opt("dut.count", dut.count.as_deref().map(s));
     o.opt("dut.reset", dut.reset.as_deref().map(s));
+    o.opt(
+        "dut.cpus",
+        (!dut.cpus.is_empty()).then(|| s(&xlat_trial::load::cpu_list(&dut.cpus))),
+    );
     o.0
 }
 

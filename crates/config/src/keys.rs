@@ -383,6 +383,8 @@ pub static KEYS: &[KeyDef] = {
          "shell command (sh -c) that prints the number of connections in the DUT's table; run after phase 1 of every stateful trial, reported"),
     toml("dut.reset",                                        T::Str,     None,                  "none",
          "shell command (sh -c) that resets the DUT and returns (RFC 6201); `xlatperf reset` runs it during a trial"),
+    toml("dut.cpus",                                         T::Str,     None,                  "none",
+         "CPU list (\"1\", \"2-3\") of a DUT on this host (the lab's): every trial records their load, the tester's workers keep off them"),
     // [trial]
     toml("trial.frame_size",                                 T::Int,     Some((0, 65535)),      "84",
          "siitperf's IPv6 frame size incl. FCS; IPv4 frames are 20 bytes shorter"),
@@ -414,7 +416,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 85);
+        assert_eq!(keys().len(), 86);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

@@ -12,6 +12,7 @@
 //! | `trial/worker.rs` | the per-core loop (`worker_loop`) with its deadline, failure and abort checks |
 //! | [`neighbour`] | ARP and NDP: answering, resolving the DUT, announcing the tester's addresses |
 //! | `delay`, `report`, `spec` | re-exported from `xlat-trial`: the trial boundary's types, which the engine fills in |
+//! | [`load`] | the DUT's and the tester's CPU load over a trial, from `/proc/stat` and `/proc/softirqs` |
 //! | [`clock`], [`pin`] | the TSC clock; pinning and priority of worker threads |
 //! | [`saturate`] | the sender's hot path flat out, for benchmarks |
 //! | `trial/loopback.rs` | the receiver's hot path for benchmarks: a looped-back pair, sending and receiving in turns on one thread |
@@ -21,6 +22,7 @@
 //! core puts them in one thread (on 2 CPUs the lab's TAYGA topologies run all four on CPU 0).
 
 pub mod clock;
+pub mod load;
 pub mod neighbour;
 pub mod pin;
 pub mod saturate;

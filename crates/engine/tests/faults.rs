@@ -123,6 +123,7 @@ fn all_roles_on_one_core_count_exactly() {
         right_send: Some(0),
         right_recv: Some(0),
         queues: 1,
+        dut: Vec::new(),
     };
     let (mut t, fw, _) = tester(1 << 16, one);
     let drop: std::collections::HashSet<u64> = [5u64, 600, 1999].into_iter().map(|s| (1 << 56) | s).collect();

@@ -2,7 +2,9 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | `topology` | [`Topology`], the names and addresses, [`CpuSplit`], the test configuration: [`config`], [`config_toml`] |
+//! | `topology` | [`Topology`], the names and addresses, the test configuration: [`config`], [`config_toml`] |
+//! | `placement` | [`Placement`]: the DUT's CPUs and the tester's |
+//! | `steer` | steering the veth ends' receive processing to them (RPS), and reading it back |
 //! | `setup` | building a topology ([`up`]) and tearing everything down ([`down`]) |
 //! | `status` | what of the lab exists now ([`status()`]) |
 //! | `state` | the state file `/run/xlatperf/lab.json` and where the files go |
@@ -77,11 +79,13 @@ mod cmd;
 mod dut;
 mod error;
 mod lwaftr;
+mod placement;
 mod report;
 mod setup;
 mod siitperf;
 mod state;
 mod status;
+mod steer;
 mod tayga;
 mod topology;
 
@@ -90,18 +94,19 @@ pub use cmd::{have_tool, is_root};
 pub use dut::{dut_exec, dut_neighbours, set_forwarding};
 pub use error::LabError;
 pub use lwaftr::{binding as lw4o6_binding, port_set as lw4o6_port_set};
+pub use placement::{cpu_mask, online_cpus, parse_cpu_mask, Placement};
 pub use report::{DownReport, LabInfo, UpOptions, CONNTRACK_LIMIT, MAX_QUEUES};
 pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
-pub use status::{ConntrackStatus, LinkStatus, Status};
+pub use status::{ConntrackStatus, LinkStatus, PlacedPart, Status};
 pub use topology::{
-    config, config_toml, config_toml_for, CpuSplit, StatefulLab, Topology, CLAT_IPV4_ROUTE, CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6,
-    CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DSLITE_AFTR,
-    DSLITE_B4_IPV4_ROUTE, DSLITE_B4_PREFIX, DSLITE_LEFT_MTU, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4,
-    DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, LW4O6_BINDINGS, LW4O6_PORTS, LW4O6_PSID_BITS, NAMESPACES, NAT64_POOL, NAT64_PREFIX,
-    RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS,
-    STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT,
-    TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
+    config, config_toml, config_toml_for, StatefulLab, Topology, CLAT_IPV4_ROUTE, CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6, CLAT_NS,
+    CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DSLITE_AFTR, DSLITE_B4_IPV4_ROUTE,
+    DSLITE_B4_PREFIX, DSLITE_LEFT_MTU, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6,
+    LEFT_PORT, LINK_NAMES, LW4O6_BINDINGS, LW4O6_PORTS, LW4O6_PSID_BITS, NAMESPACES, NAT64_POOL, NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT,
+    SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS, STATEFUL_COUNT, STATEFUL_DPORT,
+    STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE,
+    TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
 };
 
 fn require_tools(t: Topology) -> Result<(), LabError> {
@@ -146,6 +151,8 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
             return Err(LabError::InvalidInput(format!("{q} queues per port: allowed 1-{MAX_QUEUES}")));
         }
     }
+    // Checked before anything is made: a CPU list that leaves the tester none is refused.
+    let placement = Placement::choose(opts.dut_cpus.as_deref(), &online_cpus(), !opts.no_steering)?;
     if let Some(detail) = setup::existing()? {
         if opts.replace {
             setup::teardown()?;
@@ -156,6 +163,7 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
     let mut st = LabState::new(t);
     st.namespaces = t.namespaces().iter().map(|s| s.to_string()).collect();
     st.links = t.links().into_iter().map(str::to_string).collect();
+    st.placement = placement;
     let result = state::write(&st).and_then(|()| setup::build(t, &mut st, opts));
     match result {
         Ok(info) => Ok(info),

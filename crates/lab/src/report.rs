@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// Options of [`up`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UpOptions {
     /// Tear down an existing lab first instead of failing.
     pub replace: bool,
@@ -19,6 +19,11 @@ pub struct UpOptions {
     /// Queues of each veth end (`numtxqueues`, `numrxqueues`) and the `tester.queues` the
     /// configuration names (`None`: 1).
     pub queues: Option<u32>,
+    /// The DUT's CPUs (`--dut-cpus`; `None`: the highest CPU); the tester gets the others.
+    pub dut_cpus: Option<Vec<usize>>,
+    /// Leave the kernel DUT's processing where the frames arrive (the sending CPU) instead of
+    /// steering it to the DUT's CPUs: the way the lab measured before, for comparisons.
+    pub no_steering: bool,
 }
 
 /// The most queues `lab up --queues` gives a veth end.
@@ -40,6 +45,8 @@ pub struct LabInfo {
     pub clat_ns: Option<String>,
     pub left_port: String,
     pub right_port: String,
+    /// Where the DUT and the tester run (`None`: one CPU).
+    pub placement: Option<crate::placement::Placement>,
 }
 
 /// What [`down`] removed.

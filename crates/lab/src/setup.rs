@@ -196,6 +196,17 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         )?;
     }
     run_with_input("ip", &["netns", "exec", TESTER_NS, "nft", "-f", "-"], Some(&tester_ruleset()))?;
+    // A queue on the tester's ends (veth has none): the afpacket backend sends through it on
+    // veth, so that a frame the DUT's full input queue refuses is lost there, as on a wire,
+    // instead of being sent again (see xlat-io's afpacket open_tx).
+    for port in [LEFT_PORT, RIGHT_PORT] {
+        run(
+            "ip",
+            &[
+                "netns", "exec", TESTER_NS, "tc", "qdisc", "replace", "dev", port, "root", "pfifo", "limit", TXQUEUELEN,
+            ],
+        )?;
+    }
 
     // (namespace, interface, IPv4, IPv6): xlat464's CLAT takes the DUT's left IPv4 address,
     // and the link between CLAT and PLAT is IPv6 only.
@@ -285,11 +296,15 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
     }
 
     wait_links_up(t)?;
+    if let Some(p) = &st.placement {
+        crate::steer::apply(t, p)?;
+    }
 
     let path = state::config_path(t);
     st.files.push(path.clone());
     state::write(st)?;
-    std::fs::write(&path, config_toml_for(t, opts.backend, opts.queues.unwrap_or(1))).map_err(|e| LabError::io(&path, e))?;
+    let text = config_toml_for(t, opts.backend, opts.queues.unwrap_or(1), st.placement.as_ref());
+    std::fs::write(&path, text).map_err(|e| LabError::io(&path, e))?;
     st.config_path = Some(path.clone());
     st.complete = true;
     state::write(st)?;
@@ -302,6 +317,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         clat_ns: t.has_clat().then(|| CLAT_NS.to_string()),
         left_port: LEFT_PORT.to_string(),
         right_port: RIGHT_PORT.to_string(),
+        placement: st.placement.clone(),
     })
 }
 

@@ -50,6 +50,9 @@ pub struct LabState {
     pub saved_sysctls: Vec<SavedSysctl>,
     /// Seconds since the Unix epoch when `up` started.
     pub created_unix: u64,
+    /// Where the DUT and the tester run (`None`: one CPU, nothing placed).
+    #[serde(default)]
+    pub placement: Option<crate::placement::Placement>,
 }
 
 impl LabState {
@@ -69,6 +72,7 @@ impl LabState {
             files: Vec::new(),
             saved_sysctls: Vec::new(),
             created_unix,
+            placement: None,
         }
     }
 }

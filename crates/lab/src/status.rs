@@ -55,6 +55,27 @@ pub struct Status {
     /// The DUT's connection tracking, when nf_conntrack is loaded: entries now (the DUT
     /// namespace's own count), the host-wide table limit, the DUT's UDP timeout in seconds.
     pub conntrack: Option<ConntrackStatus>,
+    /// Where each part runs now: every veth end's receive steering and every TAYGA's CPUs,
+    /// each beside where the lab placed it (empty without a placement).
+    pub placement: Vec<PlacedPart>,
+}
+
+/// One part of the lab and the CPUs it runs on, now and as placed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedPart {
+    /// "xlat-dl (xlat-dut) receive", "tayga (xlat-dut)".
+    pub part: String,
+    /// The CPUs it runs on now (empty: unsteered, wherever the frames arrive).
+    pub now: Vec<usize>,
+    /// The CPUs the lab placed it on.
+    pub placed: Vec<usize>,
+}
+
+impl PlacedPart {
+    /// It runs elsewhere than placed (changed since `lab up`).
+    pub fn drifted(&self) -> bool {
+        self.now != self.placed
+    }
 }
 
 /// The DUT's connection tracking (nat44, nat64, nat66).
@@ -198,7 +219,39 @@ pub(crate) fn collect() -> Result<Status, LabError> {
     }
     st.tayga = st.state.as_ref().and_then(|s| s.tayga_pid).map(|p| (p, alive(p)));
     st.clat = st.state.as_ref().and_then(|s| s.clat_pid).map(|p| (p, alive(p)));
+    if let Some((t, Some(p))) = st.state.as_ref().map(|s| (s.topology, s.placement.clone())) {
+        st.placement = placed_parts(&st, t, &p);
+    }
     Ok(st)
+}
+
+/// Where each part of topology `t` runs now, beside where placement `p` put it; a part that
+/// cannot be read (its namespace gone) is left out.
+fn placed_parts(st: &Status, t: Topology, p: &crate::placement::Placement) -> Vec<PlacedPart> {
+    let mut parts = Vec::new();
+    if let Ok(ends) = crate::steer::read(t, p) {
+        let want = crate::steer::steering(t, p);
+        for ((ns, dev, now), (_, _, placed)) in ends.into_iter().zip(want) {
+            let placed = if p.steered { placed } else { Vec::new() };
+            parts.push(PlacedPart {
+                part: format!("{dev} ({ns}) receive"),
+                now,
+                placed,
+            });
+        }
+    }
+    for (who, pid) in [("tayga", st.tayga), ("tayga CLAT", st.clat)] {
+        if let Some((pid, true)) = pid {
+            if let Some(now) = crate::steer::affinity(pid) {
+                parts.push(PlacedPart {
+                    part: format!("{who} (pid {pid})"),
+                    now,
+                    placed: p.dut.clone(),
+                });
+            }
+        }
+    }
+    parts
 }
 
 fn on_off(v: Option<bool>) -> &'static str {
@@ -295,6 +348,23 @@ impl fmt::Display for Status {
                 "tayga (CLAT, in {CLAT_NS}): pid {pid} {}",
                 if alive { "running" } else { "NOT running" }
             )?;
+        }
+        if let Some(p) = self.state.as_ref().and_then(|s| s.placement.as_ref()) {
+            writeln!(f, "CPUs: {}", p.describe())?;
+            let list = |c: &[usize]| {
+                if c.is_empty() {
+                    "any (not steered)".to_string()
+                } else {
+                    xlat_trial::load::cpu_list(c)
+                }
+            };
+            for part in &self.placement {
+                write!(f, "  {:<28} CPU {}", part.part, list(&part.now))?;
+                if part.drifted() {
+                    write!(f, "  WARNING: placed on CPU {}; changed since lab up", list(&part.placed))?;
+                }
+                writeln!(f)?;
+            }
         }
         Ok(())
     }

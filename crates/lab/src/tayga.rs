@@ -53,7 +53,7 @@ pub(crate) fn start_dut(t: Topology, st: &mut LabState) -> Result<(), LabError> 
     let pool = if t == Topology::Siit { SIIT_MAP_IPV4 } else { NAT64_POOL };
     let routes = [("-4", TAYGA_IPV4_ROUTE), ("-4", pool), ("-6", NAT64_PREFIX)];
     let files = (TAYGA_CONF, TAYGA_PIDFILE);
-    start(t, DUT_NS, files, &dut_conf(t), &routes, st, |s| &mut s.tayga_pid)
+    start(DUT_NS, files, &dut_conf(t), &routes, st, |s| &mut s.tayga_pid)
 }
 
 /// Start the CLAT's TAYGA in [`CLAT_NS`]: what goes to the right side's IPv4 addresses, and
@@ -61,15 +61,13 @@ pub(crate) fn start_dut(t: Topology, st: &mut LabState) -> Result<(), LabError> 
 pub(crate) fn start_clat(st: &mut LabState) -> Result<(), LabError> {
     let routes = [("-4", TAYGA_IPV4_ROUTE), ("-4", CLAT_IPV4_ROUTE), ("-6", CLAT_PREFIX)];
     let files = (CLAT_TAYGA_CONF, CLAT_TAYGA_PIDFILE);
-    start(Topology::Xlat464, CLAT_NS, files, &clat_conf(), &routes, st, |s| &mut s.clat_pid)
+    start(CLAT_NS, files, &clat_conf(), &routes, st, |s| &mut s.clat_pid)
 }
 
 /// Create a TAYGA's TUN device in `ns`, route `routes` (each `(-4 or -6, prefix)`) to it,
 /// write its configuration `text` to `conf` and start the daemon with `pidfile`, record its pid
-/// in the field of `st` that `pid_of` names, and pin it to the DUT's CPU when the machine is
-/// split (see [`CpuSplit`]).
+/// in the field of `st` that `pid_of` names, and pin it to the DUT's CPUs (`st.placement`).
 fn start(
-    t: Topology,
     ns: &str,
     (conf, pidfile): (&str, &str),
     text: &str,
@@ -111,9 +109,12 @@ fn start(
     *pid_of(st) = Some(pid);
     state::write(st)?;
     // A user-space DUT on the tester's cores preempts the senders (and is preempted by them):
-    // give it a CPU of its own (see CpuSplit), and the lab config keeps the tester off it.
-    if let Some(split) = CpuSplit::here(t) {
-        run("taskset", &["-a", "-p", "-c", &split.dut.to_string(), &pid.to_string()])?;
+    // it runs on the DUT's CPUs (see placement.rs), and the lab config keeps the tester off them.
+    if let Some(p) = &st.placement {
+        run(
+            "taskset",
+            &["-a", "-p", "-c", &xlat_trial::load::cpu_list(&p.dut), &pid.to_string()],
+        )?;
     }
     // Give a failing daemon (bad configuration, no TUN) a moment to exit, then check it runs.
     std::thread::sleep(Duration::from_millis(100));

@@ -11,6 +11,7 @@ use xlat_config::{
 use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, SideTunnel, Stateful, StatefulSpec, Variation};
 
 use crate::error::LabError;
+use crate::placement::Placement;
 
 /// Namespace that holds the tester ends of the veth pairs.
 pub const TESTER_NS: &str = "xlat-tester";
@@ -378,36 +379,6 @@ impl StatefulLab {
     }
 }
 
-/// Where the tester's workers and a user-space DUT (TAYGA) run, so that they do not preempt
-/// each other: with 3 or more CPUs the DUT gets the last one and the tester keeps its default
-/// (a core per port); with 2, the tester's four roles share CPU 0 in one worker thread and the
-/// DUT gets CPU 1; with 1 there is nothing to split.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CpuSplit {
-    /// The one core of every tester role, or `None` for the tester's default.
-    pub tester: Option<usize>,
-    pub dut: usize,
-}
-
-impl CpuSplit {
-    /// The split for a machine with `cpus` CPUs (numbered 0..cpus).
-    pub fn for_cpus(cpus: usize) -> Option<CpuSplit> {
-        match cpus {
-            0 | 1 => None,
-            2 => Some(CpuSplit { tester: Some(0), dut: 1 }),
-            n => Some(CpuSplit { tester: None, dut: n - 1 }),
-        }
-    }
-
-    /// The split for this machine, for a topology whose DUT runs in user space.
-    pub fn here(t: Topology) -> Option<CpuSplit> {
-        if !t.uses_tayga() {
-            return None;
-        }
-        CpuSplit::for_cpus(std::thread::available_parallelism().map_or(1, |n| n.get()))
-    }
-}
-
 /// Strip the prefix length: "198.18.0.1/24" -> "198.18.0.1".
 pub(crate) fn addr(with_len: &str) -> &str {
     with_len.split('/').next().unwrap_or(with_len)
@@ -432,14 +403,19 @@ fn ip_version(v: u8) -> IpVersion {
 }
 
 /// The xlatperf test configuration for a topology, as the typed value that `xlatperf` reads
-/// from the file [`config_toml`] writes. On a 2-CPU machine the tester's roles of a TAYGA
-/// topology share CPU 0 (see [`CpuSplit`]).
+/// from the file [`config_toml`] writes, with this machine's default [`Placement`].
 pub fn config(t: Topology) -> TestConfig {
-    config_for(t, CpuSplit::here(t))
+    config_for(t, default_placement().as_ref())
 }
 
-/// The configuration of topology `t` with the CPUs split as `split` says.
-fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
+/// The default placement on this machine (the DUT on the highest CPU), if it has two CPUs.
+fn default_placement() -> Option<Placement> {
+    Placement::choose(None, &crate::placement::online_cpus(), true).ok().flatten()
+}
+
+/// The configuration of topology `t` with the CPUs placed as `placement` says: the tester's
+/// workers on the tester's CPUs, `dut.cpus` the DUT's.
+fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
     let (lv, rv) = t.ip_versions();
     let side = |version: u8, ipv4: &str, ipv6: &str, dut_ipv4: &str, dut_ipv6: &str| Side {
         ipv4_real: v4(ipv4),
@@ -466,14 +442,14 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
         left.dut_ipv4 = None;
         left.ipv6_real = None;
     }
-    let cpus = match split {
-        Some(CpuSplit { tester: Some(c), .. }) => Cpus {
-            left_send: Some(c),
-            right_recv: Some(c),
-            right_send: Some(c),
-            left_recv: Some(c),
+    let cpus = match placement.map(Placement::tester_roles) {
+        Some((left, right)) => Cpus {
+            left_send: Some(left),
+            left_recv: Some(left),
+            right_send: Some(right),
+            right_recv: Some(right),
         },
-        _ => Cpus::default(),
+        None => Cpus::default(),
     };
     // Through a NAT, reverse traffic needs the Responder: a stateful test (RFC 9693) with the
     // Initiator on the left, phase 1 enumerating every forward port combination in pseudorandom
@@ -562,6 +538,7 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
             delete_all: t.stateful().map(|sf| sf.before_trial),
             count: t.stateful().map(|_| STATEFUL_COUNT.to_string()),
             reset: Some(reset_command(t)),
+            cpus: placement.map(|p| p.dut.clone()).unwrap_or_default(),
         },
         source: Source {
             // The name of the file `xlatperf lab up` writes it to, for messages.
@@ -572,8 +549,8 @@ fn config_for(t: Topology, split: Option<CpuSplit>) -> TestConfig {
 }
 
 /// The comment at the top of the configuration file: who wrote it, what the DUT is, and where
-/// TAYGA and the tester run when they share a 2-CPU machine.
-fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
+/// the DUT and the tester run.
+fn config_comment(t: Topology, placement: Option<&Placement>) -> String {
     let mut c = format!("written by `xlatperf lab up {t}`\n");
     c.push_str(&match t {
         Topology::Router4 => format!("DUT: the Linux kernel forwarding IPv4 in namespace {DUT_NS}"),
@@ -625,15 +602,31 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
             sf.preliminary_frames, STATEFUL_SPORT.0, STATEFUL_SPORT.1, STATEFUL_DPORT.0, STATEFUL_DPORT.1
         ));
     }
-    if let Some(CpuSplit {
-        tester: Some(c_tester),
-        dut,
-    }) = split
-    {
-        let who = if t.has_clat() { "both TAYGAs run" } else { "TAYGA runs" };
-        c.push_str(&format!(
-            "\n{who} on CPU {dut}; the tester's senders and receivers share CPU {c_tester} in one thread"
-        ));
+    match placement {
+        Some(p) => {
+            let dut = if t.uses_tayga() {
+                let who = if t.has_clat() { "both TAYGAs" } else { "TAYGA" };
+                format!("{who} and the kernel's packet processing of the DUT")
+            } else {
+                "the DUT's packet processing (the kernel's)".to_string()
+            };
+            let (left, right) = p.tester_roles();
+            let workers = if left == right {
+                format!("the tester's senders and receivers share CPU {left} in one thread")
+            } else {
+                format!("the tester's left port works on CPU {left}, its right port on CPU {right}")
+            };
+            let steer = if p.steered {
+                "steered by RPS".to_string()
+            } else {
+                "NOT steered (lab up --no-steering): the kernel DUT runs on the CPU that sends to it".to_string()
+            };
+            c.push_str(&format!(
+                "\n{dut} on CPU {} ({steer}); {workers}; every trial records both CPUs' load",
+                xlat_trial::load::cpu_list(&p.dut)
+            ));
+        }
+        None => c.push_str("\none CPU: the DUT and the tester share it (a figure then measures both)"),
     }
     c
 }
@@ -641,19 +634,20 @@ fn config_comment(t: Topology, split: Option<CpuSplit>) -> String {
 /// The xlatperf TOML test configuration for a topology: [`config`] written by the config
 /// crate's writer, under a comment that says what the DUT is.
 pub fn config_toml(t: Topology) -> String {
-    config_toml_for(t, None, 1)
+    config_toml_for(t, None, 1, None)
 }
 
 /// [`config_toml`] with the tester's ports opened by `backend` (`None`: afpacket), `queues`
-/// queues each.
-pub fn config_toml_for(t: Topology, backend: Option<Backend>, queues: u32) -> String {
-    let split = CpuSplit::here(t);
-    let mut cfg = config_for(t, split);
+/// queues each, the CPUs placed as `placement` says (`None`: this machine's default).
+pub fn config_toml_for(t: Topology, backend: Option<Backend>, queues: u32, placement: Option<&Placement>) -> String {
+    let default = default_placement();
+    let placement = placement.or(default.as_ref());
+    let mut cfg = config_for(t, placement);
     if let Some(b) = backend {
         cfg.tester.backend = b;
     }
     cfg.tester.queues = queues.max(1);
-    to_toml_with_comment(&cfg, &config_comment(t, split))
+    to_toml_with_comment(&cfg, &config_comment(t, placement))
 }
 
 #[cfg(test)]

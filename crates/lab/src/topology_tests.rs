@@ -6,14 +6,14 @@ use super::*;
 #[test]
 fn the_afxdp_backend_and_queues_are_written_when_asked() {
     for t in Topology::ALL {
-        let text = config_toml_for(t, Some(Backend::AfXdp), 1);
+        let text = config_toml_for(t, Some(Backend::AfXdp), 1, None);
         assert!(text.contains("backend = \"afxdp\""), "{t}: {text}");
         let back = xlat_config::parse_toml(&text, "lab.toml").unwrap_or_else(|e| panic!("{t}: {e}"));
         let mut want = config(t);
         want.tester.backend = Backend::AfXdp;
         assert_eq!((back.tester, back.setup), (want.tester, want.setup), "{t}");
-        assert_eq!(config_toml_for(t, None, 1), config_toml(t));
-        let two = config_toml_for(t, None, 2);
+        assert_eq!(config_toml_for(t, None, 1, None), config_toml(t));
+        let two = config_toml_for(t, None, 2, None);
         assert!(two.contains("queues = 2"), "{t}: {two}");
         let mut want = config(t);
         want.tester.queues = 2;
@@ -28,33 +28,55 @@ fn assert_same(a: &TestConfig, b: &TestConfig, what: &str) {
     assert_eq!(a.trial, b.trial, "{what}");
 }
 
-fn splits() -> [Option<CpuSplit>; 3] {
-    [None, CpuSplit::for_cpus(2), CpuSplit::for_cpus(8)]
+fn splits() -> [Option<Placement>; 4] {
+    let eight: Vec<usize> = (0..8).collect();
+    [
+        None,
+        Placement::choose(None, &[0, 1], true).unwrap(),
+        Placement::choose(None, &eight, true).unwrap(),
+        Placement::choose(Some(&[2, 3]), &eight, false).unwrap(),
+    ]
 }
 
+/// Every topology: the tester's workers on the tester's CPUs (one thread on 2 CPUs, a port
+/// each with more), `dut.cpus` the DUT's, and the comment says where each runs.
 #[test]
-fn a_user_space_dut_gets_a_cpu_of_its_own() {
-    assert_eq!(CpuSplit::for_cpus(1), None);
-    assert_eq!(CpuSplit::for_cpus(2), Some(CpuSplit { tester: Some(0), dut: 1 }));
-    assert_eq!(CpuSplit::for_cpus(8), Some(CpuSplit { tester: None, dut: 7 }));
-    assert_eq!(CpuSplit::here(Topology::Router4), None);
+fn the_dut_gets_cpus_of_its_own_in_every_topology() {
     let all_on = |c: usize| Cpus {
         left_send: Some(c),
         right_recv: Some(c),
         right_send: Some(c),
         left_recv: Some(c),
     };
-    assert_eq!(config_for(Topology::Siit, CpuSplit::for_cpus(2)).tester.cpus, all_on(0));
-    assert_eq!(config_for(Topology::Siit, CpuSplit::for_cpus(8)).tester.cpus, Cpus::default());
-    assert_eq!(config_for(Topology::Siit, None).tester.cpus, Cpus::default());
-    assert!(config_comment(Topology::Nat64, CpuSplit::for_cpus(2)).contains("TAYGA runs on CPU 1;"));
-    assert!(!config_comment(Topology::Nat64, CpuSplit::for_cpus(8)).contains("CPU"));
-    // This machine: the file has the split exactly when a TAYGA topology runs on 2 CPUs.
-    let on_two = std::thread::available_parallelism().map_or(1, |n| n.get()) == 2;
+    let [none, two, eight, steer_off] = splits();
+    for t in Topology::ALL {
+        let cfg = config_for(t, two.as_ref());
+        assert_eq!((cfg.tester.cpus, cfg.dut.cpus), (all_on(0), vec![1]), "{t}");
+        let cfg = config_for(t, eight.as_ref());
+        let ports = Cpus {
+            left_send: Some(0),
+            left_recv: Some(0),
+            right_send: Some(1),
+            right_recv: Some(1),
+        };
+        assert_eq!((cfg.tester.cpus, cfg.dut.cpus), (ports, vec![7]), "{t}");
+        assert_eq!(config_for(t, none.as_ref()).tester.cpus, Cpus::default(), "{t}");
+        let c = config_comment(t, two.as_ref());
+        assert!(
+            c.contains("on CPU 1 (steered by RPS); the tester's senders and receivers share CPU 0"),
+            "{c}"
+        );
+        assert_eq!(c.contains("TAYGA"), t.uses_tayga(), "{c}");
+        assert!(config_comment(t, steer_off.as_ref()).contains("on CPU 2-3 (NOT steered"), "{t}");
+        assert!(config_comment(t, none.as_ref()).contains("one CPU"), "{t}");
+    }
+    assert!(config_comment(Topology::Xlat464, two.as_ref()).contains("both TAYGAs and the kernel's packet processing"));
+    // This machine's file: the default placement (the DUT on the highest CPU).
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     for t in Topology::ALL {
         let cfg = xlat_config::parse_toml(&config_toml(t), "lab.toml").unwrap();
-        let expected = if on_two && t.uses_tayga() { all_on(0) } else { Cpus::default() };
-        assert_eq!(cfg.tester.cpus, expected, "{t}");
+        let dut = if n >= 2 { vec![n - 1] } else { Vec::new() };
+        assert_eq!(cfg.dut.cpus, dut, "{t}");
     }
 }
 
@@ -75,11 +97,12 @@ fn names_round_trip() {
 fn every_file_reads_back_as_its_typed_value() {
     for t in Topology::ALL {
         for split in splits() {
-            let cfg = config_for(t, split);
+            let cfg = config_for(t, split.as_ref());
             xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
-            let text = to_toml_with_comment(&cfg, &config_comment(t, split));
+            let text = to_toml_with_comment(&cfg, &config_comment(t, split.as_ref()));
             let back = xlat_config::parse_toml(&text, "lab.toml").unwrap_or_else(|e| panic!("{t}: {e}\n{text}"));
             assert_same(&cfg, &back, &format!("{t} {split:?}"));
+            assert_eq!(cfg.dut, back.dut, "{t} {split:?}");
             let head: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
             assert_eq!(head[0], format!("# written by `xlatperf lab up {t}`"));
             assert!(head[1].starts_with("# DUT: "), "{text}");
@@ -126,7 +149,9 @@ duration = 60
 timeout_ms = 2000
 "#;
     let before = xlat_config::parse_toml(before, "before.toml").unwrap();
-    assert_same(&before, &config(Topology::Router4), "router4");
+    // The same, but for where the tester and the DUT run: the placement (tested above) adds
+    // tester.cpus and dut.cpus.
+    assert_same(&before, &config_for(Topology::Router4, None), "router4");
     let now = config_toml(Topology::Router4);
     assert!(now.starts_with("# written by `xlatperf lab up router4`\n# DUT: the Linux kernel forwarding IPv4 in namespace xlat-dut\n"));
 }
@@ -285,7 +310,6 @@ fn xlat464_is_nat44_to_the_tester_with_a_clat_in_front() {
         u32::from(left) >> (32 - len(CLAT_MAP_IPV4)),
         u32::from(map4) >> (32 - len(CLAT_MAP_IPV4))
     );
-    assert!(config_comment(Topology::Xlat464, CpuSplit::for_cpus(2)).contains("both TAYGAs run on CPU 1;"));
 }
 
 /// dslite: the AFTR is the DUT's left address, the B4s a /112 of the left link (2001:2::2, the

@@ -23,6 +23,10 @@ pub struct DutHooks {
     /// measures how long the DUT forwarded nothing.
     #[serde(default)]
     pub reset: Option<String>,
+    /// Not a command: the CPUs of a DUT that runs on the tester's host (the lab's), whose load
+    /// every trial reads (`TrialReport::load`) and which the tester's workers keep off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<usize>,
 }
 
 /// What runs between phase 1 and phase 2 of every stateful trial (see

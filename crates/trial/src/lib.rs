@@ -7,6 +7,7 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`spec`] | [`TrialSpec`] and its check, [`PreliminarySpec`], [`CpuPlan`], [`PhaseTwoAfter`] |
+//! | [`load`] | [`LoadReport`], [`CpuLoad`]: the DUT's and the tester's CPUs over a trial; CPU lists |
 //! | [`report`] | [`TrialReport`], [`DirectionReport`], [`PreliminaryReport`], [`HookRun`] |
 //! | `dut` | [`DutHooks`], the DUT's commands around trials, and the [`PhaseHook`] run between the phases |
 //! | `lag` | [`LagHistogram`], the sender's lag behind its schedule, in fixed memory |
@@ -21,6 +22,7 @@ mod dut;
 mod error;
 mod lag;
 mod limits;
+pub mod load;
 pub mod report;
 mod runner;
 pub mod spec;
@@ -28,6 +30,7 @@ mod stamps;
 
 pub use dut::{DutHooks, PhaseHook};
 pub use error::{TrialError, TrialErrorKind};
+pub use load::{CpuLoad, LoadReport};
 pub use report::{DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use runner::TrialRunner;
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};

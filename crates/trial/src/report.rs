@@ -132,6 +132,10 @@ pub struct TrialReport {
     /// printed, how long it took, how it ended (filled in by the runner that ran them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dut_hooks: Vec<HookRun>,
+    /// The DUT's and the tester's CPUs over the trial (phase 2 of a stateful one), when the
+    /// runner read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::load::LoadReport>,
 }
 
 /// One run of a DUT command (`dut.before_trial`, `dut.between_phases`, `dut.count`, ...).
@@ -209,6 +213,7 @@ impl TrialReport {
     pub fn of(spec: &crate::spec::TrialSpec) -> TrialReport {
         TrialReport {
             dut_hooks: Vec::new(),
+            load: None,
             preliminary: None,
             valid: true,
             invalid_reasons: Vec::new(),

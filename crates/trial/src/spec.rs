@@ -243,7 +243,7 @@ pub struct RateChange {
 /// Which CPU core runs which role, and how many queues each port runs. `None`: let the engine
 /// choose. The four cores are those of each port's first queue; further queues take cores
 /// of their own, in turn from those this process may use.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuPlan {
     pub left_send: Option<usize>,
     pub right_recv: Option<usize>,
@@ -252,4 +252,8 @@ pub struct CpuPlan {
     /// Queue sets per port (a sender and a receiver each); 0 means 1.
     #[serde(default)]
     pub queues: usize,
+    /// The CPUs of a DUT on this host (the lab's): the engine chooses no core of these for the
+    /// tester, and reads their load over every trial. Empty: none.
+    #[serde(default)]
+    pub dut: Vec<usize>,
 }

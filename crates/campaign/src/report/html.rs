@@ -55,15 +55,43 @@ fn fmt_num(v: f64) -> String {
 }
 
 /// A summary cell: the median, the range and the dispersion over the repetitions.
-fn cell(s: Option<&Summary>, metric: &str, bound: bool) -> String {
+/// How a figure's cell is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Plain,
+    /// The tester's own limit bounded it.
+    TesterBound,
+    /// Nothing failed up to the search's maximum: a lower bound ("at least").
+    AtLeast,
+}
+
+impl Mark {
+    fn of(row: &Row, procedure: &str) -> Mark {
+        if row.tester_bound(procedure) {
+            Mark::TesterBound
+        } else if row.at_least(procedure) {
+            Mark::AtLeast
+        } else {
+            Mark::Plain
+        }
+    }
+}
+
+fn cell(s: Option<&Summary>, metric: &str, mark: Mark) -> String {
     let Some(s) = s else {
         return "<td class=\"num\">&ndash;</td>".into();
     };
-    let class = if bound { "num bound" } else { "num" };
+    let (class, prefix) = match mark {
+        Mark::Plain => ("num", ""),
+        Mark::TesterBound => ("num bound", ""),
+        Mark::AtLeast => ("num at-least", "&ge;&nbsp;"),
+    };
+    let bound = mark == Mark::TesterBound;
     let mut c = format!(
-        "<td class=\"{class}\" data-metric=\"{}\" data-value=\"{}\">{}",
+        "<td class=\"{class}\" data-metric=\"{}\" data-value=\"{}\" data-at-least=\"{}\">{prefix}{}",
         esc(metric),
         if s.median.is_finite() { s.median.to_string() } else { "inf".into() },
+        mark != Mark::Plain,
         fmt_num(s.median)
     );
     if s.n > 1 {
@@ -75,6 +103,9 @@ fn cell(s: Option<&Summary>, metric: &str, bound: bool) -> String {
     }
     if bound {
         c.push_str("<br><small>tester-bound</small>");
+    }
+    if mark == Mark::AtLeast {
+        c.push_str("<br><small>at least: no loss up to the search's maximum</small>");
     }
     c.push_str("</td>");
     c
@@ -110,7 +141,7 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
     );
     for (k, row) in rows.iter().filter(|(_, r)| wanted.iter().any(|p| r.has(p))) {
         let tp = row.summary("throughput", "throughput_fps");
-        let bound = row.tester_bound("throughput");
+        let mark = Mark::of(row, "throughput");
         let _ = write!(
             s,
             "<tr data-dut=\"{}\" data-variant=\"{}\" data-frame-size=\"{}\"><td>{}</td><td class=\"num\">{}</td>{}",
@@ -119,7 +150,7 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
             k.frame_size,
             esc(&dut_label(k)),
             k.frame_size,
-            cell(tp, "throughput_fps", bound)
+            cell(tp, "throughput_fps", mark)
         );
         match tp {
             Some(t) => {
@@ -140,7 +171,7 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
             ("pdv", "forward_pdv_ms"),
             ("pdv", "reverse_pdv_ms"),
         ] {
-            s.push_str(&cell(row.summary(p, m), m, false));
+            s.push_str(&cell(row.summary(p, m), m, Mark::Plain));
         }
         let reps: Vec<String> = wanted
             .iter()
@@ -179,7 +210,8 @@ fn figures_table(rows: &BTreeMap<RowKey, Row>) -> String {
     for (k, row) in rows {
         for ((p, m), sum) in &row.summaries {
             // A rate (frames or connections per second) is what the tester's limit bounds.
-            let bound = row.tester_bound(p) && (m.ends_with("_fps") || m.ends_with("_cps"));
+            let rate = m.ends_with("_fps") || m.ends_with("_cps");
+            let mark = if rate { Mark::of(row, p) } else { Mark::Plain };
             let _ = writeln!(
                 s,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
@@ -187,7 +219,7 @@ fn figures_table(rows: &BTreeMap<RowKey, Row>) -> String {
                 k.frame_size,
                 esc(p),
                 esc(m),
-                cell(Some(&Summary { n: 1, ..sum.clone() }), m, bound),
+                cell(Some(&Summary { n: 1, ..sum.clone() }), m, mark),
                 fmt_num(sum.min),
                 fmt_num(sum.max),
                 sum.dispersion_percent.map_or("&ndash;".into(), |d| format!("{d:.2} %")),

@@ -32,6 +32,9 @@ pub struct RepFigures {
     pub retries: usize,
     /// The tester's own limit bounded the result.
     pub tester_bound: bool,
+    /// The figure is a lower bound: nothing failed up to the search's maximum (`--max-rate`,
+    /// Max Load), or the tester's limit ended it.
+    pub at_least: bool,
     /// Connections per step (conn-rate), for the plot against the number of connections.
     pub connections: Option<u64>,
     /// (direction, CDF points (delay ns, fraction)) of a PDV repetition.
@@ -58,7 +61,10 @@ fn none<T>(_: &T, _: &mut RepFigures) {}
 /// The figures of one repetition of `procedure`.
 pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures, String> {
     match procedure {
-        "throughput" => typed(v, |r: &ThroughputResult, o| o.tester_bound |= r.tester_bound.is_some()),
+        "throughput" => typed(v, |r: &ThroughputResult, o| {
+            o.tester_bound |= r.tester_bound.is_some();
+            o.at_least = r.bound.at_least();
+        }),
         "frame-loss" => typed::<FrameLossResult>(v, none),
         "latency" => typed::<LatencyResult>(v, none),
         "pdv" => typed(v, |r: &PdvResult, o| {
@@ -86,7 +92,7 @@ pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures,
         }),
         "conntrack-capacity" => typed::<CapacityResult>(v, none),
         "teardown-rate" => typed::<TeardownResult>(v, none),
-        "mlrsearch" => typed::<MlrResult>(v, none),
+        "mlrsearch" => typed(v, |r: &MlrResult, o| o.at_least = r.goals.iter().any(|g| g.bound.at_least())),
         "reset" => typed::<ResetResult>(v, none),
         other => Err(format!("procedure {other:?} is not one the report knows")),
     }
@@ -112,6 +118,10 @@ impl Row {
     }
     pub fn tester_bound(&self, procedure: &str) -> bool {
         self.reps.iter().any(|r| r.0 == procedure && r.2.tester_bound)
+    }
+    /// Some repetition of `procedure` gave only a lower bound.
+    pub fn at_least(&self, procedure: &str) -> bool {
+        self.reps.iter().any(|r| r.0 == procedure && r.2.at_least)
     }
     pub fn has(&self, procedure: &str) -> bool {
         self.reps.iter().any(|r| r.0 == procedure)

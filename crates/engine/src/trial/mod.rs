@@ -343,12 +343,17 @@ impl<P: Port> Tester<P> {
             stamp_wait,
         };
         let cores = plan_cores(&self.cpus, self.queues());
+        let mut tester_cpus: Vec<usize> = cores.iter().flat_map(|q| q.iter().flat_map(|&(s, r)| [s, r])).collect();
+        tester_cpus.sort_unstable();
+        tester_cpus.dedup();
         let workers = plan_workers(&self.setup, [&mut self.left, &mut self.right], &trial, cores)?;
-        let workers = run_workers(workers, &shared)?;
+        let reader = tester_cpus.first().copied().unwrap_or(0);
+        let (workers, load) = run_workers(workers, &shared, (reader, &self.cpus.dut, &tester_cpus))?;
         if self.abort.load(Ordering::Relaxed) {
             return Err(EngineError::Interrupted);
         }
         let (mut report, learnt) = assemble(&trial, &shared, workers);
+        report.load = load;
         for d in [report.forward.as_mut(), report.reverse.as_mut()].into_iter().flatten() {
             d.stamps = self.stamps;
         }

@@ -26,7 +26,10 @@ const QUEUE_CHUNK: u64 = 64;
 /// direction's senders run on both); roles given the same core share one worker thread. A
 /// plan's cores are those of the first queue.
 pub(super) fn plan_cores(cpus: &CpuPlan, queues: usize) -> Vec<[(usize, usize); 2]> {
-    let c = allowed_cores();
+    // Never a core of the DUT's (a DUT on this host), unless there is no other.
+    let all = allowed_cores();
+    let c: Vec<usize> = all.iter().copied().filter(|c| !cpus.dut.contains(c)).collect();
+    let c = if c.is_empty() { all } else { c };
     let auto = |side: usize, q: usize| -> usize {
         if c.is_empty() {
             0
@@ -174,11 +177,35 @@ pub(super) fn plan_workers<'s, P: Port>(
 
 /// Run every worker on its own thread, pinned to its core, and wait for all of them. Returns
 /// the first error of any worker (the others stop when one fails).
+/// The workers after their run, and the CPUs' load over the sending.
+pub(super) type Ran<'s, T, R> = (Vec<Worker<'s, 's, T, R>>, Option<xlat_trial::LoadReport>);
+
+/// Run every worker on its core; with `cpus` (a trial whose load is read: (core of the reader,
+/// the DUT's CPUs, the tester's)), also read the CPUs' load from the start to the moment every
+/// sender finished (the DUT's work during the sending, not its idle timeout after it).
 pub(super) fn run_workers<'s, T: TxQueue, R: RxQueue>(
     workers: Vec<Worker<'s, 's, T, R>>,
     shared: &Shared<'_>,
-) -> Res<Vec<Worker<'s, 's, T, R>>> {
+    cpus: (usize, &[usize], &[usize]),
+) -> Res<Ran<'s, T, R>> {
+    let mut load = None;
     let results: Vec<Res<Worker<'s, 's, T, R>>> = std::thread::scope(|sc| {
+        let (reader_core, dut, tester) = cpus;
+        let load = &mut load;
+        sc.spawn(move || {
+            // On a tester core (it sleeps 1 ms between looks), never the DUT's.
+            let _ = pin_current_thread(reader_core);
+            let before = crate::load::Snapshot::take();
+            let hard_end = shared.hard_end;
+            loop {
+                let sending = shared.senders_left.iter().any(|n| n.load(Ordering::Acquire) > 0);
+                if !sending || shared.failed.load(Ordering::Relaxed) || shared.clock.now() > hard_end {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            *load = before.report(&crate::load::Snapshot::take(), dut, tester);
+        });
         let handles: Vec<_> = workers
             .into_iter()
             .map(|mut w| {
@@ -203,5 +230,5 @@ pub(super) fn run_workers<'s, T: TxQueue, R: RxQueue>(
             })
             .collect()
     });
-    results.into_iter().collect()
+    Ok((results.into_iter().collect::<Res<Vec<_>>>()?, load))
 }

@@ -55,6 +55,8 @@ impl<P: Port> Tester<P> {
         report.invalid_reasons.extend(r2.invalid_reasons);
         report.forward = r2.forward;
         report.reverse = r2.reverse;
+        // The load of the measurement: phase 2's.
+        report.load = r2.load;
         Ok(report)
     }
 

@@ -287,11 +287,28 @@ impl AfPacketPort {
         in_netns(self.opts.netns.as_deref(), || {
             let fd = packet_socket(0)?;
             setsockopt(&fd, SOL_PACKET, PACKET_VERSION, &TPACKET_V2, "PACKET_VERSION")?;
-            setsockopt(&fd, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")?;
+            // A veth's transmit reports a drop in its peer's input queue (a DUT that cannot keep
+            // up) to the sender, and a ring that bypasses the qdisc puts that frame back and
+            // sends it again (tpacket_snd): the DUT's loss would become the tester's lag. Through
+            // a qdisc the drop stays where it happened, as on a wire (the lab gives its veth
+            // ends one); on any other interface the qdisc is bypassed.
+            if sys::driver_name(&fd, &self.iface).as_deref() != Some("veth") {
+                setsockopt(&fd, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")?;
+            }
             // PACKET_LOSS stays off: the kernel then marks a slot it cannot send
             // TP_STATUS_WRONG_FORMAT instead of skipping it silently, and `tx_burst` counts it
             // as the tester's own drop when it comes round to that slot again.
             let ring = ring(&fd, PACKET_TX_RING, self.opts.tx_frames, self.frame_size, "PACKET_TX_RING")?;
+            // Every slot of the ring may be in flight at once. A frame's skb (and its share of
+            // the socket's send buffer) lives until the frame is consumed; on veth that is
+            // after the DUT's kernel processed it, so a DUT whose input queue fills would
+            // otherwise stall the sender at the default buffer (about 250 frames): backpressure
+            // that a wire never gives, and a DUT's limit that would look like the tester's.
+            // SO_SNDBUFFORCE needs CAP_NET_ADMIN; without it SO_SNDBUF (net.core.wmem_max caps it).
+            let want = i32::try_from(u64::from(self.opts.tx_frames) * (u64::from(self.frame_size) + 1024)).unwrap_or(i32::MAX);
+            if setsockopt(&fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &want, "SO_SNDBUFFORCE").is_err() {
+                let _ = setsockopt(&fd, libc::SOL_SOCKET, libc::SO_SNDBUF, &want, "SO_SNDBUF");
+            }
             bind(&fd, self.ifindex, 0, &self.iface)?;
             Ok(AfPacketTx {
                 fd,

@@ -63,3 +63,28 @@ pub(super) fn ifreq_with(fd: &OwnedFd, iface: &str, req: libc::c_ulong, fill: im
     }
     Ok(ifr)
 }
+
+/// struct ethtool_drvinfo (ETHTOOL_GDRVINFO), of which only the driver's name is read.
+#[repr(C)]
+struct EthtoolDrvinfo {
+    cmd: u32,
+    driver: [u8; 32],
+    rest: [u8; 32 * 4 + 12 + 4 * 5],
+}
+
+const ETHTOOL_GDRVINFO: u32 = 0x3;
+
+/// The name of `iface`'s driver ("veth", "ixgbe", ...), asked through `fd` (a socket in its
+/// namespace); `None` when the driver does not tell.
+pub(crate) fn driver_name(fd: &OwnedFd, iface: &str) -> Option<String> {
+    let mut info = EthtoolDrvinfo {
+        cmd: ETHTOOL_GDRVINFO,
+        driver: [0; 32],
+        rest: [0; 32 * 4 + 12 + 4 * 5],
+    };
+    let data = &mut info as *mut EthtoolDrvinfo as *mut libc::c_char;
+    // The kernel fills `info` for ETHTOOL_GDRVINFO; it lives until the call returns.
+    ifreq_with(fd, iface, SIOCETHTOOL, |ifr| ifr.ifr_ifru.ifru_data = data).ok()?;
+    let end = info.driver.iter().position(|b| *b == 0).unwrap_or(info.driver.len());
+    Some(String::from_utf8_lossy(&info.driver[..end]).into_owned())
+}

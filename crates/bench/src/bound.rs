@@ -1,0 +1,159 @@
+//! What bounded a search's figure: the DUT, the tester, or the search's own range. A figure a
+//! reader compares across DUTs must say which: a throughput equal to `--max-rate` is only a
+//! lower bound, one at the tester's limit says nothing of the DUT beyond "at least".
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::TrialRecord;
+use crate::text::group;
+
+/// What bounded a figure (a throughput, a connection rate, an MLRsearch load).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "kebab-case")]
+pub enum Bound {
+    /// The DUT: a valid trial at `rate`, just above the figure, failed (the tester sent it in
+    /// time and dropped nothing itself). `dut_busy`: the DUT's CPUs' busy share (0 to 1) in
+    /// that trial, when the DUT runs on this host and its load was read.
+    Dut {
+        rate: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dut_busy: Option<f64>,
+    },
+    /// The tester: it could not send at `rate` (every attempt invalid), and the figure is
+    /// within the search's precision of it. The DUT may be faster.
+    Tester { rate: u64 },
+    /// The search's range: nothing failed up to its top, `max`: the figure is at least this.
+    Range { max: u64 },
+    /// Nothing above the figure was measured validly (a search stopped by its trial limit).
+    #[default]
+    Undetermined,
+}
+
+impl Bound {
+    /// The bound of a search whose figure is `figure`: `tester_bound` when the tester's limit
+    /// ends the search within its precision, else the range's top `max` when the figure
+    /// reached it, else the DUT when a valid trial at `upper` failed (the lowest such trial's
+    /// load recorded), else undetermined.
+    pub fn of_search(figure: u64, upper: u64, max: u64, tester_bound: Option<u64>, trials: &[TrialRecord]) -> Bound {
+        if let Some(rate) = tester_bound {
+            return Bound::Tester { rate };
+        }
+        if figure >= max {
+            return Bound::Range { max };
+        }
+        let failed = trials
+            .iter()
+            .filter(|t| t.valid && t.pass == Some(false) && t.rate > figure && t.rate <= upper)
+            .min_by_key(|t| t.rate);
+        match failed {
+            Some(t) => Bound::Dut {
+                rate: t.rate,
+                dut_busy: t.load.as_ref().and_then(|l| l.dut.as_ref()).map(|d| d.busy),
+            },
+            None => Bound::Undetermined,
+        }
+    }
+
+    /// The figure is a lower bound only (the tester's limit or the search's range).
+    pub fn at_least(&self) -> bool {
+        matches!(self, Bound::Tester { .. } | Bound::Range { .. })
+    }
+
+    /// The short name: "dut", "tester", "range", "undetermined".
+    pub fn name(&self) -> &'static str {
+        match self {
+            Bound::Dut { .. } => "dut",
+            Bound::Tester { .. } => "tester",
+            Bound::Range { .. } => "range",
+            Bound::Undetermined => "undetermined",
+        }
+    }
+
+    /// One sentence for a human, `unit` the figure's ("frames/s").
+    pub fn describe(&self, unit: &str) -> String {
+        match self {
+            Bound::Dut { rate, dut_busy } => {
+                let busy = dut_busy.map_or(String::new(), |b| format!("; the DUT's CPUs were {:.0} % busy", 100.0 * b));
+                format!(
+                    "bounded by the DUT: it lost frames in a valid trial at {} {unit}{busy}",
+                    group(*rate)
+                )
+            }
+            Bound::Tester { rate } => format!(
+                "bounded by the tester: it could not send {} {unit}; the figure is a lower bound",
+                group(*rate)
+            ),
+            Bound::Range { max } => format!(
+                "bounded by the search's range: no loss up to its maximum {} {unit}; the figure is at least this",
+                group(*max)
+            ),
+            Bound::Undetermined => "bound undetermined: nothing above the figure was measured validly".to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xlat_trial::{CpuLoad, LoadReport};
+
+    fn trial(rate: u64, valid: bool, pass: Option<bool>, dut_busy: Option<f64>) -> TrialRecord {
+        TrialRecord {
+            index: 0,
+            phase: "search".into(),
+            attempt: 1,
+            frame_size: 84,
+            rate,
+            duration_s: 1.0,
+            frames: rate,
+            valid,
+            pass,
+            invalid_reasons: Vec::new(),
+            tester_bound: false,
+            forward: None,
+            reverse: None,
+            preliminary: None,
+            dut_hooks: Vec::new(),
+            load: dut_busy.map(|b| LoadReport {
+                seconds: 1.0,
+                dut: Some(CpuLoad {
+                    cpus: vec![1],
+                    busy: b,
+                    ..CpuLoad::default()
+                }),
+                tester: CpuLoad::default(),
+            }),
+        }
+    }
+
+    #[test]
+    fn each_bound_from_its_search() {
+        let trials = [
+            trial(100, true, Some(true), Some(0.5)),
+            trial(200, true, Some(false), Some(0.97)),
+            trial(150, false, None, None),
+            trial(175, true, Some(false), Some(0.93)),
+        ];
+        // A valid failure just above: the DUT, with its load in that trial (the lowest failing
+        // rate inside the final interval).
+        assert_eq!(
+            Bound::of_search(100, 200, 1000, None, &trials),
+            Bound::Dut {
+                rate: 175,
+                dut_busy: Some(0.93)
+            }
+        );
+        // At the range's top: a lower bound, whatever failed elsewhere.
+        let b = Bound::of_search(1000, 1000, 1000, None, &trials);
+        assert!(b.at_least() && b.describe("frames/s").contains("at least"));
+        // The tester's limit first.
+        assert_eq!(Bound::of_search(100, 150, 1000, Some(150), &trials), Bound::Tester { rate: 150 });
+        // Only an invalid trial above: undetermined.
+        assert_eq!(Bound::of_search(100, 160, 1000, None, &trials[..3]), Bound::Undetermined);
+        let d = Bound::of_search(100, 200, 1000, None, &trials).describe("frames/s");
+        assert!(d.contains("175 frames/s") && d.contains("93 % busy"), "{d}");
+        // JSON: tagged by what bounded it.
+        let j = serde_json::to_string(&Bound::Range { max: 5 }).unwrap();
+        assert_eq!(j, r#"{"by":"range","max":5}"#);
+    }
+}

@@ -1,0 +1,291 @@
+//! The lab measures the DUT: its packet processing on its own CPU, its load in every result,
+//! and what bounded a figure (issue 38).
+//!
+//! The kernel's own counters are the judge: an nftables chain in the DUT's forward path with a
+//! counter per CPU (`meta cpu N counter`) says on which CPU every forwarded frame was
+//! processed, `ip -s link` says whether any veth end dropped a frame, and a DUT made slow by
+//! configuration (a chain of thousands of rules every frame walks) must come out DUT-bound with
+//! its CPU busy. Needs root (CI runs as root); without it each test skips, which fails under
+//! CI=true.
+
+mod common;
+
+use common::{dut_exec, lab_up, lab_up_with, skip_unless_root, until_counted, LabDown, LAB_TOOLS};
+use serde_json::Value;
+
+/// The lab's default placement on this machine: (DUT CPU, tester CPU), the highest CPU for the
+/// DUT. `None` (after skipping) on one CPU or without root.
+fn placement() -> Option<(usize, usize)> {
+    if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
+        return None;
+    }
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if n < 2 {
+        common::skip("needs two CPUs: one for the DUT, one for the tester");
+        return None;
+    }
+    Some((n - 1, 0))
+}
+
+/// A counter per CPU in the DUT's forward path (table `inet xlat_cpu`, before every other
+/// chain): how many frames the DUT forwarded on each CPU.
+fn count_forwarding_per_cpu(cpus: usize) {
+    dut_exec(&["nft", "add table inet xlat_cpu"]);
+    dut_exec(&[
+        "nft",
+        "add chain inet xlat_cpu forward_cpu { type filter hook forward priority -300 ; }",
+    ]);
+    for c in 0..cpus {
+        dut_exec(&["nft", &format!("add rule inet xlat_cpu forward_cpu meta cpu {c} counter")]);
+    }
+}
+
+/// The frames counted per CPU by [`count_forwarding_per_cpu`], indexed by CPU.
+fn forwarded_per_cpu(cpus: usize) -> Vec<u64> {
+    let out = dut_exec(&["nft", "-j", "list", "table", "inet", "xlat_cpu"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let mut per = vec![0; cpus];
+    for item in v["nftables"].as_array().unwrap() {
+        let Some(expr) = item["rule"]["expr"].as_array() else { continue };
+        let cpu = expr.iter().find_map(|e| e["match"]["right"].as_u64());
+        let packets = expr.iter().find_map(|e| e["counter"]["packets"].as_u64());
+        if let (Some(c), Some(p)) = (cpu, packets) {
+            per[c as usize] = p;
+        }
+    }
+    per
+}
+
+/// Every frame dropped by a veth end of the lab: (interface, rx dropped, tx dropped), both
+/// namespaces, from `ip -s -j link`.
+fn veth_drops() -> Vec<(String, u64, u64)> {
+    let mut out = Vec::new();
+    for ns in ["xlat-tester", "xlat-dut"] {
+        let o = std::process::Command::new("ip")
+            .args(["-n", ns, "-s", "-j", "link", "show"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        for l in v.as_array().unwrap() {
+            let name = l["ifname"].as_str().unwrap_or("");
+            if name.starts_with("xlat-") {
+                let s = &l["stats64"];
+                out.push((
+                    name.to_string(),
+                    s["rx"]["dropped"].as_u64().unwrap_or(0),
+                    s["tx"]["dropped"].as_u64().unwrap_or(0),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Frames dropped by any veth end between two readings of [`veth_drops`].
+fn dropped_between(before: &[(String, u64, u64)], after: &[(String, u64, u64)]) -> Vec<String> {
+    after
+        .iter()
+        .filter_map(|(n, rx, tx)| {
+            let (_, rx0, tx0) = before.iter().find(|b| &b.0 == n)?;
+            (rx > rx0 || tx > tx0).then(|| format!("{n}: rx {} tx {}", rx - rx0, tx - tx0))
+        })
+        .collect()
+}
+
+fn trial(config: &str, rate: u64, extra: &[&str]) -> Value {
+    let r = rate.to_string();
+    let args = [
+        &[
+            "trial",
+            "-c",
+            config,
+            "--rate",
+            &r,
+            "--duration",
+            "2",
+            "--timeout",
+            "500",
+            "--json",
+            "-",
+        ],
+        extra,
+    ]
+    .concat();
+    let out = common::ok(&args);
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON in {out}"));
+    serde_json::from_str(line).unwrap()
+}
+
+/// A lossless trial through `topology`: every frame the DUT forwarded, it forwarded on the DUT's
+/// CPU and none on the tester's; the result carries both CPUs' load (the DUT's busy, NET_RX on
+/// it); no veth end dropped a frame.
+fn forwarding_runs_on_the_dut_cpu(topology: &str, rate: u64, extra: &[&str]) {
+    let Some((dut, tester)) = placement() else { return };
+    let _g = common::lab_lock();
+    let _down = LabDown;
+    let config = lab_up(topology);
+    let cpus = dut + 1;
+    count_forwarding_per_cpu(cpus);
+    let before = veth_drops();
+    let v = until_counted(|| trial(&config, rate, extra));
+    let after = veth_drops();
+    for d in ["forward", "reverse"] {
+        assert_eq!(v[d]["lost"], 0, "{d}: {v}");
+    }
+    let per = forwarded_per_cpu(cpus);
+    let sent = v["forward"]["sent"].as_u64().unwrap() + v["reverse"]["sent"].as_u64().unwrap();
+    assert_eq!(per[tester], 0, "frames forwarded on the tester's CPU {tester}: {per:?}");
+    assert!(
+        per[dut] >= sent,
+        "{} forwarded on the DUT's CPU {dut}, {sent} sent: {per:?}",
+        per[dut]
+    );
+    let load = &v["load"];
+    assert_eq!(load["dut"]["cpus"], serde_json::json!([dut]), "{load}");
+    assert_eq!(load["tester"]["cpus"], serde_json::json!([tester]), "{load}");
+    assert!(load["dut"]["busy"].as_f64().unwrap() > 0.0, "{load}");
+    assert!(load["dut"]["net_rx"].as_u64().unwrap() > 0, "{load}");
+    assert_eq!(
+        dropped_between(&before, &after),
+        Vec::<String>::new(),
+        "veth drops in a lossless trial"
+    );
+}
+
+#[test]
+fn router4_forwarding_runs_on_the_dut_cpu() {
+    forwarding_runs_on_the_dut_cpu("router4", 50_000, &[]);
+}
+
+/// nat44 with 10,000 connections opened in phase 1: phase 2's forwarding (and the DUT's
+/// connection tracking and NAT) on the DUT's CPU.
+#[test]
+fn nat44_forwarding_runs_on_the_dut_cpu() {
+    forwarding_runs_on_the_dut_cpu(
+        "nat44",
+        50_000,
+        &[
+            "--preliminary-frames",
+            "10000",
+            "--preliminary-rate",
+            "50000",
+            "--preliminary-timeout",
+            "500",
+            "--phase-delay",
+            "2000",
+            "--set",
+            "traffic.forward_ports.sport.max=10009",
+        ],
+    );
+}
+
+/// `lab up --dut-cpus` refuses a list that leaves the tester no CPU, naming the CPUs, before
+/// anything is made; `lab status` shows where each part runs.
+#[test]
+fn dut_cpus_are_checked_and_shown() {
+    let Some((dut, _)) = placement() else { return };
+    let _g = common::lab_lock();
+    let _down = LabDown;
+    let all = format!("0-{dut}");
+    let o = common::xlatperf(&["lab", "up", "router4", "--replace", "--dut-cpus", &all]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("each need a CPU of their own"), "{err}");
+    assert!(
+        !std::path::Path::new("/run/xlatperf/lab.json").exists(),
+        "a refused lab up made its state file"
+    );
+    lab_up_with("xlat464", &[]);
+    let status = common::ok(&["lab", "status"]);
+    for part in [
+        "xlat-tl (xlat-tester) receive",
+        "xlat-cl (xlat-clat) receive",
+        "xlat-dr (xlat-dut) receive",
+        "tayga (pid",
+    ] {
+        let line = status
+            .lines()
+            .find(|l| l.contains(part))
+            .unwrap_or_else(|| panic!("{part}: {status}"));
+        let want = if part.starts_with("xlat-tl") {
+            "CPU 0"
+        } else {
+            &format!("CPU {dut}")
+        };
+        assert!(line.contains(want) && !line.contains("WARNING"), "{line}");
+    }
+    // Steering changed behind the lab's back is reported.
+    dut_exec(&["sh", "-c", "echo 1 > /sys/class/net/xlat-dr/queues/rx-0/rps_cpus"]);
+    let status = common::ok(&["lab", "status"]);
+    let line = status.lines().find(|l| l.contains("xlat-dr (xlat-dut) receive")).unwrap();
+    assert!(
+        line.contains("CPU 0") && line.contains("WARNING") && line.contains(&format!("placed on CPU {dut}")),
+        "{line}"
+    );
+}
+
+/// A DUT made slow by configuration (an nftables chain of 3,000 rules that every forwarded frame
+/// walks, on the DUT's one CPU): the throughput search comes out bounded by the DUT, its CPU at
+/// least 90 % busy during the failed trial above the result, every trial valid (the DUT's full
+/// input queue is the DUT's loss, not the tester's lag); without the chain the same tester,
+/// ports and DUT pass four times that rate, lossless: the tester's own limit is well above.
+#[test]
+fn an_expensive_dut_is_dut_bound() {
+    let Some(_) = placement() else { return };
+    let _g = common::lab_lock();
+    let _down = LabDown;
+    let config = lab_up("router4");
+    let mut chain = String::from("table inet xlat_slow {\n chain fw {\n  type filter hook forward priority 0;\n");
+    for port in 40000..43000 {
+        chain.push_str(&format!("  udp dport {port} counter\n"));
+    }
+    chain.push_str(" }\n}\n");
+    let o = std::process::Command::new("ip")
+        .args(["netns", "exec", "xlat-dut", "nft", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(chain.as_bytes())?;
+            c.wait()
+        })
+        .unwrap();
+    assert!(o.success());
+    let json = std::env::temp_dir().join(format!("xlat-placement-{}.json", std::process::id()));
+    let j = json.to_str().unwrap();
+    common::ok(&[
+        "throughput",
+        "-c",
+        &config,
+        "--max-rate",
+        "40000",
+        "--error",
+        "5%",
+        "--duration",
+        "1",
+        "--timeout",
+        "300",
+        "--retries",
+        "3",
+        "--json",
+        j,
+    ]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let r = &v["results"][0]["result"]["runs"][0];
+    let tp = r["throughput"].as_u64().unwrap();
+    assert_eq!(r["bound"]["by"], "dut", "{}", r["bound"]);
+    assert!(r["bound"]["dut_busy"].as_f64().unwrap() >= 0.9, "{}", r["bound"]);
+    assert!(tp > 0 && tp < 40_000, "{tp}");
+    for t in r["trials"].as_array().unwrap() {
+        assert_eq!(t["valid"], true, "a trial the tester could not send: {t}");
+    }
+    dut_exec(&["nft", "delete table inet xlat_slow"]);
+    let v = until_counted(|| trial(&config, 4 * tp, &[]));
+    for d in ["forward", "reverse"] {
+        assert_eq!(v[d]["lost"], 0, "{d} at {}: {v}", 4 * tp);
+    }
+}
