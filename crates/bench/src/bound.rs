@@ -11,7 +11,7 @@ use crate::text::group;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "kebab-case")]
 pub enum Bound {
-    /// The DUT: a valid trial at `rate`, just above the figure, failed (the tester sent it in
+    /// The DUT: a trial at `rate`, just above the figure, failed (judged: the tester sent it in
     /// time and dropped nothing itself). `dut_busy`: the DUT's CPUs' busy share (0 to 1) in
     /// that trial, when the DUT runs on this host and its load was read.
     Dut {
@@ -24,7 +24,7 @@ pub enum Bound {
     Tester { rate: u64 },
     /// The search's range: nothing failed up to its top, `max`: the figure is at least this.
     Range { max: u64 },
-    /// Nothing above the figure was measured validly (a search stopped by its trial limit).
+    /// Nothing above the figure was judged (a search stopped by its trial limit).
     #[default]
     Undetermined,
 }
@@ -43,7 +43,9 @@ impl Bound {
         }
         let failed = trials
             .iter()
-            .filter(|t| t.valid && t.pass == Some(false) && t.rate > figure && t.rate <= upper)
+            // A judged failure (an invalid trial has no verdict: `pass` is `None`); a stateful
+            // step that failed to fill its table is one, though the trial is marked invalid.
+            .filter(|t| t.pass == Some(false) && t.rate > figure && t.rate <= upper)
             .min_by_key(|t| t.rate);
         match failed {
             Some(t) => Bound::Dut {

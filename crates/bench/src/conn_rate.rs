@@ -105,6 +105,10 @@ pub struct ConnRateResult {
     /// The lowest rate at which the tester could not send phase 1 in time (after the
     /// retries): the search's upper bound from the tester, not the DUT.
     pub tester_bound: Option<u64>,
+    /// What bounded the rate: the DUT (a valid step above it failed, with the DUT's CPU load
+    /// in it), the tester (its limit within `error` of the rate), or `max_rate` (at least this).
+    #[serde(default)]
+    pub bound: crate::bound::Bound,
     pub trials: Vec<TrialRecord>,
 }
 
@@ -304,6 +308,9 @@ pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &
             found
         }
     };
+    let figure = found.rate.unwrap_or(0);
+    let at_tester = found.tester_bound.filter(|tb| tb.saturating_sub(figure) <= cfg.error);
+    let bound = crate::bound::Bound::of_search(figure, u64::MAX, cfg.max_rate, at_tester, &trials);
     Ok(ConnRateResult {
         frame_size: cfg.frame_size,
         connections: cfg.connections,
@@ -312,6 +319,7 @@ pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &
         validation: cfg.validation,
         rate: found.rate,
         tester_bound: found.tester_bound,
+        bound,
         trials,
     })
 }
@@ -387,6 +395,9 @@ impl BenchResult for ConnRateResult {
         }
         s.push_str(&step_table(&self.trials, false));
         s.push_str(&format!("{}\n", self.headline()));
+        if let crate::bound::Bound::Dut { .. } = self.bound {
+            s.push_str(&format!("{}\n", self.bound.describe("conn/s")));
+        }
         if let Some(b) = self.tester_bound {
             s.push_str(&format!(
                 "note: the tester could not send phase 1 in time at {} conn/s: the result is bounded by the tester\n",
@@ -483,6 +494,21 @@ mod tests {
         let best_pass = r.trials.iter().filter(|t| t.pass == Some(true)).map(|t| t.rate).max();
         assert_eq!(Some(rate), best_pass);
         assert!(r.human_table().contains("connections/s"));
+        // The DUT bounded it: the lowest failing step above the rate.
+        let failed = r
+            .trials
+            .iter()
+            .filter(|t| t.pass == Some(false) && t.rate > rate)
+            .map(|t| t.rate)
+            .min();
+        assert_eq!(
+            r.bound,
+            crate::bound::Bound::Dut {
+                rate: failed.unwrap(),
+                dut_busy: None
+            }
+        );
+        assert!(r.human_table().contains("bounded by the DUT"), "{}", r.human_table());
     }
 
     #[test]
@@ -498,6 +524,7 @@ mod tests {
         .unwrap();
         assert_eq!((r.rate, r.trials.len()), (Some(100_000), 1));
         assert!(r.human_table().contains("the DUT's limit is higher"), "{}", r.human_table());
+        assert_eq!(r.bound, crate::bound::Bound::Range { max: 100_000 });
     }
 
     #[test]
@@ -518,6 +545,7 @@ mod tests {
         let invalid = r.trials.iter().filter(|t| t.pass.is_none()).count();
         assert_eq!(invalid % 2, 0);
         assert!(r.human_table().contains("bounded by the tester"));
+        assert!(matches!(r.bound, crate::bound::Bound::Tester { .. }), "{:?}", r.bound);
     }
 
     #[test]

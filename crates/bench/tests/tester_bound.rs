@@ -63,6 +63,7 @@ fn a_tester_slower_than_the_dut_bounds_the_search_for_every_method() {
             assert!(b > tester && b - t <= ERROR, "{method:?}: bound {b}, throughput {t}");
             assert_eq!(r.upper, b, "{method:?}: the final interval ends at the tester's bound");
             assert!(r.bounded_by_tester, "{method:?}");
+            assert_eq!(r.bound, xlat_bench::Bound::Tester { rate: b }, "{method:?}");
             // The result passed a valid full-length trial.
             assert!(r.trials.iter().any(|x| x.rate == t && x.duration_s == 60.0 && x.pass == Some(true)));
             check_invalid_records(&r, tester, retries + 1);

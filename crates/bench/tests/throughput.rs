@@ -23,6 +23,11 @@ fn binary_search_ends_within_error_of_capacity() {
             assert!(t <= capacity, "capacity {capacity} error {error}: result {t} above capacity");
             assert!(capacity - t <= error as f64, "capacity {capacity} error {error}: result {t}");
             assert!(r.upper - r.lower <= error || r.throughput == 0);
+            // The DUT bounded it: a valid failed trial in the final interval's top.
+            match r.bound {
+                xlat_bench::Bound::Dut { rate, dut_busy: None } => assert!(rate > r.throughput && rate <= r.upper),
+                ref b => panic!("capacity {capacity} error {error}: bounded by {b:?}"),
+            }
             // Every trial recorded, 60 s each.
             assert!(r.trials.iter().all(|t| t.duration_s == 60.0 && t.valid && t.pass.is_some()));
             assert_eq!(r.trial_seconds, 60.0 * r.trials.len() as f64);
@@ -36,6 +41,12 @@ fn passing_max_rate_is_one_trial() {
     let r = throughput(&mut dut, &cfg(1_000_000, 1000), &mut NoProgress).unwrap();
     assert_eq!(r.throughput, 1_000_000);
     assert_eq!(r.trials.len(), 1);
+    // Only a lower bound: said in the result, its JSON and its text.
+    assert_eq!(r.bound, xlat_bench::Bound::Range { max: 1_000_000 });
+    assert_eq!(serde_json::to_value(&r).unwrap()["bound"]["by"], "range");
+    use xlat_bench::BenchResult;
+    assert!(r.human_table().contains("the figure is at least this"), "{}", r.human_table());
+    assert!(r.headline().contains("at least 1,000,000 fps"), "{}", r.headline());
 }
 
 #[test]

@@ -185,9 +185,27 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
     s
 }
 
-/// What the tester bounded in a row: invalid trials, retries, tester-bound results.
+/// What bounded a row's searches (each repetition's, once per distinct verdict), and what the
+/// tester bounded: invalid trials, retries, tester-bound results.
 fn notes(row: &Row) -> String {
     let mut n = Vec::new();
+    let mut said = BTreeSet::new();
+    for (p, _, f) in &row.reps {
+        if let Some(b) = &f.bound {
+            let text = match b {
+                xlat_bench::Bound::Dut { rate, dut_busy } => format!(
+                    "{p}: bounded by the DUT (loss at {}{})",
+                    fmt_num(*rate as f64),
+                    dut_busy.map_or(String::new(), |b| format!("; DUT CPU {:.0} % busy", 100.0 * b))
+                ),
+                xlat_bench::Bound::Range { max } => format!("{p}: at least (no loss up to {})", fmt_num(*max as f64)),
+                xlat_bench::Bound::Tester { .. } | xlat_bench::Bound::Undetermined => continue,
+            };
+            if said.insert(text.clone()) {
+                n.push(format!("<span class=\"bound-by\">{}</span>", esc(&text)));
+            }
+        }
+    }
     let bound: BTreeSet<&str> = row.reps.iter().filter(|r| r.2.tester_bound).map(|r| r.0.as_str()).collect();
     for p in bound {
         n.push(format!("<span class=\"bound\">{p}: bounded by the tester</span>"));

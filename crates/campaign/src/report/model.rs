@@ -35,6 +35,8 @@ pub struct RepFigures {
     /// The figure is a lower bound: nothing failed up to the search's maximum (`--max-rate`,
     /// Max Load), or the tester's limit ended it.
     pub at_least: bool,
+    /// What bounded the figure (throughput; MLRsearch's first goal).
+    pub bound: Option<xlat_bench::Bound>,
     /// Connections per step (conn-rate), for the plot against the number of connections.
     pub connections: Option<u64>,
     /// (direction, CDF points (delay ns, fraction)) of a PDV repetition.
@@ -64,6 +66,7 @@ pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures,
         "throughput" => typed(v, |r: &ThroughputResult, o| {
             o.tester_bound |= r.tester_bound.is_some();
             o.at_least = r.bound.at_least();
+            o.bound = Some(r.bound.clone());
         }),
         "frame-loss" => typed::<FrameLossResult>(v, none),
         "latency" => typed::<LatencyResult>(v, none),
@@ -88,11 +91,16 @@ pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures,
         "recovery" => typed::<RecoveryResult>(v, none),
         "conn-rate" => typed(v, |r: &ConnRateResult, o| {
             o.tester_bound |= r.tester_bound.is_some();
+            o.at_least = r.bound.at_least();
+            o.bound = Some(r.bound.clone());
             o.connections = Some(r.connections);
         }),
         "conntrack-capacity" => typed::<CapacityResult>(v, none),
         "teardown-rate" => typed::<TeardownResult>(v, none),
-        "mlrsearch" => typed(v, |r: &MlrResult, o| o.at_least = r.goals.iter().any(|g| g.bound.at_least())),
+        "mlrsearch" => typed(v, |r: &MlrResult, o| {
+            o.at_least = r.goals.iter().any(|g| g.bound.at_least());
+            o.bound = r.goals.first().map(|g| g.bound.clone());
+        }),
         "reset" => typed::<ResetResult>(v, none),
         other => Err(format!("procedure {other:?} is not one the report knows")),
     }

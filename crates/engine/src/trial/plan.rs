@@ -189,9 +189,13 @@ pub(super) fn run_workers<'s, T: TxQueue, R: RxQueue>(
     cpus: (usize, &[usize], &[usize]),
 ) -> Res<Ran<'s, T, R>> {
     let mut load = None;
+    // Set when every worker has ended (also early: a failure, an abort), so that the reader
+    // never outlives them.
+    let ended = std::sync::atomic::AtomicBool::new(false);
     let results: Vec<Res<Worker<'s, 's, T, R>>> = std::thread::scope(|sc| {
         let (reader_core, dut, tester) = cpus;
         let load = &mut load;
+        let ended = &ended;
         sc.spawn(move || {
             // On a tester core (it sleeps 1 ms between looks), never the DUT's.
             let _ = pin_current_thread(reader_core);
@@ -199,7 +203,7 @@ pub(super) fn run_workers<'s, T: TxQueue, R: RxQueue>(
             let hard_end = shared.hard_end;
             loop {
                 let sending = shared.senders_left.iter().any(|n| n.load(Ordering::Acquire) > 0);
-                if !sending || shared.failed.load(Ordering::Relaxed) || shared.clock.now() > hard_end {
+                if !sending || ended.load(Ordering::Acquire) || shared.clock.now() > hard_end {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(1));
@@ -220,7 +224,7 @@ pub(super) fn run_workers<'s, T: TxQueue, R: RxQueue>(
                 })
             })
             .collect();
-        handles
+        let joined = handles
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
@@ -228,7 +232,9 @@ pub(super) fn run_workers<'s, T: TxQueue, R: RxQueue>(
                     Err(EngineError::Panicked)
                 })
             })
-            .collect()
+            .collect();
+        ended.store(true, Ordering::Release);
+        joined
     });
     Ok((results.into_iter().collect::<Res<Vec<_>>>()?, load))
 }
