@@ -16,7 +16,8 @@
 
 mod common;
 
-use common::{dut_exec, lab_up, skip_unless_root, LabDown, LAB_TOOLS};
+use common::procedures::{runs, Lab};
+use common::{dut_exec, skip_unless_root, LAB_TOOLS};
 use serde_json::Value;
 
 /// Bursts at this many frames/s (forward only): a rate the tester and the DUT's forwarding carry
@@ -36,7 +37,7 @@ fn tbf_sent() -> (f64, f64) {
 
 /// The longest burst of every repetition of `b2b` through a tbf of burst `b` and limit `q`
 /// bytes, against the prediction.
-fn b2b_through_tbf(config: &str, b: u64, q: u64) {
+fn b2b_through_tbf(lab: &Lab, b: u64, q: u64) {
     dut_exec(&[
         "tc",
         "qdisc",
@@ -56,7 +57,7 @@ fn b2b_through_tbf(config: &str, b: u64, q: u64) {
     common::ok(&[
         "trial",
         "-c",
-        config,
+        &lab.config,
         "--rate",
         "1000",
         "--duration",
@@ -70,34 +71,27 @@ fn b2b_through_tbf(config: &str, b: u64, q: u64) {
     assert!(packets >= 1000.0, "{packets} packets through tbf");
     let s = bytes / packets;
     let predicted = (b + q) as f64 / (s - RATE_BPS / LINE_RATE);
-    let json = std::env::temp_dir().join(format!("xlat-b2b-{b}-{}.json", std::process::id()));
-    let j = json.to_str().unwrap();
     let max_burst = ((2.0 * predicted) as u64).to_string();
     let error = ((predicted / 50.0) as u64).max(1).to_string();
-    common::ok(&[
+    let rate = (LINE_RATE as u64).to_string();
+    let (v, _) = lab.run(
         "b2b",
-        "-c",
-        config,
-        "--line-rate",
-        &(LINE_RATE as u64).to_string(),
-        "--max-burst",
-        &max_burst,
-        "--error",
-        &error,
-        "--repetitions",
-        "2",
-        "--timeout",
-        "300",
-        "--retries",
-        "3",
-        "--set",
-        "traffic.reverse=false",
-        "--json",
-        j,
-    ]);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&json);
-    let runs = v["results"][0]["result"]["runs"][0]["runs"].as_array().unwrap().clone();
+        &[
+            "--line-rate",
+            &rate,
+            "--max-burst",
+            &max_burst,
+            "--error",
+            &error,
+            "--repetitions",
+            "2",
+            "--timeout",
+            "300",
+            "--set",
+            "traffic.reverse=false",
+        ],
+    );
+    let runs = runs(&v)[0]["runs"].as_array().unwrap().clone();
     assert_eq!(runs.len(), 2, "{v}");
     for r in &runs {
         let n = r["frames"].as_f64().unwrap();
@@ -115,10 +109,8 @@ fn b2b_finds_the_burst_a_token_bucket_predicts() {
     if skip_unless_root(&[LAB_TOOLS, &["tc"]].concat()) {
         return;
     }
-    let _g = common::lab_lock();
-    let _down = LabDown;
-    let config = lab_up("router4");
+    let lab = Lab::up("router4", "b2b-tbf");
     // 60-byte frames: S - R/L = 30 bytes; (B + Q) / 30 = 2,000 and 3,000 frames.
-    b2b_through_tbf(&config, 30_000, 30_000);
-    b2b_through_tbf(&config, 60_000, 30_000);
+    b2b_through_tbf(&lab, 30_000, 30_000);
+    b2b_through_tbf(&lab, 60_000, 30_000);
 }

@@ -10,7 +10,8 @@
 
 mod common;
 
-use common::{dut_exec, lab_up, lab_up_with, skip_unless_root, until_counted, LabDown, LAB_TOOLS};
+use common::procedures::{runs, Lab};
+use common::{dut_exec, lab_up_with, skip_unless_root, until_counted, LabDown, TrialLab, LAB_TOOLS};
 use serde_json::Value;
 
 /// The lab's default placement on this machine: (DUT CPU, tester CPU), the highest CPU for the
@@ -92,46 +93,16 @@ fn dropped_between(before: &[(String, u64, u64)], after: &[(String, u64, u64)]) 
         .collect()
 }
 
-fn trial(config: &str, rate: u64, extra: &[&str]) -> Value {
-    let r = rate.to_string();
-    let args = [
-        &[
-            "trial",
-            "-c",
-            config,
-            "--rate",
-            &r,
-            "--duration",
-            "2",
-            "--timeout",
-            "500",
-            "--json",
-            "-",
-        ],
-        extra,
-    ]
-    .concat();
-    let out = common::ok(&args);
-    let line = out
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or_else(|| panic!("no JSON in {out}"));
-    serde_json::from_str(line).unwrap()
-}
-
 /// A lossless trial through `topology`: every frame the DUT forwarded, it forwarded on the DUT's
 /// CPU and none on the tester's; the result carries both CPUs' load (the DUT's busy, NET_RX on
 /// it); no veth end dropped a frame.
 fn forwarding_runs_on_the_dut_cpu(topology: &str, rate: u64, extra: &[&str]) {
     let Some((dut, tester)) = placement() else { return };
-    let _g = common::lab_lock();
-    let _down = LabDown;
-    let config = lab_up(topology);
+    let lab = TrialLab::up(topology, &[]);
     let cpus = dut + 1;
     count_forwarding_per_cpu(cpus);
     let before = veth_drops();
-    let v = until_counted(|| trial(&config, rate, extra));
+    let v = until_counted(|| lab.trial(rate, 2, extra));
     let after = veth_drops();
     for d in ["forward", "reverse"] {
         assert_eq!(v[d]["lost"], 0, "{d}: {v}");
@@ -235,9 +206,7 @@ fn dut_cpus_are_checked_and_shown() {
 #[test]
 fn an_expensive_dut_is_dut_bound() {
     let Some(_) = placement() else { return };
-    let _g = common::lab_lock();
-    let _down = LabDown;
-    let config = lab_up("router4");
+    let lab = Lab::up("router4", "expensive");
     let mut chain = String::from("table inet xlat_slow {\n chain fw {\n  type filter hook forward priority 0;\n");
     for port in 40000..43000 {
         chain.push_str(&format!("  udp dport {port} counter\n"));
@@ -254,28 +223,11 @@ fn an_expensive_dut_is_dut_bound() {
         })
         .unwrap();
     assert!(o.success());
-    let json = std::env::temp_dir().join(format!("xlat-placement-{}.json", std::process::id()));
-    let j = json.to_str().unwrap();
-    common::ok(&[
+    let (v, _) = lab.run(
         "throughput",
-        "-c",
-        &config,
-        "--max-rate",
-        "40000",
-        "--error",
-        "5%",
-        "--duration",
-        "1",
-        "--timeout",
-        "300",
-        "--retries",
-        "3",
-        "--json",
-        j,
-    ]);
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&json);
-    let r = &v["results"][0]["result"]["runs"][0];
+        &["--max-rate", "40000", "--error", "5%", "--duration", "1", "--timeout", "300"],
+    );
+    let r = &runs(&v)[0];
     let tp = r["throughput"].as_u64().unwrap();
     assert_eq!(r["bound"]["by"], "dut", "{}", r["bound"]);
     assert!(r["bound"]["dut_busy"].as_f64().unwrap() >= 0.9, "{}", r["bound"]);
@@ -287,8 +239,22 @@ fn an_expensive_dut_is_dut_bound() {
         assert_eq!(t["tester_bound"], Value::Null, "a rate the tester could not send: {t}");
     }
     dut_exec(&["nft", "delete table inet xlat_slow"]);
-    let v = until_counted(|| trial(&config, 4 * tp, &[]));
+    let rate = (4 * tp).to_string();
+    let args = [
+        "trial",
+        "-c",
+        &lab.config,
+        "--rate",
+        &rate,
+        "--duration",
+        "2",
+        "--timeout",
+        "500",
+        "--json",
+        "-",
+    ];
+    let v = until_counted(|| common::last_json(&common::ok(&args)));
     for d in ["forward", "reverse"] {
-        assert_eq!(v[d]["lost"], 0, "{d} at {}: {v}", 4 * tp);
+        assert_eq!(v[d]["lost"], 0, "{d} at {rate}: {v}");
     }
 }

@@ -184,8 +184,7 @@ impl TrialLab {
             "-",
         ];
         args.extend_from_slice(extra);
-        let out = ok(&args);
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+        last_json(&ok(&args))
     }
 }
 
@@ -193,6 +192,17 @@ impl Drop for TrialLab {
     fn drop(&mut self) {
         let _ = xlatperf(&["lab", "down"]);
     }
+}
+
+/// The last line of `out` that is a JSON document (a stateful trial prints its phases' lines
+/// before the report).
+pub fn last_json(out: &str) -> serde_json::Value {
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON in {out}"));
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
 }
 
 /// Capture `count` frames matching `filter` on `iface` of the DUT's namespace with tshark while
