@@ -187,7 +187,7 @@ fn addresses_match_the_lab() {
 
 #[test]
 fn trial_defaults_and_cpus() {
-    let two_cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) == 2;
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     for t in Topology::ALL {
         let cfg = read(t);
         assert_eq!(
@@ -195,17 +195,23 @@ fn trial_defaults_and_cpus() {
             (84, None, 60.0, 2000),
             "{t}"
         );
-        // On a 2-CPU machine TAYGA gets CPU 1 and the tester's four roles share CPU 0.
-        let cpus = if two_cpus && t.uses_tayga() {
-            Cpus {
-                left_send: Some(0),
-                right_recv: Some(0),
-                right_send: Some(0),
-                left_recv: Some(0),
+        // The DUT on the highest CPU (every topology: the kernel's processing steered there,
+        // TAYGA pinned there); the tester's workers on the others: on 2 CPUs its four roles
+        // share CPU 0, with more a port each on CPUs 0 and 1.
+        let (cpus, dut) = match n {
+            0 | 1 => (Cpus::default(), Vec::new()),
+            _ => {
+                let right = if n == 2 { 0 } else { 1 };
+                let c = Cpus {
+                    left_send: Some(0),
+                    left_recv: Some(0),
+                    right_send: Some(right),
+                    right_recv: Some(right),
+                };
+                (c, vec![n - 1])
             }
-        } else {
-            Cpus::default()
         };
+        assert_eq!(cfg.dut.cpus, dut, "{t}");
         assert_eq!(cfg.tester.cpus, cpus, "{t}");
     }
 }

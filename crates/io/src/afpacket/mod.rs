@@ -28,6 +28,8 @@ const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const PACKET_FANOUT: libc::c_int = 18;
 const PACKET_FANOUT_HASH: u32 = 0;
+/// PACKET_FANOUT flag: the group ignores outgoing frames (linux/if_packet.h).
+const PACKET_FANOUT_FLAG_IGNORE_OUTGOING: u32 = 0x4000;
 const PACKET_MR_PROMISC: libc::c_ushort = 1;
 const TPACKET_V2: libc::c_int = 1;
 const ETH_P_ALL: u16 = 0x0003;
@@ -343,7 +345,11 @@ impl AfPacketPort {
             let ring = ring(&fd, PACKET_RX_RING, self.opts.rx_frames, self.frame_size, "PACKET_RX_RING")?;
             bind(&fd, self.ifindex, ETH_P_ALL, &self.iface)?;
             if let Some(id) = fanout {
-                let arg: u32 = u32::from(id) | (PACKET_FANOUT_HASH << 16);
+                // A fanout group receives through the group's hook, which ignores outgoing frames
+                // only with this flag (the socket's PACKET_IGNORE_OUTGOING is not the group's):
+                // without it every frame the tester sends through the qdisc (veth) comes back to
+                // its own receivers as a duplicate.
+                let arg: u32 = u32::from(id) | ((PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_IGNORE_OUTGOING) << 16);
                 setsockopt(&fd, SOL_PACKET, PACKET_FANOUT, &arg, "PACKET_FANOUT (hash)")?;
             }
             if self.opts.promisc {
