@@ -129,6 +129,9 @@ fn lab(topology: xlat_lab::Topology, what: &str, keep: bool) -> Result<(String, 
         "lab is up: tester ports {} and {} in {}, DUT in {}",
         info.left_port, info.right_port, info.tester_ns, info.dut_ns
     );
+    if let Some(p) = &info.placement {
+        eprintln!("CPUs: {}", p.describe());
+    }
     Ok((info.config_path.display().to_string(), guard))
 }
 
@@ -177,6 +180,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     let run = tp.first().and_then(|r| r.result.runs.first());
     let throughput = run.map_or(0, |r| r.throughput);
     let tester_bound = run.and_then(|r| r.bounded_by_tester.then_some(r.tester_bound).flatten());
+    let bound = run.map(|r| r.bound.clone()).unwrap_or_default();
     if throughput == 0 {
         bail!("the DUT lost frames at every rate tried: no throughput to measure the latency at");
     }
@@ -223,6 +227,8 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             "(no loss up to --max-rate {}: the throughput is at least this; try a higher --max-rate)",
             group(a.max_rate)
         );
+    } else {
+        println!("({})", bound.describe("frames/s"));
     }
     if let Some(run) = lat.first().and_then(|r| r.result.runs.first()) {
         for (name, sum) in [("forward", &run.forward), ("reverse", &run.reverse)] {
@@ -232,8 +238,9 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         }
     }
     println!(
-        "These are whole-system figures: the tester and the DUT share this machine's CPUs. Next: the same commands against \
-         your own DUT with RFC durations (drop --short/--duration), --repeat 20 --json results.json --plot tp.svg."
+        "The DUT ran on CPUs of its own where there are two or more (the line \"CPUs:\" above says which; every trial's JSON has both sides' CPU load). Next: the \
+         same commands against your own DUT with RFC durations (drop --short/--duration), --repeat 20 --json results.json \
+         --plot tp.svg."
     );
     Ok(())
 }
@@ -381,8 +388,9 @@ fn stateful(a: &DemoArgs) -> Result<()> {
         }
     }
     println!(
-        "These are whole-system figures: the tester and the DUT share this machine's CPUs. Next: conntrack-capacity, \
-         --connections 10k,100k,1M sweeps, --repeat 20 --json results.json --plot figure.svg (docs/stateful.md)."
+        "The DUT ran on CPUs of its own where there are two or more (the line \"CPUs:\" above says which; every trial's JSON has both sides' CPU load). Next: \
+         conntrack-capacity, --connections 10k,100k,1M sweeps, --repeat 20 --json results.json --plot figure.svg \
+         (docs/stateful.md)."
     );
     Ok(())
 }
