@@ -66,13 +66,7 @@ impl Lab {
             "-",
         ];
         args.extend_from_slice(extra);
-        let out = ok(&args);
-        let line = out
-            .lines()
-            .rev()
-            .find(|l| l.starts_with('{'))
-            .unwrap_or_else(|| panic!("no JSON in {out}"));
-        serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+        common::last_json(&ok(&args))
     }
 }
 
