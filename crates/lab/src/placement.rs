@@ -78,11 +78,15 @@ impl Placement {
 
 /// The CPUs this process may run on.
 pub fn online_cpus() -> Vec<usize> {
-    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    text.lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .and_then(|l| xlat_trial::load::parse_cpu_list(l.trim()).ok())
-        .unwrap_or_else(|| (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect())
+    allowed_cpus("self").unwrap_or_else(|| (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect())
+}
+
+/// The CPUs process `pid` ("self", or a number) may run on: `Cpus_allowed_list` of
+/// /proc/PID/status; `None` when it cannot be read.
+pub(crate) fn allowed_cpus(pid: &str) -> Option<Vec<usize>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let list = text.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+    xlat_trial::load::parse_cpu_list(list.trim()).ok()
 }
 
 /// A CPU set as the kernel's bitmap files take it (`rps_cpus`): hexadecimal, 32 bits per

@@ -230,19 +230,17 @@ pub(crate) fn collect() -> Result<Status, LabError> {
 fn placed_parts(st: &Status, t: Topology, p: &crate::placement::Placement) -> Vec<PlacedPart> {
     let mut parts = Vec::new();
     if let Ok(ends) = crate::steer::read(t, p) {
-        let want = crate::steer::steering(t, p);
-        for ((ns, dev, now), (_, _, placed)) in ends.into_iter().zip(want) {
-            let placed = if p.steered { placed } else { Vec::new() };
+        for e in ends {
             parts.push(PlacedPart {
-                part: format!("{dev} ({ns}) receive"),
-                now,
-                placed,
+                part: format!("{} ({}) receive", e.dev, e.ns),
+                now: e.now,
+                placed: if p.steered { e.placed } else { Vec::new() },
             });
         }
     }
     for (who, pid) in [("tayga", st.tayga), ("tayga CLAT", st.clat)] {
         if let Some((pid, true)) = pid {
-            if let Some(now) = crate::steer::affinity(pid) {
+            if let Some(now) = crate::placement::allowed_cpus(&pid.to_string()) {
                 parts.push(PlacedPart {
                     part: format!("{who} (pid {pid})"),
                     now,

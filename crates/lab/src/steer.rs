@@ -44,11 +44,19 @@ pub(crate) fn apply(t: Topology, p: &Placement) -> Result<(), LabError> {
     Ok(())
 }
 
-/// Where each veth end's receive processing runs now: (namespace, interface, CPUs of its first
-/// receive queue's `rps_cpus`; empty: not steered).
-pub(crate) fn read(t: Topology, p: &Placement) -> Result<Vec<(String, String, Vec<usize>)>, LabError> {
+/// A veth end's receive processing: where it runs now and where [`steering`] puts it.
+pub(crate) struct EndCpus {
+    pub ns: &'static str,
+    pub dev: &'static str,
+    /// The CPUs of its receive queues' `rps_cpus` (empty: not steered).
+    pub now: Vec<usize>,
+    pub placed: Vec<usize>,
+}
+
+/// Where each veth end's receive processing runs now, beside where it was placed.
+pub(crate) fn read(t: Topology, p: &Placement) -> Result<Vec<EndCpus>, LabError> {
     let mut out = Vec::new();
-    for (ns, dev, _) in steering(t, p) {
+    for (ns, dev, placed) in steering(t, p) {
         let mut cpus = Vec::new();
         for file in rps_files(ns, dev)? {
             let text = run_with_input("ip", &["netns", "exec", ns, "cat", &file], None)?;
@@ -56,16 +64,14 @@ pub(crate) fn read(t: Topology, p: &Placement) -> Result<Vec<(String, String, Ve
         }
         cpus.sort_unstable();
         cpus.dedup();
-        out.push((ns.to_string(), dev.to_string(), cpus));
+        out.push(EndCpus {
+            ns,
+            dev,
+            now: cpus,
+            placed,
+        });
     }
     Ok(out)
-}
-
-/// The CPUs process `pid` may run on (`Cpus_allowed_list` of /proc/PID/status).
-pub(crate) fn affinity(pid: u32) -> Option<Vec<usize>> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let list = text.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-    xlat_trial::load::parse_cpu_list(list.trim()).ok()
 }
 
 #[cfg(test)]
