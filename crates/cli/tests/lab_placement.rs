@@ -156,6 +156,44 @@ fn nat44_forwarding_runs_on_the_dut_cpu() {
 
 /// `lab up --dut-cpus` refuses a list that leaves the tester no CPU, naming the CPUs, before
 /// anything is made; `lab status` shows where each part runs.
+/// A frame the tester's own host drops (here: the tester's right end, with an MTU below the
+/// frames the DUT forwards to it, drops every one as too long, counted in its rx_dropped) is
+/// the tester's loss: the trial is invalid and says so, and its count is the kernel's.
+fn frames_the_tester_host_drops_are_the_testers_loss(lab_args: &[&str]) {
+    let Some(_) = placement() else { return };
+    let lab = TrialLab::up("router4", lab_args);
+    let set_mtu = |mtu: &str| {
+        let o = std::process::Command::new("ip")
+            .args(["-n", "xlat-tester", "link", "set", "xlat-tr", "mtu", mtu])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    set_mtu("1000");
+    let before = veth_drops();
+    // Forward only (the right port sends nothing, so its MTU limits nothing the tester sends).
+    let v = lab.trial(2_000, 1, &["--frame-size", "1518", "--set", "traffic.reverse=false"]);
+    let after = veth_drops();
+    set_mtu("1500");
+    let f = &v["forward"];
+    let sent = f["sent"].as_u64().unwrap();
+    let rx = |all: &[(String, u64, u64)]| all.iter().find(|d| d.0 == "xlat-tr").map(|d| d.1).unwrap();
+    assert_eq!(rx(&after) - rx(&before), sent, "every frame dropped by xlat-tr: {v}");
+    assert_eq!(f["tester_rx_dropped"].as_u64(), Some(sent), "{v}");
+    assert_eq!(v["valid"], false, "{v}");
+    assert!(v["pass"].is_null(), "a trial the tester spoiled has no verdict on the DUT: {v}");
+}
+
+#[test]
+fn afpacket_counts_the_tester_hosts_drops() {
+    frames_the_tester_host_drops_are_the_testers_loss(&[]);
+}
+
+#[test]
+fn afxdp_counts_the_tester_hosts_drops() {
+    frames_the_tester_host_drops_are_the_testers_loss(&["--backend", "afxdp"]);
+}
+
 #[test]
 fn dut_cpus_are_checked_and_shown() {
     let Some((dut, _)) = placement() else { return };

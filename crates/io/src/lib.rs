@@ -16,6 +16,7 @@
 //! | this file | the [`Port`], [`TxQueue`] and [`RxQueue`] traits, [`Queues`], [`IoError`], the burst sizes ([`DEFAULT_BURST`], [`RX_BURST`]) |
 //! | [`mem`] | in-process port pairs with loss, duplication and reordering injection, for tests and the engine's self-test |
 //! | [`afpacket`] | AF_PACKET sockets with PACKET_MMAP rings and PACKET_QDISC_BYPASS, on any Linux interface, also inside a network namespace |
+//! | [`ifdrops`] | an interface's own receive drops (`/proc/net/dev`): the tester host's loss that no socket counts |
 //! | [`afxdp`] | AF_XDP sockets (UMEM, fill/completion/RX/TX rings, need_wakeup, zero-copy where the driver has it) with an XDP program of its own attached through a BPF link, also inside a network namespace |
 //! | `dpdk` (cargo feature `dpdk`) | DPDK ethdev ports: `dpdk/eal.rs` (EAL, TSC, lcore registration), `dpdk/port.rs` (opening a port, its mempool and counters), `dpdk/queues.rs` (the burst functions), `dpdk/ffi.rs` and `csrc/shim.c` (DPDK's inline functions, wrapped in C) |
 
@@ -23,6 +24,7 @@ pub mod afpacket;
 pub mod afxdp;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
+pub mod ifdrops;
 pub mod mem;
 
 use xlat_wire::MacAddr;

@@ -36,7 +36,9 @@ pub struct DirectionReport {
     #[serde(default)]
     pub tester_tx_dropped: u64,
     /// Frames the tester's receiving port dropped before the receiver saw them (AF_PACKET
-    /// `tp_drops`, DPDK `imissed` + `ierrors` + `rx_nombuf`). A trial with any is invalid.
+    /// `tp_drops`, AF_XDP's ring and buffer drops, and with either the interface's own
+    /// `rx_dropped` + `rx_missed_errors`, e.g. a full backlog on the tester's CPU; DPDK
+    /// `imissed` + `ierrors` + `rx_nombuf`). A trial with any is invalid.
     #[serde(default)]
     pub tester_rx_dropped: u64,
     /// Seconds from the first frame's scheduled time to the last frame's transmission.

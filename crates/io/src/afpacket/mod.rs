@@ -6,6 +6,7 @@
 //! No system call per frame: a transmit burst is written into ring slots and kicked with one
 //! `send`; a receive burst reads ring slots the kernel has filled and returns them.
 
+use crate::ifdrops::IfRxDrops;
 use crate::{IoError, Port, Queues, Result, RxQueue, Stamping, TxQueue, MAX_FRAME_LEN};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -335,9 +336,15 @@ impl AfPacketPort {
         })
     }
 
+    /// The interface's own receive drops (the tester host's loss no socket counts).
+    pub(crate) fn if_rx_drops(&self) -> Result<IfRxDrops> {
+        IfRxDrops::open(self.opts.netns.as_deref(), &self.iface)
+    }
+
     /// A receive socket; with `fanout`, a member of that fanout group (PACKET_FANOUT_HASH: the
     /// kernel hands each flow's frames to one member, by the flow hash of addresses and ports).
-    fn open_rx(&self, fanout: Option<u16>) -> Result<AfPacketRx> {
+    fn open_rx(&self, fanout: Option<u16>, first: bool) -> Result<AfPacketRx> {
+        let if_drops = if first { Some(self.if_rx_drops()?) } else { None };
         in_netns(self.opts.netns.as_deref(), || {
             let fd = packet_socket(ETH_P_ALL)?;
             setsockopt(&fd, SOL_PACKET, PACKET_VERSION, &TPACKET_V2, "PACKET_VERSION")?;
@@ -359,7 +366,7 @@ impl AfPacketPort {
                 mr.mr_type = PACKET_MR_PROMISC;
                 setsockopt(&fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, "PACKET_ADD_MEMBERSHIP promisc")?;
             }
-            let mut rx = AfPacketRx { fd, ring };
+            let mut rx = AfPacketRx { fd, ring, if_drops };
             rx.drain();
             Ok(rx)
         })
@@ -420,10 +427,10 @@ impl Port for AfPacketPort {
         // A fanout group id of this process and interface (groups are per namespace).
         let fanout = (n > 1).then(|| (std::process::id() as u16) ^ (self.ifindex as u16).rotate_left(8));
         let mut sets = Vec::with_capacity(n);
-        for _ in 0..n {
+        for i in 0..n {
             sets.push(Queues {
                 tx: self.open_tx()?,
-                rx: self.open_rx(fanout)?,
+                rx: self.open_rx(fanout, i == 0)?,
                 ctl: self.open_tx()?,
             });
         }
@@ -577,6 +584,9 @@ impl TxQueue for AfPacketTx {
 pub struct AfPacketRx {
     fd: OwnedFd,
     ring: Ring,
+    /// The interface's own receive drops, on the port's first receive socket only (the
+    /// counter is the interface's, not the socket's).
+    if_drops: Option<IfRxDrops>,
 }
 
 impl AfPacketRx {
@@ -597,8 +607,15 @@ impl AfPacketRx {
 }
 
 impl RxQueue for AfPacketRx {
+    /// The ring's drops and, on the port's first socket, the interface's: a frame the
+    /// tester's host dropped before the ring (a full backlog on the tester's CPU) is the
+    /// tester's loss too.
     fn dropped(&mut self) -> Result<u64> {
-        self.kernel_drops()
+        let interface = match &mut self.if_drops {
+            Some(d) => d.since_last()?,
+            None => 0,
+        };
+        Ok(self.kernel_drops()? + interface)
     }
 
     fn rx_burst<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize> {

@@ -159,7 +159,8 @@ impl Port for AfXdpPort {
                 cookies: vec![0; (rx_frames + tx_frames) as usize],
                 cap: FRAME_SIZE - XDP_HEADROOM,
             };
-            let mut xrx = AfXdpRx { xsk, rx, fill };
+            let if_drops = if sets.is_empty() { Some(self.pkt.if_rx_drops()?) } else { None };
+            let mut xrx = AfXdpRx { xsk, rx, fill, if_drops };
             xrx.drain();
             sets.push(Queues {
                 tx: AfXdpTx::Xsk(xtx),

@@ -180,6 +180,8 @@ pub struct AfXdpRx {
     pub(super) xsk: Arc<Xsk>,
     pub(super) rx: Ring,
     pub(super) fill: Ring,
+    /// The interface's own receive drops, on the port's first socket only.
+    pub(super) if_drops: Option<crate::ifdrops::IfRxDrops>,
 }
 
 impl AfXdpRx {
@@ -238,13 +240,18 @@ impl RxQueue for AfXdpRx {
 
     /// Frames the socket dropped since the last call: no room in the RX ring (rx_ring_full) or
     /// no buffer (rx_dropped, which also counts a copy-mode frame that found the fill ring
-    /// empty; rx_fill_ring_empty_descs is left out as it counts those again).
+    /// empty; rx_fill_ring_empty_descs is left out as it counts those again), and on the
+    /// port's first socket the interface's own receive drops (the tester's host's).
     fn dropped(&mut self) -> Result<u64> {
+        let interface = match &mut self.if_drops {
+            Some(d) => d.since_last()?,
+            None => 0,
+        };
         let now = self.xsk.statistics()?;
         let mut last = self.xsk.stats.lock().unwrap_or_else(|e| e.into_inner());
         let d = now.rx_dropped.saturating_sub(last.rx_dropped) + now.rx_ring_full.saturating_sub(last.rx_ring_full);
         last.rx_dropped = now.rx_dropped;
         last.rx_ring_full = now.rx_ring_full;
-        Ok(d)
+        Ok(d + interface)
     }
 }
