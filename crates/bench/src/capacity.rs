@@ -20,6 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bound::Bound;
 use crate::conn_rate::{search, step_table, Search};
 use crate::error::{config, BenchError};
 use crate::record::TrialRecord;
@@ -110,6 +111,10 @@ pub struct CapacitySearch {
     pub rate: Option<u64>,
     /// This size fits: the rate reached the stop rate.
     pub fits: bool,
+    /// The lowest rate at which the tester itself could not send this search's phase 1 in
+    /// time, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tester_bound: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,6 +130,12 @@ pub struct CapacityResult {
     /// The lowest rate at which the tester itself could not send phase 1 in time, if any:
     /// the rates are bounded by the tester from there on.
     pub tester_bound: Option<u64>,
+    /// What bounded the capacity: the DUT (`rate` is then the number of connections that did
+    /// not fit, with the DUT's load in that search's last failing step), the tester (it could
+    /// not send the search at that size fast enough to tell), the range (`max_connections`
+    /// fitted), or undetermined (not even C0 fitted).
+    #[serde(default)]
+    pub bound: Bound,
     pub searches: Vec<CapacitySearch>,
     pub trials: Vec<TrialRecord>,
 }
@@ -151,6 +162,7 @@ pub fn conntrack_capacity(
         rate_at_capacity: None,
         first_too_many: None,
         tester_bound: None,
+        bound: Bound::Undetermined,
         searches: Vec::new(),
         trials: Vec::new(),
     };
@@ -232,15 +244,47 @@ impl Searches<'_, '_, '_> {
             stop_rate,
             rate: found.rate,
             fits: found.rate.is_some_and(|r| r >= stop_rate),
+            tester_bound: found.tester_bound,
         });
         Ok(found.rate)
     }
 
     fn finish(self, mut r: CapacityResult) -> CapacityResult {
         r.tester_bound = self.tester_bound;
+        r.bound = capacity_bound(&r, &self.searches, &self.trials);
         r.searches = self.searches;
         r.trials = self.trials;
         r
+    }
+}
+
+/// What bounded the capacity `r` found by `searches` (see [`CapacityResult::bound`]): the
+/// last search at the first size that did not fit says whether the DUT or the tester failed it.
+fn capacity_bound(r: &CapacityResult, searches: &[CapacitySearch], trials: &[TrialRecord]) -> Bound {
+    if r.capacity.is_none() {
+        return Bound::Undetermined;
+    }
+    let Some(too_many) = r.first_too_many else {
+        return Bound::Range {
+            max: r.config.max_connections,
+        };
+    };
+    let Some(failed) = searches.iter().rev().find(|x| x.connections == too_many && !x.fits) else {
+        return Bound::Undetermined;
+    };
+    // The tester bounds the verdict when it could not send even the rate below which the size
+    // counts as not fitting, or when nothing of the search was judged; a judged failure
+    // otherwise is the DUT's.
+    let label = format!("{} C={}", failed.stage, group(too_many));
+    let last_failure = trials.iter().rev().find(|t| t.phase == label && t.pass == Some(false));
+    match (failed.tester_bound, last_failure) {
+        (Some(rate), _) if rate <= failed.stop_rate => Bound::Tester { rate },
+        (_, Some(t)) => Bound::Dut {
+            rate: too_many,
+            dut_busy: t.load.as_ref().and_then(|l| l.dut.as_ref()).map(|d| d.busy),
+        },
+        (Some(rate), None) => Bound::Tester { rate },
+        (None, None) => Bound::Undetermined,
     }
 }
 
@@ -299,11 +343,8 @@ impl BenchResult for CapacityResult {
                 group(b)
             ));
         }
-        if self.capacity.is_some() && self.first_too_many.is_none() {
-            s.push_str(&format!(
-                "note: every size fitted up to --max-connections {}: the capacity is at least that\n",
-                group(c.max_connections)
-            ));
+        if self.capacity.is_some() {
+            s.push_str(&format!("{}\n", self.bound.describe("connections")));
         }
         s
     }
@@ -358,6 +399,7 @@ mod tests {
             // Each step was validated.
             assert!(r.trials.iter().all(|t| t.reverse.is_some()));
             assert!(r.human_table().contains("connections fit"), "{}", r.human_table());
+            assert_eq!(r.bound, Bound::Dut { rate: t, dut_busy: None });
         }
     }
 
@@ -385,6 +427,40 @@ mod tests {
         assert_eq!((r.capacity, r.first_too_many), (Some(10_000), None));
         assert_eq!(r.searches.len(), 5, "1,000 2,000 4,000 8,000 10,000");
         assert!(r.human_table().contains("at least"), "{}", r.human_table());
+        assert_eq!(r.bound, Bound::Range { max: 10_000 });
+    }
+
+    /// A tester that sends phase 1 at 20,000 conn/s up to 2,000 connections and at 1,000 above.
+    struct SlowerWithMore(SimDut);
+
+    impl TrialRunner for SlowerWithMore {
+        fn run(&mut self, spec: &xlat_trial::TrialSpec) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
+            self.0.run(spec)
+        }
+        fn run_preliminary(
+            &mut self,
+            spec: &xlat_trial::TrialSpec,
+            validation: Option<u64>,
+        ) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
+            let mut r = self.0.run_preliminary(spec, validation)?;
+            let p = spec.preliminary.expect("phase 1");
+            let limit = if p.state_table <= 2_000 { 20_000 } else { 1_000 };
+            if p.rate > limit {
+                r.invalidate("Preliminary sending was too slow".into());
+            }
+            Ok(r)
+        }
+    }
+
+    #[test]
+    fn a_size_the_tester_could_not_send_fast_enough_to_judge_is_the_testers_bound() {
+        let mut dut = SlowerWithMore(SimDut::new(1e9, 1));
+        let r = conntrack_capacity(&mut dut, &cfg(), &mut NoProgress).unwrap();
+        // 2,000 fit at about 20,000 conn/s; above, the tester could not send a single step the
+        // searches tried (down to their precision): no size above was judged the DUT's.
+        assert_eq!(r.capacity, Some(2_000), "{}", r.human_table());
+        assert!(matches!(r.bound, Bound::Tester { .. }), "{:?}", r.bound);
+        assert!(r.human_table().contains("bounded by the tester"), "{}", r.human_table());
     }
 
     #[test]
@@ -394,6 +470,7 @@ mod tests {
         assert_eq!(r.capacity, None);
         assert_eq!(r.searches.len(), 1);
         assert!(r.headline().contains("smaller --c0"), "{}", r.headline());
+        assert_eq!(r.bound, Bound::Undetermined);
     }
 
     #[test]

@@ -185,22 +185,37 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
     s
 }
 
+/// What bounded a search's figure, for a row's notes (the tester's bound has a note of its own).
+fn bound_note(procedure: &str, b: &xlat_bench::Bound) -> Option<String> {
+    let capacity = procedure == "conntrack-capacity";
+    Some(match b {
+        xlat_bench::Bound::Dut { rate, dut_busy } => {
+            let busy = dut_busy.map_or(String::new(), |b| format!("; DUT CPU {:.0} % busy", 100.0 * b));
+            let above = fmt_num(*rate as f64);
+            if capacity {
+                format!("{procedure}: bounded by the DUT ({above} connections did not fit{busy})")
+            } else {
+                format!("{procedure}: bounded by the DUT (loss at {above}{busy})")
+            }
+        }
+        xlat_bench::Bound::Range { max } if capacity => {
+            format!(
+                "{procedure}: at least (every size fitted up to {} connections)",
+                fmt_num(*max as f64)
+            )
+        }
+        xlat_bench::Bound::Range { max } => format!("{procedure}: at least (no loss up to {})", fmt_num(*max as f64)),
+        xlat_bench::Bound::Tester { .. } | xlat_bench::Bound::Undetermined => return None,
+    })
+}
+
 /// What bounded a row's searches (each repetition's, once per distinct verdict), and what the
 /// tester bounded: invalid trials, retries, tester-bound results.
 fn notes(row: &Row) -> String {
     let mut n = Vec::new();
     let mut said = BTreeSet::new();
     for (p, _, f) in &row.reps {
-        if let Some(b) = &f.bound {
-            let text = match b {
-                xlat_bench::Bound::Dut { rate, dut_busy } => format!(
-                    "{p}: bounded by the DUT (loss at {}{})",
-                    fmt_num(*rate as f64),
-                    dut_busy.map_or(String::new(), |b| format!("; DUT CPU {:.0} % busy", 100.0 * b))
-                ),
-                xlat_bench::Bound::Range { max } => format!("{p}: at least (no loss up to {})", fmt_num(*max as f64)),
-                xlat_bench::Bound::Tester { .. } | xlat_bench::Bound::Undetermined => continue,
-            };
+        if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(p, b)) {
             if said.insert(text.clone()) {
                 n.push(format!("<span class=\"bound-by\">{}</span>", esc(&text)));
             }
@@ -219,20 +234,43 @@ fn notes(row: &Row) -> String {
     n.join("<br>")
 }
 
+/// The notes on what bounded `procedure`'s figure in a row (each distinct verdict once).
+fn bound_notes(row: &Row, procedure: &str) -> String {
+    let mut said = BTreeSet::new();
+    for (_, _, f) in row.reps.iter().filter(|r| r.0 == procedure) {
+        if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(procedure, b)) {
+            said.insert(text);
+        }
+    }
+    if row.tester_bound(procedure) {
+        said.insert(format!("{procedure}: bounded by the tester"));
+    }
+    said.iter().map(|t| esc(t)).collect::<Vec<_>>().join("<br>")
+}
+
 /// Every figure of every group, whatever the procedure.
 fn figures_table(rows: &BTreeMap<RowKey, Row>) -> String {
     let mut s = String::from(
         "<table id=\"figures-table\"><thead><tr><th>DUT</th><th>frame size (B)</th><th>procedure</th><th>figure</th>\
-         <th>median</th><th>min</th><th>max</th><th>dispersion</th><th>n</th></tr></thead><tbody>\n",
+         <th>median</th><th>min</th><th>max</th><th>dispersion</th><th>n</th><th>bounded by</th></tr></thead><tbody>\n",
     );
     for (k, row) in rows {
         for ((p, m), sum) in &row.summaries {
-            // A rate (frames or connections per second) is what the tester's limit bounds.
-            let rate = m.ends_with("_fps") || m.ends_with("_cps");
-            let mark = if rate { Mark::of(row, p) } else { Mark::Plain };
+            // What a search's bound bounds: its rate (frames or connections per second), or
+            // the capacity's number of connections (not the rate found at it).
+            let bounded = if p == "conntrack-capacity" {
+                m == "capacity_connections"
+            } else {
+                m.ends_with("_fps") || m.ends_with("_cps")
+            };
+            let (mark, notes) = if bounded {
+                (Mark::of(row, p), bound_notes(row, p))
+            } else {
+                (Mark::Plain, String::new())
+            };
             let _ = writeln!(
                 s,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{notes}</td></tr>",
                 esc(&dut_label(k)),
                 k.frame_size,
                 esc(p),
@@ -625,4 +663,71 @@ pub fn page(inputs: &Inputs, rows: &BTreeMap<RowKey, Row>, unread: &[(String, St
     }
     s.push_str("</body>\n</html>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row of one capacity result with `bound`, read back as the report reads its file.
+    fn capacity_row(bound: xlat_bench::Bound) -> BTreeMap<RowKey, Row> {
+        let result = xlat_bench::CapacityResult {
+            config: xlat_bench::CapacityConfig::new(84),
+            capacity: Some(65_536),
+            rate_at_capacity: Some(100_000),
+            first_too_many: None,
+            tester_bound: None,
+            bound,
+            searches: Vec::new(),
+            trials: Vec::new(),
+        };
+        let json = serde_json::to_value(&result).unwrap();
+        let rep = crate::report::model::rep_figures("conntrack-capacity", &json).unwrap();
+        let mut row = Row {
+            reps: vec![("conntrack-capacity".into(), 0, rep)],
+            ..Row::default()
+        };
+        for (m, v) in [("capacity_connections", 65_536.0), ("conn_rate_at_capacity_cps", 100_000.0)] {
+            row.summaries
+                .insert(("conntrack-capacity".into(), m.into()), Summary::of(&[v]).unwrap());
+        }
+        let key = RowKey {
+            dut: "nat44".into(),
+            variant: String::new(),
+            frame_size: 84,
+        };
+        BTreeMap::from([(key, row)])
+    }
+
+    /// The row of `metric` in the figures table.
+    fn figure_row(html: &str, metric: &str) -> String {
+        let at = html.find(&format!("data-metric=\"{metric}\"")).unwrap();
+        let start = html[..at].rfind("<tr>").unwrap();
+        let end = at + html[at..].find("</tr>").unwrap();
+        html[start..end].to_string()
+    }
+
+    #[test]
+    fn a_capacity_at_the_searchs_maximum_is_a_lower_bound_and_its_rate_is_not() {
+        let html = figures_table(&capacity_row(xlat_bench::Bound::Range { max: 65_536 }));
+        let cap = figure_row(&html, "capacity_connections");
+        assert!(cap.contains("data-at-least=\"true\">&ge;&nbsp;65,536"), "{cap}");
+        assert!(cap.contains("every size fitted up to 65,536 connections"), "{cap}");
+        let rate = figure_row(&html, "conn_rate_at_capacity_cps");
+        assert!(rate.contains("data-at-least=\"false\""), "{rate}");
+    }
+
+    #[test]
+    fn a_capacity_the_dut_bounded_names_the_size_that_did_not_fit() {
+        let html = figures_table(&capacity_row(xlat_bench::Bound::Dut {
+            rate: 65_537,
+            dut_busy: Some(0.5),
+        }));
+        let cap = figure_row(&html, "capacity_connections");
+        assert!(cap.contains("data-at-least=\"false\">65,536"), "{cap}");
+        assert!(
+            cap.contains("bounded by the DUT (65,537 connections did not fit; DUT CPU 50 % busy)"),
+            "{cap}"
+        );
+    }
 }

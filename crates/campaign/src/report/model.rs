@@ -35,7 +35,7 @@ pub struct RepFigures {
     /// The figure is a lower bound: nothing failed up to the search's maximum (`--max-rate`,
     /// Max Load), or the tester's limit ended it.
     pub at_least: bool,
-    /// What bounded the figure (throughput; MLRsearch's first goal).
+    /// What bounded the figure (throughput, conn-rate, capacity; MLRsearch's first goal).
     pub bound: Option<xlat_bench::Bound>,
     /// Connections per step (conn-rate), for the plot against the number of connections.
     pub connections: Option<u64>,
@@ -95,7 +95,11 @@ pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures,
             o.bound = Some(r.bound.clone());
             o.connections = Some(r.connections);
         }),
-        "conntrack-capacity" => typed::<CapacityResult>(v, none),
+        "conntrack-capacity" => typed(v, |r: &CapacityResult, o| {
+            o.tester_bound |= r.tester_bound.is_some();
+            o.at_least = r.bound.at_least();
+            o.bound = Some(r.bound.clone());
+        }),
         "teardown-rate" => typed::<TeardownResult>(v, none),
         "mlrsearch" => typed(v, |r: &MlrResult, o| {
             o.at_least = r.goals.iter().any(|g| g.bound.at_least());
