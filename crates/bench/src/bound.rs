@@ -94,6 +94,13 @@ impl Bound {
     }
 }
 
+/// The DUT's CPUs' busy share, in percent, in the last passing trial at `rate` (the rate a
+/// search found), when the trial read the DUT's load: how hard the DUT worked at its figure.
+pub fn dut_busy_percent_at(trials: &[TrialRecord], rate: u64) -> Option<f64> {
+    let t = trials.iter().rev().find(|t| t.rate == rate && t.pass == Some(true))?;
+    Some(100.0 * t.load.as_ref()?.dut.as_ref()?.busy)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +133,21 @@ mod tests {
                 tester: CpuLoad::default(),
             }),
         }
+    }
+
+    #[test]
+    fn the_dut_load_at_a_figure_is_its_last_passing_trials() {
+        let trials = [
+            trial(100, true, Some(true), Some(0.5)),
+            trial(200, true, Some(false), Some(0.97)),
+            trial(100, true, Some(true), Some(0.25)),
+            trial(150, false, None, Some(0.9)),
+        ];
+        assert_eq!(dut_busy_percent_at(&trials, 100), Some(25.0));
+        // No passing trial at the rate, or no load read: none.
+        assert_eq!(dut_busy_percent_at(&trials, 200), None);
+        assert_eq!(dut_busy_percent_at(&trials, 150), None);
+        assert_eq!(dut_busy_percent_at(&[trial(100, true, Some(true), None)], 100), None);
     }
 
     #[test]

@@ -380,7 +380,14 @@ impl BenchResult for ConnRateResult {
         &self.trials
     }
     fn metrics(&self) -> Vec<(String, f64)> {
-        self.rate.map(|r| vec![("conn_rate_cps".to_string(), r as f64)]).unwrap_or_default()
+        let mut m = Vec::new();
+        if let Some(r) = self.rate {
+            m.push(("conn_rate_cps".to_string(), r as f64));
+            if let Some(b) = crate::bound::dut_busy_percent_at(&self.trials, r) {
+                m.push(("dut_busy_pct".to_string(), b));
+            }
+        }
+        m
     }
     fn human_table(&self) -> String {
         let mut s = format!(

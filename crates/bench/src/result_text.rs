@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::b2b::BackToBackResult;
-use crate::bound::Bound;
+use crate::bound::{dut_busy_percent_at, Bound};
 use crate::delay::{Delay, LatencyStats};
 use crate::frame_loss::FrameLossResult;
 use crate::latency::{LatencyResult, LatencySummary};
@@ -31,6 +31,9 @@ impl BenchResult for ThroughputResult {
         if let Some(b) = self.tester_bound {
             m.push(("tester_bound_fps".into(), b as f64));
         }
+        if let Some(b) = dut_busy_percent_at(&self.trials, self.throughput) {
+            m.push(("dut_busy_pct".into(), b));
+        }
         m
     }
     fn human_table(&self) -> String {
@@ -50,7 +53,11 @@ impl BenchResult for ThroughputResult {
             self.trial_seconds,
             self.elapsed_s
         );
-        let _ = writeln!(s, "{}\n", self.bound.describe("frames/s"));
+        let _ = writeln!(s, "{}", self.bound.describe("frames/s"));
+        if let Some(b) = dut_busy_percent_at(&self.trials, self.throughput) {
+            let _ = writeln!(s, "at the throughput the DUT's CPUs were {b:.0} % busy");
+        }
+        s.push('\n');
         if let Some(b) = self.tester_bound {
             if self.bounded_by_tester {
                 let _ = writeln!(

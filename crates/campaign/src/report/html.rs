@@ -134,7 +134,7 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
     let wanted = ["throughput", "latency", "pdv"];
     let mut s = String::from(
         "<table id=\"summary-table\"><thead><tr><th>DUT</th><th>frame size (B)</th>\
-         <th>throughput (frames/s)</th><th>throughput (Mbit/s)</th>\
+         <th>throughput (frames/s)</th><th>throughput (Mbit/s)</th><th>DUT CPU busy at the throughput (%)</th>\
          <th>latency typical, forward (ms)</th><th>latency typical, reverse (ms)</th>\
          <th>latency worst case, forward (ms)</th><th>latency worst case, reverse (ms)</th>\
          <th>PDV forward (ms)</th><th>PDV reverse (ms)</th><th>repetitions</th><th>tester notes</th></tr></thead><tbody>\n",
@@ -163,6 +163,7 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
             }
             None => s.push_str("<td class=\"num\">&ndash;</td>"),
         }
+        s.push_str(&cell(row.summary("throughput", "dut_busy_pct"), "dut_busy_pct", Mark::Plain));
         for (p, m) in [
             ("latency", "forward_tl_ms"),
             ("latency", "reverse_tl_ms"),
@@ -668,6 +669,7 @@ pub fn page(inputs: &Inputs, rows: &BTreeMap<RowKey, Row>, unread: &[(String, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::model::RepFigures;
 
     /// A row of one capacity result with `bound`, read back as the report reads its file.
     fn capacity_row(bound: xlat_bench::Bound) -> BTreeMap<RowKey, Row> {
@@ -705,6 +707,23 @@ mod tests {
         let start = html[..at].rfind("<tr>").unwrap();
         let end = at + html[at..].find("</tr>").unwrap();
         html[start..end].to_string()
+    }
+
+    #[test]
+    fn the_summary_shows_the_dut_load_at_the_throughput() {
+        let mut row = Row::default();
+        row.reps.push(("throughput".into(), 0, RepFigures::default()));
+        for (m, v) in [("throughput_fps", 10_000.0), ("dut_busy_pct", 93.5)] {
+            row.summaries.insert(("throughput".into(), m.into()), Summary::of(&[v]).unwrap());
+        }
+        let key = RowKey {
+            dut: "router4".into(),
+            variant: String::new(),
+            frame_size: 84,
+        };
+        let html = summary_table(&BTreeMap::from([(key, row)]));
+        assert!(html.contains("<th>DUT CPU busy at the throughput (%)</th>"), "{html}");
+        assert!(html.contains("data-metric=\"dut_busy_pct\" data-value=\"93.5\""), "{html}");
     }
 
     #[test]
