@@ -29,13 +29,18 @@ pub fn run_hook(key: &str, command: &str, deadline: Duration) -> Result<(), Stri
 /// [`run_hook`]: the record of the run (with the end of the standard output when `capture`,
 /// else it is closed) and its verdict.
 pub fn run_command(key: &str, command: &str, deadline: Duration, capture: bool) -> (HookRun, Result<(), String>) {
+    run_command_with(key, command, &[], deadline, capture)
+}
+
+/// [`run_command`] with variables `env` added to the command's environment.
+fn run_command_with(key: &str, command: &str, env: &[(&str, String)], deadline: Duration, capture: bool) -> (HookRun, Result<(), String>) {
     let started = Instant::now();
     let mut run = HookRun {
         key: key.to_string(),
         command: command.to_string(),
         ..HookRun::default()
     };
-    let r = run_child(&mut run, deadline, capture);
+    let r = run_child(&mut run, env, deadline, capture);
     run.seconds = started.elapsed().as_secs_f64();
     (run, r)
 }
@@ -74,11 +79,12 @@ fn stderr_tail(rx: &mpsc::Receiver<Vec<u8>>) -> String {
     }
 }
 
-fn run_child(run: &mut HookRun, deadline: Duration, capture: bool) -> Result<(), String> {
+fn run_child(run: &mut HookRun, env: &[(&str, String)], deadline: Duration, capture: bool) -> Result<(), String> {
     let what = format!("DUT hook {} ({:?})", run.key, run.command);
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(&run.command)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         // A group of its own: at the deadline the command goes with everything it started
         // (a `sleep` under the shell would otherwise live on, holding the lab's files).
         .process_group(0)
@@ -147,6 +153,32 @@ fn parse_count(run: &HookRun) -> Result<u64, String> {
     })
 }
 
+/// The busy share (0 to 1) a `dut.load` command printed: one number, a percent from 0 to 100.
+fn parse_load(run: &HookRun) -> Result<f64, String> {
+    let text = run.output.trim();
+    match text.parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p / 100.0),
+        _ => {
+            let shown: String = text.chars().take(200).collect();
+            Err(format!(
+                "DUT hook {} ({:?}) printed {shown:?}, not a CPU busy percent from 0 to 100",
+                run.key, run.command
+            ))
+        }
+    }
+}
+
+/// When a trial of `spec` sends (the DUT's load is read then): seconds from the moment the
+/// trial is asked for to the start of its (last phase's) sending, and the sending's length.
+/// `phase_one` for a stateful trial's phase 1 alone.
+fn sending_window(spec: &TrialSpec, phase_one: bool) -> (f64, f64) {
+    match (&spec.preliminary, phase_one) {
+        (Some(p), true) => (0.0, p.frames as f64 / p.rate.max(1) as f64),
+        (Some(p), false) => (p.phase_delay_ms as f64 / 1000.0, spec.duration_s),
+        (None, _) => (0.0, spec.duration_s),
+    }
+}
+
 /// No `dut.count` reading yet.
 const NOT_COUNTED: u64 = u64::MAX;
 
@@ -157,8 +189,9 @@ fn record(log: &Mutex<Vec<HookRun>>, run: HookRun) {
 /// A runner with the DUT's commands: `dut.before_trial` before every trial (a failure stops the
 /// run before the trial); `dut.between_phases` and `dut.count` between the phases (installed
 /// in the inner runner), `dut.count` after phase 1 alone, into the report's
-/// `preliminary.dut_connections`; `dut.delete_all` timed for the tear-down rate. Every command
-/// run for a trial is recorded in the report's `dut_hooks`. Without commands it changes nothing.
+/// `preliminary.dut_connections`; `dut.delete_all` timed for the tear-down rate; `dut.load`
+/// started with every trial, its figure the report's `load.dut`. Every command run for a trial
+/// is recorded in the report's `dut_hooks`. Without commands it changes nothing.
 pub struct Hooks<R> {
     inner: R,
     dut: DutHooks,
@@ -221,6 +254,51 @@ impl<R: TrialRunner> Hooks<R> {
         Ok(())
     }
 
+    /// Start `dut.load` for a trial of `spec` (see [`sending_window`]): on a thread of its own,
+    /// when the sending starts, with `XLAT_TRIAL_SECONDS` the sending's length; its deadline is
+    /// that and [`HOOK_DEADLINE`].
+    fn start_load(&self, spec: &TrialSpec, phase_one: bool) -> Option<(mpsc::Receiver<HookRun>, Duration)> {
+        let command = self.dut.load.clone()?;
+        let (after, seconds) = sending_window(spec, phase_one);
+        let after = Duration::from_secs_f64(after);
+        let deadline = Duration::from_secs_f64(seconds) + HOOK_DEADLINE;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            let env = [("XLAT_TRIAL_SECONDS", format!("{seconds}"))];
+            let _ = tx.send(run_command_with("dut.load", &command, &env, deadline, true).0);
+        });
+        Some((rx, after + deadline))
+    }
+
+    /// The figure of the `dut.load` started by [`Hooks::start_load`], into `r.load.dut`.
+    fn finish_load(&self, r: &mut TrialReport, started: Option<(mpsc::Receiver<HookRun>, Duration)>) -> Result<(), TrialError> {
+        let Some((rx, within)) = started else { return Ok(()) };
+        // The command is killed at its deadline; its thread reports by then (plus the second
+        // that reading its pipes may take).
+        let run = rx.recv_timeout(within + Duration::from_secs(5)).map_err(|_| {
+            TrialError::msg(format!(
+                "the DUT command dut.load did not report within {:.1} s",
+                within.as_secs_f64() + 5.0
+            ))
+        })?;
+        record(&self.log, run.clone());
+        if run.exit_status != Some(0) {
+            return Err(TrialError::msg(format!(
+                "DUT hook dut.load ({:?}) failed or was killed (exit status {:?}); see the trial's dut_hooks",
+                run.command, run.exit_status
+            )));
+        }
+        let busy = parse_load(&run).map_err(TrialError::msg)?;
+        let load = r.load.get_or_insert_with(Default::default);
+        load.dut = Some(xlat_trial::CpuLoad {
+            busy,
+            busy_max: busy,
+            ..Default::default()
+        });
+        Ok(())
+    }
+
     /// After a trial: the count (read now after a valid phase 1 that ran alone) and the
     /// records into the report.
     fn after(&mut self, mut r: TrialReport) -> Result<TrialReport, TrialError> {
@@ -244,13 +322,17 @@ impl<R: TrialRunner> Hooks<R> {
 impl<R: TrialRunner> TrialRunner for Hooks<R> {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
         self.before("trial")?;
-        let r = self.inner.run(spec)?;
+        let load = self.start_load(spec, false);
+        let mut r = self.inner.run(spec)?;
+        self.finish_load(&mut r, load)?;
         self.after(r)
     }
 
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
         self.before("step")?;
-        let r = self.inner.run_preliminary(spec, validation)?;
+        let load = self.start_load(spec, true);
+        let mut r = self.inner.run_preliminary(spec, validation)?;
+        self.finish_load(&mut r, load)?;
         self.after(r)
     }
 
@@ -276,7 +358,11 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
             std::thread::sleep(after);
             let _ = tx.send(run_command(&name, &command, deadline, false).0);
         });
-        let report = self.inner.run(spec);
+        let load = self.start_load(spec, false);
+        let report = self.inner.run(spec).and_then(|mut r| {
+            self.finish_load(&mut r, load)?;
+            Ok(r)
+        });
         // The command is killed at its deadline; its thread reports by then (plus the second
         // that reading its pipes may take).
         let run = rx.recv_timeout(after + deadline + Duration::from_secs(5)).map_err(|_| {
@@ -296,6 +382,9 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
         }
         if let Some(c) = &self.dut.count {
             s.push_str(&format!("; connections counted after phase 1: {c}"));
+        }
+        if let Some(c) = &self.dut.load {
+            s.push_str(&format!("; the DUT's load read with every trial: {c}"));
         }
         s
     }

@@ -199,3 +199,78 @@ fn delete_all_is_timed_or_named_missing() {
         "the configuration has no dut.delete_all command (TOML [dut] delete_all)"
     );
 }
+
+/// Sends for the spec's duration (sleeps), and notes whether `marker` existed by its end.
+struct Sender {
+    marker: std::path::PathBuf,
+    seen_during: bool,
+}
+
+impl TrialRunner for Sender {
+    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+        std::thread::sleep(Duration::from_secs_f64(spec.duration_s));
+        self.seen_during = self.marker.exists();
+        Ok(TrialReport::of(spec))
+    }
+}
+
+fn load(command: &str) -> DutHooks {
+    DutHooks {
+        load: Some(command.to_string()),
+        ..DutHooks::default()
+    }
+}
+
+#[test]
+fn the_dut_load_command_runs_during_the_sending_and_its_figure_is_the_dut_load() {
+    let marker = std::env::temp_dir().join(format!("xlatperf-load-{}", std::process::id()));
+    let _ = std::fs::remove_file(&marker);
+    let command = format!(
+        "touch {}; sleep \"$XLAT_TRIAL_SECONDS\"; test \"$XLAT_TRIAL_SECONDS\" = 0.3 && echo 42.5",
+        marker.display()
+    );
+    let sender = Sender {
+        marker: marker.clone(),
+        seen_during: false,
+    };
+    let mut r = Hooks::new(sender, load(&command)).expect("hooks");
+    let report = r.run(&TrialSpec::new(84, 1000, 0.3, 10)).expect("trial");
+    let _ = std::fs::remove_file(&marker);
+    assert!(r.inner.seen_during, "dut.load did not start with the sending");
+    let dut = report.load.as_ref().and_then(|l| l.dut.as_ref()).expect("the DUT's load");
+    assert_eq!((dut.busy, dut.busy_max), (0.425, 0.425));
+    assert!(dut.cpus.is_empty(), "{dut:?}");
+    let run = &report.dut_hooks[0];
+    assert_eq!((run.key.as_str(), run.output.as_str()), ("dut.load", "42.5"));
+    assert!(r.describe().contains("load read with every trial"), "{}", r.describe());
+}
+
+#[test]
+fn a_dut_load_that_is_no_percent_or_fails_stops_the_run() {
+    let spec = TrialSpec::new(84, 1000, 0.05, 10);
+    for (command, says) in [
+        ("echo 120", "printed \"120\", not a CPU busy percent from 0 to 100"),
+        ("echo busy", "printed \"busy\", not a CPU busy percent"),
+        ("echo 50; exit 2", "failed or was killed (exit status Some(2))"),
+    ] {
+        let mut r = Hooks::new(Recorder(Arc::default()), load(command)).expect("hooks");
+        let e = r.run(&spec).expect_err(command).to_string();
+        assert!(e.contains(says), "{command}: {e}");
+    }
+}
+
+#[test]
+fn the_load_is_read_over_the_phase_that_sends_last() {
+    let mut spec = TrialSpec::new(84, 1000, 2.0, 10);
+    assert_eq!(sending_window(&spec, false), (0.0, 2.0));
+    spec.preliminary = Some(xlat_trial::PreliminarySpec {
+        frames: 5_000,
+        state_table: 5_000,
+        rate: 10_000,
+        timeout_ms: 100,
+        phase_delay_ms: 700,
+    });
+    // Phase 2 starts D after phase 1; phase 1 alone sends N / R seconds.
+    assert_eq!(sending_window(&spec, false), (0.7, 2.0));
+    assert_eq!(sending_window(&spec, true), (0.0, 0.5));
+}

@@ -236,15 +236,9 @@ fn dut_cpus_are_checked_and_shown() {
     );
 }
 
-/// A DUT made slow by configuration (an nftables chain of 3,000 rules that every forwarded frame
-/// walks, on the DUT's one CPU): the throughput search comes out bounded by the DUT, its CPU at
-/// least 90 % busy during the failed trial above the result, no rate tester-bound (the DUT's full
-/// input queue is the DUT's loss, not the tester's lag); without the chain the same tester,
-/// ports and DUT pass four times that rate, lossless: the tester's own limit is well above.
-#[test]
-fn an_expensive_dut_is_dut_bound() {
-    let Some(_) = placement() else { return };
-    let lab = Lab::up("router4", "expensive");
+/// Make the lab's DUT slow: an nftables chain of 3,000 rules (table `inet xlat_slow`) that
+/// every forwarded frame walks, about 10,000 frames/s per direction on one CPU.
+fn slow_down_the_dut() {
     let mut chain = String::from("table inet xlat_slow {\n chain fw {\n  type filter hook forward priority 0;\n");
     for port in 40000..43000 {
         chain.push_str(&format!("  udp dport {port} counter\n"));
@@ -261,6 +255,70 @@ fn an_expensive_dut_is_dut_bound() {
         })
         .unwrap();
     assert!(o.success());
+}
+
+/// A DUT elsewhere reports its load with `dut.load`: here the lab's DUT, made slow and driven
+/// past its limit, through a configuration without `dut.cpus` whose `dut.load` reads the DUT
+/// CPU's own counters over `XLAT_TRIAL_SECONDS` (a script, as an operator would over ssh). The
+/// figure is the saturated CPU's, so the command ran during the sending, not after it.
+#[test]
+fn a_dut_load_command_reports_the_load_of_a_dut_elsewhere() {
+    let Some((dut, _)) = placement() else { return };
+    let lab = TrialLab::up("router4", &[]);
+    slow_down_the_dut();
+    let dir = std::env::temp_dir().join(format!("xlatperf-dut-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("busy.sh");
+    std::fs::write(
+        &script,
+        "c=cpu$1\n\
+         r() { awk -v c=\"$c\" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }\n\
+         a=$(r); sleep \"$XLAT_TRIAL_SECONDS\"; b=$(r)\n\
+         echo \"$a $b\" | awk '{ busy = $3 - $1; idle = $4 - $2; print 100 * busy / (busy + idle) }'\n",
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&lab.config).unwrap();
+    let text: String = text
+        .lines()
+        .filter(|l| !l.starts_with("cpus = "))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .replace("[dut]\n", &format!("[dut]\nload = \"sh {} {dut}\"\n", script.display()));
+    let config = dir.join("elsewhere.toml");
+    std::fs::write(&config, text).unwrap();
+    let out = common::ok(&[
+        "trial",
+        "-c",
+        config.to_str().unwrap(),
+        "--rate",
+        "30000",
+        "--duration",
+        "2",
+        "--timeout",
+        "300",
+        "--json",
+        "-",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    dut_exec(&["nft", "delete table inet xlat_slow"]);
+    let v = common::last_json(&out);
+    let load = &v["load"]["dut"];
+    assert!(load["busy"].as_f64().unwrap() >= 0.8, "the saturated DUT CPU's load: {v}");
+    assert_eq!(load["cpus"], serde_json::json!([]), "{load}");
+    let hooks = v["dut_hooks"].as_array().unwrap();
+    assert!(hooks.iter().any(|h| h["key"] == "dut.load" && h["exit_status"] == 0), "{v}");
+}
+
+/// A DUT made slow by configuration (an nftables chain of 3,000 rules that every forwarded frame
+/// walks, on the DUT's one CPU): the throughput search comes out bounded by the DUT, its CPU at
+/// least 90 % busy during the failed trial above the result, no rate tester-bound (the DUT's full
+/// input queue is the DUT's loss, not the tester's lag); without the chain the same tester,
+/// ports and DUT pass four times that rate, lossless: the tester's own limit is well above.
+#[test]
+fn an_expensive_dut_is_dut_bound() {
+    let Some(_) = placement() else { return };
+    let lab = Lab::up("router4", "expensive");
+    slow_down_the_dut();
     let (v, _) = lab.run(
         "throughput",
         &["--max-rate", "40000", "--error", "5%", "--duration", "1", "--timeout", "300"],

@@ -153,6 +153,7 @@ pub(crate) struct RawDut {
     pub count: Option<String>,
     pub reset: Option<String>,
     pub cpus: Option<String>,
+    pub load: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -286,7 +287,15 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         count: c.command("dut.count", &raw.dut.count)?,
         reset: c.command("dut.reset", &raw.dut.reset)?,
         cpus: c.cpu_list("dut.cpus", &raw.dut.cpus)?,
+        load: c.command("dut.load", &raw.dut.load)?,
     };
+    if let (Some(load), false) = (&dut.load, dut.cpus.is_empty()) {
+        return Err(c.bad(
+            "dut.load",
+            quote(load),
+            "no dut.load beside dut.cpus: the load of a DUT on this host's CPUs is read from the kernel already; give one of the two",
+        ));
+    }
 
     let cfg = TestConfig {
         setup,

@@ -182,6 +182,7 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
         "dut.cpus",
         (!dut.cpus.is_empty()).then(|| s(&xlat_trial::load::cpu_list(&dut.cpus))),
     );
+    o.opt("dut.load", dut.load.as_deref().map(s));
     o.0
 }
 
@@ -246,6 +247,7 @@ pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
         ("dut.delete_all", &d.delete_all),
         ("dut.count", &d.count),
         ("dut.reset", &d.reset),
+        ("dut.load", &d.load),
     ] {
         if let Some(h) = h {
             return Err(format!(

@@ -385,6 +385,8 @@ pub static KEYS: &[KeyDef] = {
          "shell command (sh -c) that resets the DUT and returns (RFC 6201); `xlatperf reset` runs it during a trial"),
     toml("dut.cpus",                                         T::Str,     None,                  "none",
          "CPU list (\"1\", \"2-3\") of a DUT on this host (the lab's): every trial records their load, the tester's workers keep off them"),
+    toml("dut.load",                                         T::Str,     None,                  "none",
+         "shell command (sh -c) started with every trial that prints the DUT's CPU busy percent over XLAT_TRIAL_SECONDS seconds (a DUT elsewhere); recorded as the trial's DUT load"),
     // [trial]
     toml("trial.frame_size",                                 T::Int,     Some((0, 65535)),      "84",
          "siitperf's IPv6 frame size incl. FCS; IPv4 frames are 20 bytes shorter"),
@@ -416,7 +418,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 86);
+        assert_eq!(keys().len(), 87);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

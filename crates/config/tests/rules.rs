@@ -572,3 +572,19 @@ fn dut_hooks_round_trip() {
     assert_eq!(cfg.dut.before_trial.as_deref(), Some("conntrack -F"));
     assert_eq!(cfg.stateful.preliminary_frames, Some(100));
 }
+
+#[test]
+fn a_dut_load_command_is_for_a_dut_elsewhere() {
+    let cfg = nat44("[dut]\nload = \"ssh dut busy-percent $XLAT_TRIAL_SECONDS\"\n").expect("load");
+    assert_eq!(cfg.dut.load.as_deref(), Some("ssh dut busy-percent $XLAT_TRIAL_SECONDS"));
+    let text = to_toml(&cfg);
+    assert_eq!(
+        parse_toml(&text, "back.toml").unwrap_or_else(|e| panic!("{e}\n{text}")).dut,
+        cfg.dut
+    );
+    // Beside the CPUs of a DUT on this host (whose load the kernel gives): refused, named.
+    let e = nat44("[dut]\ncpus = \"1\"\nload = \"echo 50\"\n").expect_err("both");
+    let e = e.to_string();
+    assert!(e.contains("key 'dut.load'") && e.contains("no dut.load beside dut.cpus"), "{e}");
+    assert!(e.starts_with("t.toml:17: "), "the file and line of the key: {e}");
+}

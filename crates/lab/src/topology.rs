@@ -539,6 +539,8 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
             count: t.stateful().map(|_| STATEFUL_COUNT.to_string()),
             reset: Some(reset_command(t)),
             cpus: placement.map(|p| p.dut.clone()).unwrap_or_default(),
+            // Its CPUs' load is read from the kernel (`cpus`).
+            load: None,
         },
         source: Source {
             // The name of the file `xlatperf lab up` writes it to, for messages.

@@ -27,6 +27,11 @@ pub struct DutHooks {
     /// every trial reads (`TrialReport::load`) and which the tester's workers keep off.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
+    /// Prints the DUT's CPU busy share over the trial's sending, in percent (one number): for a
+    /// DUT outside this host. Started with every trial, in parallel, with the seconds to
+    /// measure in `XLAT_TRIAL_SECONDS`; its figure goes into the trial's `load.dut`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
 }
 
 /// What runs between phase 1 and phase 2 of every stateful trial (see

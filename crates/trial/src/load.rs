@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 /// `/proc/softirqs`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuLoad {
-    /// The CPUs, in order.
+    /// The CPUs, in order. Empty for a DUT elsewhere whose `dut.load` command gave `busy` (and
+    /// `busy_max` the same): its softirq share and NET_RX runs are then not known (0).
     pub cpus: Vec<usize>,
     /// The share of their time (all of them together, 0 to 1) not idle and not waiting for I/O.
     pub busy: f64,
@@ -38,6 +39,9 @@ impl LoadReport {
     /// "DUT CPU 1 93 % busy (softirq 88 %), tester CPU 0 100 %", for a human.
     pub fn summary(&self) -> String {
         let one = |who: &str, l: &CpuLoad| {
+            if l.cpus.is_empty() {
+                return format!("{who} {:.0} % busy (its dut.load)", 100.0 * l.busy);
+            }
             format!(
                 "{who} CPU {} {:.0} % busy (softirq {:.0} %)",
                 cpu_list(&l.cpus),
@@ -123,5 +127,39 @@ mod tests {
         for bad in ["", "a", "3-1", "1,,2", "2000", "1-"] {
             assert!(parse_cpu_list(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_summary_names_the_cpus_or_the_duts_own_command() {
+        let tester = CpuLoad {
+            cpus: vec![0],
+            busy: 1.0,
+            ..CpuLoad::default()
+        };
+        let here = LoadReport {
+            seconds: 1.0,
+            dut: Some(CpuLoad {
+                cpus: vec![1],
+                busy: 0.93,
+                softirq: 0.88,
+                ..CpuLoad::default()
+            }),
+            tester: tester.clone(),
+        };
+        assert_eq!(
+            here.summary(),
+            "DUT CPU 1 93 % busy (softirq 88 %), tester CPU 0 100 % busy (softirq 0 %)"
+        );
+        let elsewhere = LoadReport {
+            dut: Some(CpuLoad {
+                busy: 0.425,
+                ..CpuLoad::default()
+            }),
+            ..here
+        };
+        assert_eq!(
+            elsewhere.summary(),
+            "DUT 42 % busy (its dut.load), tester CPU 0 100 % busy (softirq 0 %)"
+        );
     }
 }
