@@ -11,7 +11,7 @@
 mod common;
 
 use common::procedures::{runs, Lab};
-use common::{dut_exec, lab_up_with, skip_unless_root, until_counted, LabDown, TrialLab, LAB_TOOLS};
+use common::{dropped_between, dut_exec, lab_up_with, skip_unless_root, until_counted, veth_drops, LabDown, TrialLab, LAB_TOOLS};
 use serde_json::Value;
 
 /// The lab's default placement on this machine: (DUT CPU, tester CPU), the highest CPU for the
@@ -55,42 +55,6 @@ fn forwarded_per_cpu(cpus: usize) -> Vec<u64> {
         }
     }
     per
-}
-
-/// Every frame dropped by a veth end of the lab: (interface, rx dropped, tx dropped), both
-/// namespaces, from `ip -s -j link`.
-fn veth_drops() -> Vec<(String, u64, u64)> {
-    let mut out = Vec::new();
-    for ns in ["xlat-tester", "xlat-dut"] {
-        let o = std::process::Command::new("ip")
-            .args(["-n", ns, "-s", "-j", "link", "show"])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        for l in v.as_array().unwrap() {
-            let name = l["ifname"].as_str().unwrap_or("");
-            if name.starts_with("xlat-") {
-                let s = &l["stats64"];
-                out.push((
-                    name.to_string(),
-                    s["rx"]["dropped"].as_u64().unwrap_or(0),
-                    s["tx"]["dropped"].as_u64().unwrap_or(0),
-                ));
-            }
-        }
-    }
-    out
-}
-
-/// Frames dropped by any veth end between two readings of [`veth_drops`].
-fn dropped_between(before: &[(String, u64, u64)], after: &[(String, u64, u64)]) -> Vec<String> {
-    after
-        .iter()
-        .filter_map(|(n, rx, tx)| {
-            let (_, rx0, tx0) = before.iter().find(|b| &b.0 == n)?;
-            (rx > rx0 || tx > tx0).then(|| format!("{n}: rx {} tx {}", rx - rx0, tx - tx0))
-        })
-        .collect()
 }
 
 /// A lossless trial through `topology`: every frame the DUT forwarded, it forwarded on the DUT's

@@ -167,8 +167,11 @@ impl TrialLab {
     }
 
     /// `xlatperf trial` on the lab's configuration at `rate` for `secs` (timeout 500 ms) with
-    /// `extra` arguments; its JSON report.
+    /// `extra` arguments; its JSON report. Every frame the tester's own veth ends dropped in it
+    /// (`ip -s link`, the kernel's count) must be in the report's `tester_rx_dropped`: a loss
+    /// of the tester's is never the DUT's.
     pub fn trial(&self, rate: u64, secs: u64, extra: &[&str]) -> serde_json::Value {
+        let before = veth_drops();
         let (r, s) = (rate.to_string(), secs.to_string());
         let mut args = vec![
             "trial",
@@ -184,7 +187,19 @@ impl TrialLab {
             "-",
         ];
         args.extend_from_slice(extra);
-        last_json(&ok(&args))
+        let v = last_json(&ok(&args));
+        let after = veth_drops();
+        let rx = |all: &[(String, u64, u64)]| -> u64 { all.iter().filter(|d| d.0 == "xlat-tl" || d.0 == "xlat-tr").map(|d| d.1).sum() };
+        let counted: u64 = ["forward", "reverse"]
+            .iter()
+            .filter_map(|d| v[d]["tester_rx_dropped"].as_u64())
+            .sum();
+        let kernel = rx(&after) - rx(&before);
+        assert!(
+            kernel <= counted,
+            "the tester's veth ends dropped {kernel} frames, the report counts {counted} as the tester's: {v}"
+        );
+        v
     }
 }
 
@@ -192,6 +207,42 @@ impl Drop for TrialLab {
     fn drop(&mut self) {
         let _ = xlatperf(&["lab", "down"]);
     }
+}
+
+/// Every frame dropped by a veth end of the lab: (interface, rx dropped, tx dropped), both
+/// namespaces, from `ip -s -j link`.
+pub fn veth_drops() -> Vec<(String, u64, u64)> {
+    let mut out = Vec::new();
+    for ns in ["xlat-tester", "xlat-dut"] {
+        let o = std::process::Command::new("ip")
+            .args(["-n", ns, "-s", "-j", "link", "show"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for l in v.as_array().unwrap() {
+            let name = l["ifname"].as_str().unwrap_or("");
+            if name.starts_with("xlat-") {
+                let s = &l["stats64"];
+                out.push((
+                    name.to_string(),
+                    s["rx"]["dropped"].as_u64().unwrap_or(0),
+                    s["tx"]["dropped"].as_u64().unwrap_or(0),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Frames dropped by any veth end between two readings of [`veth_drops`].
+pub fn dropped_between(before: &[(String, u64, u64)], after: &[(String, u64, u64)]) -> Vec<String> {
+    after
+        .iter()
+        .filter_map(|(n, rx, tx)| {
+            let (_, rx0, tx0) = before.iter().find(|b| &b.0 == n)?;
+            (rx > rx0 || tx > tx0).then(|| format!("{n}: rx {} tx {}", rx - rx0, tx - tx0))
+        })
+        .collect()
 }
 
 /// The last line of `out` that is a JSON document (a stateful trial prints its phases' lines
