@@ -126,7 +126,7 @@ fn established(r: &TrialReport, validated: bool) -> bool {
         .preliminary
         .as_ref()
         .is_some_and(|p| p.received >= p.frames && p.table_filled() && p.duplicate_tuples.unwrap_or(0) == 0);
-    let back = r.directions().all(|(_, d)| d.sent > 0 && d.received >= d.sent);
+    let back = r.directions().all(|(_, d)| d.counts.sent > 0 && d.counts.received >= d.counts.sent);
     phase1 && (!validated || (r.directions().count() == 1 && back))
 }
 

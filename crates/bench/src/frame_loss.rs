@@ -141,7 +141,8 @@ pub fn frame_loss(runner: &mut dyn TrialRunner, cfg: &FrameLossConfig, progress:
         };
         let out = s.run(&spec, "frame-loss", 0.0)?;
         let valid = out.pass.is_some();
-        let loss = |d: Option<&xlat_trial::DirectionReport>| d.filter(|_| valid).and_then(|d| loss_percent(d.sent, d.received));
+        let loss =
+            |d: Option<&xlat_trial::DirectionReport>| d.filter(|_| valid).and_then(|d| loss_percent(d.counts.sent, d.counts.received));
         let point = FrameLossPoint {
             rate,
             percent_of_max: if cfg.max_rate > 0 {

@@ -345,7 +345,7 @@ pub struct MlrResult {
 pub fn trial_loss_ratio(report: &TrialReport) -> f64 {
     let (mut sent, mut lost) = (0u64, 0u64);
     for (_, d) in report.directions() {
-        sent += d.sent;
+        sent += d.counts.sent;
         lost += lost_frames(d);
     }
     if sent == 0 {

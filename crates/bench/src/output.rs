@@ -62,25 +62,25 @@ pub fn trial_summary(r: &TrialReport) -> String {
         }
     }
     for (name, d) in r.directions() {
-        let loss = loss_percent(d.sent, d.received).unwrap_or(0.0);
+        let loss = loss_percent(d.counts.sent, d.counts.received).unwrap_or(0.0);
         s.push_str(&format!(
             "{name:<8} sent {:>12}  received {:>12}  lost {:>10} ({loss:.4} %)  tester dropped: tx {}, rx {}  dup {:>6}  reordered {:>6}  rate {:>12.1}/s  max lag {:>9.1} us (99.9 %: {:.1} us; stalls over 100 us: {})\n",
-            d.sent,
-            d.received,
-            d.lost,
-            d.tester_tx_dropped,
-            d.tester_rx_dropped,
-            d.duplicates,
-            d.reordered,
-            d.achieved_rate,
-            d.max_lag_ns as f64 / 1000.0,
-            d.lag_p999_ns as f64 / 1000.0,
-            d.stalls
+            d.counts.sent,
+            d.counts.received,
+            d.counts.lost,
+            d.counts.tester_tx_dropped,
+            d.counts.tester_rx_dropped,
+            d.counts.duplicates,
+            d.counts.reordered,
+            d.counts.achieved_rate,
+            d.counts.max_lag_ns as f64 / 1000.0,
+            d.counts.lag_p999_ns as f64 / 1000.0,
+            d.counts.stalls
         ));
-        if d.unexpected > 0 {
+        if d.counts.unexpected > 0 {
             s.push_str(&format!(
                 "{name:<8} {} test frames not of this trial (late, or another tester's: {})\n",
-                d.unexpected, d.foreign
+                d.counts.unexpected, d.counts.foreign
             ));
         }
     }
@@ -465,9 +465,12 @@ mod tests {
         let mut r = TrialReport {
             valid: true,
             forward: Some(DirectionReport {
-                sent: 10,
-                received: 9,
-                lost: 1,
+                counts: xlat_trial::DirectionCounts {
+                    sent: 10,
+                    received: 9,
+                    lost: 1,
+                    ..Default::default()
+                },
                 ..Default::default()
             }),
             ..Default::default()
@@ -479,7 +482,7 @@ mod tests {
             trial_summary(&r)
         );
         let f = r.forward.as_mut().unwrap();
-        (f.tester_tx_dropped, f.tester_rx_dropped) = (3, 4);
+        (f.counts.tester_tx_dropped, f.counts.tester_rx_dropped) = (3, 4);
         assert!(trial_summary(&r).contains("tester dropped: tx 3, rx 4"), "{}", trial_summary(&r));
         r.invalidate("the tester dropped 7 frames".into());
         assert!(trial_summary(&r).contains("trial INVALID: the tester dropped 7 frames"));

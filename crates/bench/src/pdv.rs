@@ -99,12 +99,12 @@ impl PdvDirection {
     pub fn of(d: &DirectionReport) -> PdvDirection {
         let detail = d.pdv.as_ref().map(PdvDetail::of);
         PdvDirection {
-            sent: d.sent,
-            received: d.received,
-            lost: d.lost,
+            sent: d.counts.sent,
+            received: d.counts.received,
+            lost: d.counts.lost,
             late: d.pdv.as_ref().map_or(0, |p| p.late),
-            tester_tx_dropped: d.tester_tx_dropped,
-            tester_rx_dropped: d.tester_rx_dropped,
+            tester_tx_dropped: d.counts.tester_tx_dropped,
+            tester_rx_dropped: d.counts.tester_rx_dropped,
             pdv: detail.as_ref().and_then(|p| p.pdv.clone()),
             ipdv: detail.as_ref().and_then(|p| p.ipdv.clone()),
             report: detail,
@@ -270,8 +270,11 @@ mod tests {
             self.calls += 1;
             let frames = spec.frames();
             let d = DirectionReport {
-                sent: frames,
-                received: frames,
+                counts: xlat_trial::DirectionCounts {
+                    sent: frames,
+                    received: frames,
+                    ..Default::default()
+                },
                 pdv: Some(recorded(frames, self.pdv_ns, self.calls as u64 * 1000)),
                 ..Default::default()
             };
@@ -339,9 +342,12 @@ mod tests {
             let frames = spec.frames();
             let pdv_ns = if bad { 1_000_000_000 } else { 5000 };
             let d = DirectionReport {
-                sent: frames,
-                received: if bad { frames / 2 } else { frames },
-                lost: if bad { frames - frames / 2 } else { 0 },
+                counts: xlat_trial::DirectionCounts {
+                    sent: frames,
+                    received: if bad { frames / 2 } else { frames },
+                    lost: if bad { frames - frames / 2 } else { 0 },
+                    ..Default::default()
+                },
                 pdv: Some(recorded(frames, pdv_ns, 0)),
                 ..Default::default()
             };
@@ -424,8 +430,11 @@ mod tests {
                     preliminary: None,
                     valid: true,
                     forward: Some(DirectionReport {
-                        sent: spec.frames(),
-                        received: spec.frames(),
+                        counts: xlat_trial::DirectionCounts {
+                            sent: spec.frames(),
+                            received: spec.frames(),
+                            ..Default::default()
+                        },
                         ..Default::default()
                     }),
                     ..Default::default()

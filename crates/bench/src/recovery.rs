@@ -178,7 +178,7 @@ pub struct RecoveryResult {
 
 /// One direction of the valid trial; an error if it lost frames without naming the last one.
 fn direction(spec: &RecoverySpec, d: &DirectionReport) -> Result<RecoveryDirectionResult, BenchError> {
-    if d.lost > 0 && d.last_lost_seq.is_none() {
+    if d.counts.lost > 0 && d.last_lost_seq.is_none() {
         return Err(BenchError::Unsupported(
             "the system recovery trial: the runner lost frames but did not report the sequence number of the last lost one (last_lost_seq)"
                 .into(),
@@ -186,9 +186,9 @@ fn direction(spec: &RecoverySpec, d: &DirectionReport) -> Result<RecoveryDirecti
     }
     let last_lost_s = d.last_lost_seq.map(|q| spec.send_time_s(q));
     Ok(RecoveryDirectionResult {
-        sent: d.sent,
-        received: d.received,
-        lost: d.lost,
+        sent: d.counts.sent,
+        received: d.counts.received,
+        lost: d.counts.lost,
         last_lost_s,
         recovery_time_s: last_lost_s.map(|t| (t - spec.overload_s).max(0.0)),
         lost_until_end: lost_until_end(d),
@@ -197,7 +197,7 @@ fn direction(spec: &RecoverySpec, d: &DirectionReport) -> Result<RecoveryDirecti
 
 /// The very last frame of the direction's stream was lost.
 fn lost_until_end(d: &DirectionReport) -> bool {
-    d.sent > 0 && d.last_lost_seq == Some(d.sent - 1)
+    d.counts.sent > 0 && d.last_lost_seq == Some(d.counts.sent - 1)
 }
 
 /// A valid recovery trial passes when every direction received its last frame.
@@ -283,9 +283,12 @@ mod tests {
         assert_eq!(s.send_time_s(2200), 2.0);
         assert!((s.send_time_s(2300) - 2.2).abs() < 1e-12);
         let d = DirectionReport {
-            sent: 3700,
-            received: 3000,
-            lost: 700,
+            counts: xlat_trial::DirectionCounts {
+                sent: 3700,
+                received: 3000,
+                lost: 700,
+                ..Default::default()
+            },
             last_lost_seq: Some(2300),
             ..Default::default()
         };

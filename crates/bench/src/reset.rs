@@ -81,13 +81,13 @@ pub struct ResetDirection {
 impl ResetDirection {
     fn of(d: &DirectionReport, rate: u64) -> ResetDirection {
         ResetDirection {
-            sent: d.sent,
-            received: d.received,
-            lost: d.lost,
-            frame_loss_s: d.lost as f64 / rate as f64,
+            sent: d.counts.sent,
+            received: d.counts.received,
+            lost: d.counts.lost,
+            frame_loss_s: d.counts.lost as f64 / rate as f64,
             timestamp_s: d.max_rx_gap_ns as f64 / 1e9,
             gap_end_s: d.max_rx_gap_end_ns as f64 / 1e9,
-            recovered: d.sent > 0 && d.last_lost_seq.is_none_or(|s| s + 1 < d.sent),
+            recovered: d.counts.sent > 0 && d.last_lost_seq.is_none_or(|s| s + 1 < d.counts.sent),
         }
     }
 }

@@ -174,16 +174,16 @@ pub fn output(r: &TrialReport, program: Program, times: &Times) -> Output {
                 "{late_word}: {t} sending exceeded the {limit:.10} seconds limit, the test is invalid."
             ));
         } else {
-            out.push(format!("{t} frames sent: {}", d.sent));
+            out.push(format!("{t} frames sent: {}", d.counts.sent));
         }
     }
     for (name, d) in r.directions() {
         let t = title(name);
-        out.push(format!("{t} frames received: {}", d.received + d.duplicates));
-        if d.duplicates + d.reordered + d.tester_tx_dropped + d.tester_rx_dropped > 0 {
+        out.push(format!("{t} frames received: {}", d.counts.received + d.counts.duplicates));
+        if d.counts.duplicates + d.counts.reordered + d.counts.tester_tx_dropped + d.counts.tester_rx_dropped > 0 {
             out.push(format!(
                 "Info: {t}: {} distinct frames received, {} duplicates, {} reordered; tester dropped: tx {}, rx {}",
-                d.received, d.duplicates, d.reordered, d.tester_tx_dropped, d.tester_rx_dropped
+                d.counts.received, d.counts.duplicates, d.counts.reordered, d.counts.tester_tx_dropped, d.counts.tester_rx_dropped
             ));
         }
     }

@@ -7,9 +7,12 @@ use xlat_trial::{DirectionReport, PdvReport};
 
 fn direction(sent: u64, received: u64) -> DirectionReport {
     DirectionReport {
-        sent,
-        received,
-        lost: sent - received,
+        counts: xlat_trial::DirectionCounts {
+            sent,
+            received,
+            lost: sent - received,
+            ..Default::default()
+        },
         send_duration_s: 60.0000012345,
         latency_ns: vec![1_000_000; 10],
         ..Default::default()
@@ -93,7 +96,7 @@ fn a_stateless_trial_prints_the_senders_then_the_receivers() {
 fn duplicates_count_as_often_as_they_arrive_and_xlatperf_says_more_on_an_info_line() {
     let mut r = stateless();
     let f = r.forward.as_mut().unwrap();
-    (f.received, f.duplicates, f.reordered) = (239_999_998, 2, 1);
+    (f.counts.received, f.counts.duplicates, f.counts.reordered) = (239_999_998, 2, 1);
     let l = tp(&r).stdout;
     assert_eq!(l[5], "Forward frames received: 240000000");
     assert_eq!(

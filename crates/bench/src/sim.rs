@@ -22,7 +22,8 @@
 use xlat_traffic::rng::SplitMix64;
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
 use xlat_trial::{
-    DirectionReport, HookRun, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, StampSource, TrialReport, TrialSpec,
+    DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, StampSource, TrialReport,
+    TrialSpec,
 };
 
 use crate::runner::TrialRunner;
@@ -251,11 +252,14 @@ impl SimDut {
             }
         });
         DirectionReport {
-            sent,
-            received,
-            lost,
+            counts: DirectionCounts {
+                sent,
+                received,
+                lost,
+                achieved_rate: spec.rate as f64,
+                ..DirectionCounts::default()
+            },
             send_duration_s: spec.duration_s,
-            achieved_rate: spec.rate as f64,
             latency_ns,
             pdv,
             last_lost_seq: (lost > 0).then(|| sent - 1),
@@ -298,11 +302,14 @@ impl SimDut {
         let sent = n1 + n2;
         let lost = lost.min(sent);
         DirectionReport {
-            sent,
-            received: sent - lost,
-            lost,
+            counts: DirectionCounts {
+                sent,
+                received: sent - lost,
+                lost,
+                achieved_rate: sent as f64 / spec.duration_s,
+                ..DirectionCounts::default()
+            },
             send_duration_s: spec.duration_s,
-            achieved_rate: sent as f64 / spec.duration_s,
             last_lost_seq: last,
             ..DirectionReport::default()
         }
@@ -345,7 +352,7 @@ impl TrialRunner for SimDut {
         let capacity = self.capacity();
         let st = self.stamps;
         let stamped = |mut d: DirectionReport| {
-            d.stamps = st;
+            d.counts.stamps = st;
             d
         };
         let forward = (!self.reverse_only).then(|| stamped(self.direction(spec, capacity)));
@@ -379,15 +386,15 @@ impl TrialRunner for SimDut {
         let rate = spec.rate.max(1) as f64;
         let out = self.reset_s.unwrap_or(0.0);
         for d in [r.forward.as_mut(), r.reverse.as_mut()].into_iter().flatten() {
-            let first = ((after_s * rate) as u64).min(d.sent);
-            let n = ((out * rate).round() as u64).min(d.sent - first);
+            let first = ((after_s * rate) as u64).min(d.counts.sent);
+            let n = ((out * rate).round() as u64).min(d.counts.sent - first);
             if n == 0 {
                 continue;
             }
-            d.received = d.received.saturating_sub(n);
-            d.lost += n;
+            d.counts.received = d.counts.received.saturating_sub(n);
+            d.counts.lost += n;
             d.last_lost_seq = Some(first + n - 1);
-            if first + n < d.sent {
+            if first + n < d.counts.sent {
                 d.max_rx_gap_ns = ((n + 1) as f64 / rate * 1e9).round() as u64;
                 d.max_rx_gap_end_ns = ((first + n) as f64 / rate * 1e9).round() as u64;
             }
@@ -421,11 +428,14 @@ impl TrialRunner for SimDut {
         if let Some(v) = validation {
             let received = self.table_capacity.map_or(m, |c| c.min(m));
             r.reverse = Some(DirectionReport {
-                sent: m,
-                received,
-                lost: m - received,
+                counts: DirectionCounts {
+                    sent: m,
+                    received,
+                    lost: m - received,
+                    achieved_rate: v as f64,
+                    ..DirectionCounts::default()
+                },
                 send_duration_s: m as f64 / v.max(1) as f64,
-                achieved_rate: v as f64,
                 ..DirectionReport::default()
             });
         }
@@ -512,11 +522,14 @@ impl TrialRunner for ModelDut {
         let lost = ((sent as f64 * ratio + 0.5).floor() as u64).min(sent);
         let mut r = TrialReport::of(spec);
         r.forward = Some(DirectionReport {
-            sent,
-            received: sent - lost,
-            lost,
+            counts: DirectionCounts {
+                sent,
+                received: sent - lost,
+                lost,
+                achieved_rate: spec.rate as f64,
+                ..DirectionCounts::default()
+            },
             send_duration_s: spec.duration_s,
-            achieved_rate: spec.rate as f64,
             ..DirectionReport::default()
         });
         Ok(r)

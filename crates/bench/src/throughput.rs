@@ -378,10 +378,10 @@ fn forwarding_estimate(report: &xlat_trial::TrialReport, rate: u64) -> u64 {
     report
         .directions()
         .map(|(_, d)| {
-            if d.sent == 0 {
+            if d.counts.sent == 0 {
                 rate
             } else {
-                (rate as f64 * d.received.min(d.sent) as f64 / d.sent as f64).floor() as u64
+                (rate as f64 * d.counts.received.min(d.counts.sent) as f64 / d.counts.sent as f64).floor() as u64
             }
         })
         .min()

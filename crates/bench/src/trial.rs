@@ -17,13 +17,13 @@ pub fn judge(report: &TrialReport, loss_tolerance: f64) -> Result<Option<bool>, 
 fn within_tolerance(report: &TrialReport, loss_tolerance: f64) -> bool {
     report
         .directions()
-        .all(|(_, d)| lost_frames(d) as f64 <= loss_tolerance * d.sent as f64)
+        .all(|(_, d)| lost_frames(d) as f64 <= loss_tolerance * d.counts.sent as f64)
 }
 
 /// The frames a direction lost, as every judgement counts them: the engine's count, or sent
 /// less received if that is more.
 pub(crate) fn lost_frames(d: &xlat_trial::DirectionReport) -> u64 {
-    d.lost.max(d.sent.saturating_sub(d.received))
+    d.counts.lost.max(d.counts.sent.saturating_sub(d.counts.received))
 }
 
 /// Judge a trial by a procedure's own rule: `None` if it is invalid, otherwise `pass(report)`.

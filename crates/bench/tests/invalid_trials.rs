@@ -45,12 +45,12 @@ impl TrialRunner for Inject {
             r.valid = false;
             r.invalid_reasons = vec![REASON.into()];
             for d in [&mut r.forward, &mut r.reverse].into_iter().flatten() {
-                if d.lost == 0 {
-                    d.received = d.sent / 2;
+                if d.counts.lost == 0 {
+                    d.counts.received = d.counts.sent / 2;
                 } else {
-                    d.received = d.sent;
+                    d.counts.received = d.counts.sent;
                 }
-                d.lost = d.sent - d.received;
+                d.counts.lost = d.counts.sent - d.counts.received;
                 for l in &mut d.latency_ns {
                     *l = 1_000_000_000;
                 }
@@ -152,7 +152,7 @@ fn frame_loss_tester_bound_step_is_neither_loss_nor_zero_loss() {
             if spec.rate == 400_000 {
                 r.valid = false;
                 r.invalid_reasons = vec![REASON.into()];
-                r.forward.as_mut().unwrap().received = 0;
+                r.forward.as_mut().unwrap().counts.received = 0;
             }
             Ok(r)
         }

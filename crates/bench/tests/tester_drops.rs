@@ -15,8 +15,8 @@ impl TrialRunner for Drops {
         let mut r = self.0.run(spec)?;
         for (d, (tx, rx)) in [(&mut r.forward, (3, 4)), (&mut r.reverse, (5, 6))] {
             if let Some(d) = d {
-                d.tester_tx_dropped = tx;
-                d.tester_rx_dropped = rx;
+                d.counts.tester_tx_dropped = tx;
+                d.counts.tester_rx_dropped = rx;
             }
         }
         Ok(r)

@@ -49,9 +49,9 @@ fn a_backend_that_takes_nothing_ends_the_trial_invalid_in_bounded_time() {
         r.invalid_reasons
     );
     let f = r.forward.unwrap();
-    assert_eq!(f.sent, 0);
+    assert_eq!(f.counts.sent, 0);
     // The other direction is not affected.
-    assert_eq!(r.reverse.unwrap().sent, 10_000);
+    assert_eq!(r.reverse.unwrap().counts.sent, 10_000);
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn frames_the_tester_drops_on_receive_make_the_trial_invalid_not_lossy() {
     let spec = TrialSpec::new(84, 50_000, 0.5, 100);
     let r = t.run_trial(&spec).unwrap();
     assert!(!r.valid);
-    let dropped: u64 = r.directions().map(|(_, d)| d.tester_rx_dropped).sum();
+    let dropped: u64 = r.directions().map(|(_, d)| d.counts.tester_rx_dropped).sum();
     assert!(dropped > 0);
     assert!(
         r.invalid_reasons.iter().any(|m| m.contains("the tester itself dropped")),
@@ -92,7 +92,7 @@ fn frames_the_tester_drops_on_receive_make_the_trial_invalid_not_lossy() {
     );
     for (_, d) in r.directions() {
         // What the tester dropped is what went missing (nothing else lost frames here).
-        assert_eq!(d.lost, d.tester_rx_dropped);
+        assert_eq!(d.counts.lost, d.counts.tester_rx_dropped);
     }
 }
 
@@ -134,9 +134,12 @@ fn all_roles_on_one_core_count_exactly() {
     let spec = TrialSpec::new(84, 10_000, 0.2, 100);
     let r = t.run_trial(&spec).unwrap();
     let f = r.forward.unwrap();
-    assert_eq!((f.sent, f.received, f.lost, f.last_lost_seq), (2000, 1997, 3, Some(1999)));
+    assert_eq!(
+        (f.counts.sent, f.counts.received, f.counts.lost, f.last_lost_seq),
+        (2000, 1997, 3, Some(1999))
+    );
     let rv = r.reverse.unwrap();
-    assert_eq!((rv.sent, rv.received, rv.lost), (2000, 2000, 0));
+    assert_eq!((rv.counts.sent, rv.counts.received, rv.counts.lost), (2000, 2000, 0));
 }
 
 #[test]
@@ -176,7 +179,7 @@ fn a_frame_longer_than_the_port_carries_is_refused_before_sending() {
     // 1538 (IPv6 size) makes 1514-byte IPv4 frames without FCS: exactly what an MTU of 1500
     // carries; one more byte is refused before anything is sent.
     let r = t.run_trial(&TrialSpec::new(1538, 1000, 0.1, 100)).unwrap();
-    assert_eq!(r.forward.unwrap().sent, 100);
+    assert_eq!(r.forward.unwrap().counts.sent, 100);
     let e = t.run_trial(&TrialSpec::new(1539, 1000, 0.1, 100)).unwrap_err();
     assert!(matches!(e, EngineError::FrameTooLong { len: 1515, max: 1514, .. }), "{e}");
     assert!(e.to_string().contains("carries at most 1514 bytes"), "{e}");

@@ -37,10 +37,21 @@ fn clean_bidirectional_trial_is_valid_and_lossless() {
     );
     for (_, d) in r.directions() {
         assert_eq!(
-            (d.sent, d.received, d.lost, d.duplicates, d.reordered, d.unexpected),
+            (
+                d.counts.sent,
+                d.counts.received,
+                d.counts.lost,
+                d.counts.duplicates,
+                d.counts.reordered,
+                d.counts.unexpected
+            ),
             (20_000, 20_000, 0, 0, 0, 0)
         );
-        assert!(d.achieved_rate > 19_000.0 && d.achieved_rate < 21_000.0, "{}", d.achieved_rate);
+        assert!(
+            d.counts.achieved_rate > 19_000.0 && d.counts.achieved_rate < 21_000.0,
+            "{}",
+            d.counts.achieved_rate
+        );
     }
     assert_eq!(r.directions().count(), 2);
 }
@@ -62,13 +73,22 @@ fn injected_losses_duplicates_and_reordering_are_counted_apart() {
     let r = t.run_trial(&TrialSpec::new(84, 10_000, 1.0, 100)).unwrap();
     let f = r.forward.unwrap();
     // 4 dropped (seq 4000 is both dropped and "duplicated": a dropped frame is not copied).
-    assert_eq!(f.sent, 10_000);
-    assert_eq!(f.lost, 4);
-    assert_eq!(f.received, 9_996);
-    assert_eq!(f.duplicates, 3, "a duplicate is never counted as received");
-    assert_eq!(f.reordered, 3);
+    assert_eq!(f.counts.sent, 10_000);
+    assert_eq!(f.counts.lost, 4);
+    assert_eq!(f.counts.received, 9_996);
+    assert_eq!(f.counts.duplicates, 3, "a duplicate is never counted as received");
+    assert_eq!(f.counts.reordered, 3);
     let b = r.reverse.unwrap();
-    assert_eq!((b.sent, b.received, b.lost, b.duplicates, b.reordered), (10_000, 10_000, 0, 0, 0));
+    assert_eq!(
+        (
+            b.counts.sent,
+            b.counts.received,
+            b.counts.lost,
+            b.counts.duplicates,
+            b.counts.reordered
+        ),
+        (10_000, 10_000, 0, 0, 0)
+    );
 }
 
 #[test]
@@ -87,7 +107,7 @@ fn duplicates_do_not_hide_losses() {
     );
     let r = t.run_trial(&TrialSpec::new(84, 5_000, 1.0, 50)).unwrap();
     let f = r.forward.unwrap();
-    assert_eq!((f.received, f.lost, f.duplicates), (4_950, 50, 50));
+    assert_eq!((f.counts.received, f.counts.lost, f.counts.duplicates), (4_950, 50, 50));
     assert!(r.reverse.is_none());
 }
 
@@ -103,11 +123,11 @@ fn a_dut_that_forwards_nothing_loses_everything_and_stragglers_do_not_leak_into_
         Impairment::default(),
     );
     let r = t.run_trial(&TrialSpec::new(84, 2_000, 0.5, 50)).unwrap();
-    assert_eq!(r.forward.as_ref().unwrap().lost, 1_000);
-    assert_eq!(r.reverse.as_ref().unwrap().lost, 0);
+    assert_eq!(r.forward.as_ref().unwrap().counts.lost, 1_000);
+    assert_eq!(r.reverse.as_ref().unwrap().counts.lost, 0);
     let r2 = t.run_trial(&TrialSpec::new(84, 2_000, 0.5, 50)).unwrap();
-    assert_eq!(r2.forward.as_ref().unwrap().received, 0);
-    assert_eq!(r2.reverse.as_ref().unwrap().received, 1_000);
+    assert_eq!(r2.forward.as_ref().unwrap().counts.received, 0);
+    assert_eq!(r2.reverse.as_ref().unwrap().counts.received, 1_000);
 }
 
 /// A test frame with a trial tag this tester never used (another tester sending into the same
@@ -138,7 +158,7 @@ fn another_testers_frames_make_the_trial_invalid_and_own_stragglers_do_not() {
         });
         let f = r2.forward.as_ref().unwrap();
         assert_eq!(
-            (f.sent, f.received, f.unexpected, f.foreign),
+            (f.counts.sent, f.counts.received, f.counts.unexpected, f.counts.foreign),
             (1_000, 1_000, 1, u64::from(foreign)),
             "tag {tag}"
         );
@@ -194,11 +214,11 @@ fn pdv_times_every_received_frame_with_bounded_memory() {
     let r = t.run_trial(&spec).unwrap();
     for (name, d) in r.directions() {
         let p = d.pdv.as_ref().unwrap_or_else(|| panic!("{name}: no PDV report"));
-        assert_eq!(p.timed, d.received, "{name}: every received frame is timed");
+        assert_eq!(p.timed, d.counts.received, "{name}: every received frame is timed");
         assert_eq!(p.late, 0);
         assert!(!p.delays.is_exact() && p.delays.relative_error() > 0.0 && p.delays.relative_error() < 0.01);
-        assert_eq!(p.delays.count(), d.sent, "{name}: every frame sent is recorded");
-        assert_eq!(p.delays.lost(), d.lost);
+        assert_eq!(p.delays.count(), d.counts.sent, "{name}: every frame sent is recorded");
+        assert_eq!(p.delays.lost(), d.counts.lost);
         let json = serde_json::to_value(p).unwrap();
         assert!(json["delays"].is_object(), "{json}");
         assert!(p.ipdv.pairs() > 0);
@@ -229,8 +249,8 @@ fn a_rate_change_paces_both_phases_and_names_the_last_lost_frame() {
     spec.rate_change = Some(xlat_engine::RateChange { at_s: 1.0, rate: 1_000 });
     let r = t.run_trial(&spec).unwrap();
     let f = r.forward.unwrap();
-    assert_eq!(f.sent, 3_000);
-    assert_eq!(f.lost, 2);
+    assert_eq!(f.counts.sent, 3_000);
+    assert_eq!(f.counts.lost, 2);
     // The sequence number, not a time: the procedure knows the schedule.
     assert_eq!(f.last_lost_seq, Some(2100));
     assert!(f.send_duration_s > 1.99 && f.send_duration_s < 2.05, "{}", f.send_duration_s);

@@ -67,7 +67,14 @@ fn valid_first_trial(make: impl Fn() -> Tester<MemPort>, spec: &TrialSpec) -> Tr
 /// (sent, received, lost, duplicates, reordered, unexpected) of a direction.
 fn counts(r: &TrialReport, forward: bool) -> (u64, u64, u64, u64, u64, u64) {
     let d = if forward { r.forward.as_ref() } else { r.reverse.as_ref() }.expect("direction");
-    (d.sent, d.received, d.lost, d.duplicates, d.reordered, d.unexpected)
+    (
+        d.counts.sent,
+        d.counts.received,
+        d.counts.lost,
+        d.counts.duplicates,
+        d.counts.reordered,
+        d.counts.unexpected,
+    )
 }
 
 #[test]
@@ -82,9 +89,9 @@ fn two_queues_count_a_clean_bidirectional_trial_exactly_with_no_false_reordering
         }
         let f = r.forward.unwrap();
         assert!(
-            f.achieved_rate > 19_000.0 && f.achieved_rate < 21_000.0,
+            f.counts.achieved_rate > 19_000.0 && f.counts.achieved_rate < 21_000.0,
             "the queues together keep the rate: {}",
-            f.achieved_rate
+            f.counts.achieved_rate
         );
     }
 }
@@ -108,11 +115,17 @@ fn losses_and_duplicates_count_the_same_with_one_queue_and_with_three() {
         let f = r.forward.as_ref().unwrap();
         // 6 dropped (4,000 is dropped, so not copied); 4 copies, never counted as received.
         assert_eq!(
-            (f.sent, f.received, f.lost, f.duplicates, f.unexpected),
+            (
+                f.counts.sent,
+                f.counts.received,
+                f.counts.lost,
+                f.counts.duplicates,
+                f.counts.unexpected
+            ),
             (10_000, 9_994, 6, 4, 0),
             "{queues} queues"
         );
-        assert_eq!(f.reordered, 0, "{queues} queues: nothing was reordered");
+        assert_eq!(f.counts.reordered, 0, "{queues} queues: nothing was reordered");
         assert_eq!(f.last_lost_seq, Some(9_999));
         assert!(r.reverse.is_none());
         results.push(counts(&r, true));

@@ -73,7 +73,11 @@ fn phase_one_fills_the_table_and_phase_two_answers_on_it() {
     // 5,000 of the 5,000 port pairs, each once: the learnt tuples all differ.
     assert_eq!(p.duplicate_tuples, Some(0));
     for (name, d) in r.directions() {
-        assert_eq!((d.sent, d.received, d.lost, d.unexpected), (10_000, 10_000, 0, 0), "{name}");
+        assert_eq!(
+            (d.counts.sent, d.counts.received, d.counts.lost, d.counts.unexpected),
+            (10_000, 10_000, 0, 0),
+            "{name}"
+        );
     }
     assert_eq!(r.directions().count(), 2);
 }
@@ -104,7 +108,13 @@ fn two_queues_fill_the_table_and_answer_on_it() {
     assert_eq!((p.valid_entries, p.duplicate_tuples), (5_000, Some(0)));
     for (name, d) in r.directions() {
         assert_eq!(
-            (d.sent, d.received, d.lost, d.duplicates, d.unexpected),
+            (
+                d.counts.sent,
+                d.counts.received,
+                d.counts.lost,
+                d.counts.duplicates,
+                d.counts.unexpected
+            ),
             (10_000, 10_000, 0, 0, 0),
             "{name}"
         );
@@ -113,7 +123,7 @@ fn two_queues_fill_the_table_and_answer_on_it() {
     // Judged by the tester's own timing (phase 1 on time): retried like the trial above.
     let v = valid_preliminary(&mut t, &spec(5_000, 5_000), Some(20_000));
     let back = v.reverse.as_ref().expect("the Responder's direction");
-    assert_eq!((back.sent, back.received), (5_000, 5_000));
+    assert_eq!((back.counts.sent, back.counts.received), (5_000, 5_000));
 }
 
 #[test]
@@ -171,8 +181,8 @@ fn phase_two_after_an_unfilled_table_when_asked() {
     // Phase 2 ran: the Initiator's direction all through (the wire keeps no state); the
     // Responder answered on 3,750 learnt entries and on nothing for the other 250.
     let f = r.forward.as_ref().expect("phase 2's forward direction");
-    assert_eq!((f.sent, f.received), (10_000, 10_000));
-    assert_eq!(r.reverse.as_ref().map(|d| d.sent), Some(10_000));
+    assert_eq!((f.counts.sent, f.counts.received), (10_000, 10_000));
+    assert_eq!(r.reverse.as_ref().map(|d| d.counts.sent), Some(10_000));
 }
 
 /// A phase 1 the tester could not send in time (R far above what it can) is invalid; with
@@ -250,8 +260,8 @@ fn the_hook_between_the_phases_runs_once_per_trial_and_a_dut_that_forgets_loses_
     }
     let r = r.expect("a valid trial of three");
     let (f, rv) = (r.forward.unwrap(), r.reverse.unwrap());
-    assert_eq!((f.sent, f.lost), (10_000, 0));
-    assert_eq!((rv.sent, rv.received, rv.lost), (10_000, 0, 10_000));
+    assert_eq!((f.counts.sent, f.counts.lost), (10_000, 0));
+    assert_eq!((rv.counts.sent, rv.counts.received, rv.counts.lost), (10_000, 0, 10_000));
 
     t.set_between_phases(Some(Box::new(|| Err("conntrack: exit status 1".into()))));
     // The hook runs only after a valid phase 1 (one made invalid by another process taking the
@@ -308,7 +318,7 @@ fn an_ipv6_responder_learns_only_the_foreground_frames() {
     assert_eq!((p.foreground_sent, p.foreground_received, p.valid_entries), (3_000, 3_000, 3_000));
     assert_eq!(p.duplicate_tuples, Some(0));
     for (name, d) in r.directions() {
-        assert_eq!((d.sent, d.received, d.lost), (10_000, 10_000, 0), "{name}");
+        assert_eq!((d.counts.sent, d.counts.received, d.counts.lost), (10_000, 10_000, 0), "{name}");
     }
 }
 
@@ -364,7 +374,10 @@ fn validation_visits_every_learnt_tuple_once() {
     let r = valid_preliminary(&mut t, &spec, Some(50_000));
     assert!(r.forward.is_none(), "the Initiator does not send in the validation");
     let v = r.reverse.as_ref().expect("the validation's report");
-    assert_eq!((v.sent, v.received, v.lost, v.unexpected), (5_000, 5_000, 0, 0));
+    assert_eq!(
+        (v.counts.sent, v.counts.received, v.counts.lost, v.counts.unexpected),
+        (5_000, 5_000, 0, 0)
+    );
     assert_eq!(r.preliminary.as_ref().unwrap().valid_entries, 5_000);
     // The 5,000 connections are every port pair once: 100 of them have destination port 7.
     reverse.set_impairment(Impairment {
@@ -373,7 +386,7 @@ fn validation_visits_every_learnt_tuple_once() {
     });
     let r = valid_preliminary(&mut t, &spec, Some(50_000));
     let v = r.reverse.as_ref().unwrap();
-    assert_eq!((v.sent, v.received, v.lost), (5_000, 4_900, 100));
+    assert_eq!((v.counts.sent, v.counts.received, v.counts.lost), (5_000, 4_900, 100));
     // Without validation, neither direction.
     let r = valid_preliminary(&mut t, &spec, None);
     assert!(r.forward.is_none() && r.reverse.is_none());
@@ -390,7 +403,7 @@ fn validation_with_background_frames_still_visits_every_entry() {
     let (mut t, _) = tester(s);
     let r = valid_preliminary(&mut t, &spec(4_001, 3_001), Some(40_000));
     let v = r.reverse.as_ref().unwrap();
-    assert_eq!((v.sent, v.received, v.lost), (4_001, 4_001, 0));
+    assert_eq!((v.counts.sent, v.counts.received, v.counts.lost), (4_001, 4_001, 0));
     // Everything background: nothing to validate.
     let mut s = stateful_setup();
     s.fg_m = 0;

@@ -31,7 +31,7 @@ mod stamps;
 pub use dut::{DutHooks, PhaseHook};
 pub use error::{TrialError, TrialErrorKind};
 pub use load::{CpuLoad, LoadReport};
-pub use report::{DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
+pub use report::{loss_percent, DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use runner::TrialRunner;
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
 pub use stamps::StampSource;

@@ -4,9 +4,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::delay::{DelayRecorder, IpdvRecorder};
 
-/// The counts and timing of one direction.
+/// Frame loss in percent, RFC 2544 section 26.3: (input count - output count) x 100 / input
+/// count. `None` when nothing was sent. Every loss percentage xlatperf prints or writes is this.
+pub fn loss_percent(sent: u64, received: u64) -> Option<f64> {
+    (sent > 0).then(|| sent.saturating_sub(received) as f64 * 100.0 / sent as f64)
+}
+
+/// The counts of one direction of a trial: what the trial reports ([`DirectionReport`]) and
+/// what a procedure keeps of it (a trial record), declared once.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DirectionReport {
+pub struct DirectionCounts {
     /// Test frames sent.
     pub sent: u64,
     /// Distinct test frames received (each sequence number counted once).
@@ -28,22 +35,8 @@ pub struct DirectionReport {
     /// the way): never counted as received.
     #[serde(default)]
     pub corrupted: u64,
-    /// Frames received that were not test frames (ARP, NDP, other).
-    pub other: u64,
-    /// Test frames the tester itself failed to transmit after its backend had accepted them
-    /// (an AF_PACKET slot the kernel refused, DPDK `oerrors`). Never counted as the DUT's loss:
-    /// a trial with any is invalid.
-    #[serde(default)]
-    pub tester_tx_dropped: u64,
-    /// Frames the tester's receiving port dropped before the receiver saw them (AF_PACKET
-    /// `tp_drops`, AF_XDP's ring and buffer drops, and with either the interface's own
-    /// `rx_dropped` + `rx_missed_errors`, e.g. a full backlog on the tester's CPU; DPDK
-    /// `imissed` + `ierrors` + `rx_nombuf`). A trial with any is invalid.
-    #[serde(default)]
-    pub tester_rx_dropped: u64,
-    /// Seconds from the first frame's scheduled time to the last frame's transmission.
-    pub send_duration_s: f64,
-    /// sent / send_duration_s.
+    /// sent / the seconds from the first frame's scheduled time to the last frame's
+    /// transmission.
     pub achieved_rate: f64,
     /// The largest lag of a burst behind its schedule, nanoseconds.
     pub max_lag_ns: u64,
@@ -64,6 +57,46 @@ pub struct DirectionReport {
     /// trial invalid; always 0 with the tester's own (user) stamps.
     #[serde(default)]
     pub stamps_missing: u64,
+    /// Test frames the tester itself failed to transmit after its backend had accepted them
+    /// (an AF_PACKET slot the kernel refused, DPDK `oerrors`). Never counted as the DUT's loss:
+    /// a trial with any is invalid.
+    #[serde(default)]
+    pub tester_tx_dropped: u64,
+    /// Frames the tester's receiving port dropped before the receiver saw them (AF_PACKET
+    /// `tp_drops`, AF_XDP's ring and buffer drops, and with either the interface's own
+    /// `rx_dropped` + `rx_missed_errors`, e.g. a full backlog on the tester's CPU; DPDK
+    /// `imissed` + `ierrors` + `rx_nombuf`). A trial with any is invalid.
+    #[serde(default)]
+    pub tester_rx_dropped: u64,
+}
+
+impl DirectionCounts {
+    /// Lost frames as a fraction of sent frames (0 when nothing was sent).
+    pub fn loss_ratio(&self) -> f64 {
+        if self.sent == 0 {
+            0.0
+        } else {
+            self.lost as f64 / self.sent as f64
+        }
+    }
+
+    /// RFC 2544 section 26.3: (input count - output count) * 100 / input count. `None` when
+    /// nothing was sent.
+    pub fn loss_percent(&self) -> Option<f64> {
+        loss_percent(self.sent, self.received)
+    }
+}
+
+/// The counts and timing of one direction.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct DirectionReport {
+    /// The counts (in the JSON beside the fields below, not nested).
+    #[serde(flatten)]
+    pub counts: DirectionCounts,
+    /// Frames received that were not test frames (ARP, NDP, other).
+    pub other: u64,
+    /// Seconds from the first frame's scheduled time to the last frame's transmission.
+    pub send_duration_s: f64,
     /// Latency samples of the tagged frames, nanoseconds; a lost tag is `u64::MAX`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_ns: Vec<u64>,
@@ -84,6 +117,49 @@ pub struct DirectionReport {
     /// When that gap ended, nanoseconds after the trial's sending began.
     #[serde(default)]
     pub max_rx_gap_end_ns: u64,
+}
+
+impl Serialize for DirectionReport {
+    /// The fields in the order a trial's JSON has always had them: the counts with `other`
+    /// and `send_duration_s` among them (a derived flatten would put the counts first). The
+    /// round trip test below fails when a field is left out here.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let c = &self.counts;
+        let optional =
+            usize::from(!self.latency_ns.is_empty()) + usize::from(self.pdv.is_some()) + usize::from(self.last_lost_seq.is_some());
+        let mut st = s.serialize_struct("DirectionReport", 20 + optional)?;
+        st.serialize_field("sent", &c.sent)?;
+        st.serialize_field("received", &c.received)?;
+        st.serialize_field("lost", &c.lost)?;
+        st.serialize_field("duplicates", &c.duplicates)?;
+        st.serialize_field("reordered", &c.reordered)?;
+        st.serialize_field("unexpected", &c.unexpected)?;
+        st.serialize_field("foreign", &c.foreign)?;
+        st.serialize_field("corrupted", &c.corrupted)?;
+        st.serialize_field("other", &self.other)?;
+        st.serialize_field("tester_tx_dropped", &c.tester_tx_dropped)?;
+        st.serialize_field("tester_rx_dropped", &c.tester_rx_dropped)?;
+        st.serialize_field("send_duration_s", &self.send_duration_s)?;
+        st.serialize_field("achieved_rate", &c.achieved_rate)?;
+        st.serialize_field("max_lag_ns", &c.max_lag_ns)?;
+        st.serialize_field("lag_p999_ns", &c.lag_p999_ns)?;
+        st.serialize_field("stalls", &c.stalls)?;
+        st.serialize_field("stamps", &c.stamps)?;
+        st.serialize_field("stamps_missing", &c.stamps_missing)?;
+        if !self.latency_ns.is_empty() {
+            st.serialize_field("latency_ns", &self.latency_ns)?;
+        }
+        if let Some(p) = &self.pdv {
+            st.serialize_field("pdv", p)?;
+        }
+        if let Some(l) = &self.last_lost_seq {
+            st.serialize_field("last_lost_seq", l)?;
+        }
+        st.serialize_field("max_rx_gap_ns", &self.max_rx_gap_ns)?;
+        st.serialize_field("max_rx_gap_end_ns", &self.max_rx_gap_end_ns)?;
+        st.end()
+    }
 }
 
 /// The one-way delay of every frame of a direction, as recorded (RFC 8219 section 7.3). The
@@ -243,6 +319,91 @@ impl TrialReport {
 
     /// Frames lost over all active directions.
     pub fn total_lost(&self) -> u64 {
-        self.directions().map(|(_, d)| d.lost).sum()
+        self.directions().map(|(_, d)| d.counts.lost).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field of a direction set apart from its default.
+    fn full() -> DirectionReport {
+        DirectionReport {
+            counts: DirectionCounts {
+                sent: 1,
+                received: 2,
+                lost: 3,
+                duplicates: 4,
+                reordered: 5,
+                unexpected: 6,
+                foreign: 7,
+                corrupted: 8,
+                achieved_rate: 9.5,
+                max_lag_ns: 10,
+                lag_p999_ns: 11,
+                stalls: 12,
+                stamps: crate::stamps::StampSource::Kernel,
+                stamps_missing: 13,
+                tester_tx_dropped: 14,
+                tester_rx_dropped: 15,
+            },
+            other: 16,
+            send_duration_s: 17.5,
+            latency_ns: vec![18],
+            pdv: Some(PdvReport {
+                timed: 19,
+                ..PdvReport::default()
+            }),
+            last_lost_seq: Some(20),
+            max_rx_gap_ns: 21,
+            max_rx_gap_end_ns: 22,
+        }
+    }
+
+    #[test]
+    fn a_direction_round_trips_with_every_field() {
+        let d = full();
+        let text = serde_json::to_string(&d).unwrap();
+        assert_eq!(serde_json::from_str::<DirectionReport>(&text).unwrap(), d, "{text}");
+        let bare = DirectionReport::default();
+        let text = serde_json::to_string(&bare).unwrap();
+        assert_eq!(serde_json::from_str::<DirectionReport>(&text).unwrap(), bare, "{text}");
+    }
+
+    #[test]
+    fn a_directions_json_keeps_its_field_order() {
+        // As a trial's JSON had it before the counts were one struct (`other` and
+        // `send_duration_s` among them).
+        let v = serde_json::to_string(&full()).unwrap();
+        let keys: Vec<&str> = v.split(['{', ',']).filter_map(|f| f.strip_prefix('"')?.split('"').next()).collect();
+        assert_eq!(
+            keys[..18],
+            [
+                "sent",
+                "received",
+                "lost",
+                "duplicates",
+                "reordered",
+                "unexpected",
+                "foreign",
+                "corrupted",
+                "other",
+                "tester_tx_dropped",
+                "tester_rx_dropped",
+                "send_duration_s",
+                "achieved_rate",
+                "max_lag_ns",
+                "lag_p999_ns",
+                "stalls",
+                "stamps",
+                "stamps_missing",
+            ],
+            "{v}"
+        );
+        assert!(
+            v.ends_with(",\"last_lost_seq\":20,\"max_rx_gap_ns\":21,\"max_rx_gap_end_ns\":22}"),
+            "{v}"
+        );
     }
 }

@@ -69,21 +69,21 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
         let d = s.dir;
         learnt[dir_index(d)] = count.learnt;
         let mut dr = count.report;
-        dr.sent = s.sent;
-        dr.lost = s.sent.saturating_sub(dr.received);
-        dr.tester_tx_dropped = s.dropped;
+        dr.counts.sent = s.sent;
+        dr.counts.lost = s.sent.saturating_sub(dr.counts.received);
+        dr.counts.tester_tx_dropped = s.dropped;
         dr.send_duration_s = clock.secs(s.end.saturating_sub(sh.t0));
-        dr.achieved_rate = if dr.send_duration_s > 0.0 {
+        dr.counts.achieved_rate = if dr.send_duration_s > 0.0 {
             s.sent as f64 / dr.send_duration_s
         } else {
             0.0
         };
-        dr.max_lag_ns = clock.ns(s.lag.max());
-        dr.lag_p999_ns = clock.ns(s.lag.quantile(0.999));
-        dr.stalls = s.lag.stalls();
-        dr.stamps_missing =
+        dr.counts.max_lag_ns = clock.ns(s.lag.max());
+        dr.counts.lag_p999_ns = clock.ns(s.lag.quantile(0.999));
+        dr.counts.stalls = s.lag.stalls();
+        dr.counts.stamps_missing =
             s.stamps_asked.saturating_sub(s.stamps_got) + count.rx_unstamped + count.pdv.as_ref().map_or(0, |p| p.unstamped);
-        if dr.lost > 0 {
+        if dr.counts.lost > 0 {
             dr.last_lost_seq = last_missing(&count.seen, s.sent);
         }
         dr.max_rx_gap_ns = clock.ns(count.gap.max);
@@ -91,7 +91,7 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
             dr.max_rx_gap_end_ns = clock.ns(count.gap.max_end.saturating_sub(sh.t0));
         }
         if let Some(p) = count.pdv {
-            dr.pdv = Some(pdv_report(p, dr.lost, s.sent, &s.skew, &clock));
+            dr.pdv = Some(pdv_report(p, dr.counts.lost, s.sent, &s.skew, &clock));
         }
         if s.gave_up {
             invalid(format!(
@@ -110,34 +110,34 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
                 dr.send_duration_s
             ));
         }
-        if let Some(bound) = spec.max_send_lag_ns.filter(|b| dr.max_lag_ns > *b) {
+        if let Some(bound) = spec.max_send_lag_ns.filter(|b| dr.counts.max_lag_ns > *b) {
             invalid(format!(
                 "{} sending fell {:.3} ms behind its schedule, more than the {:.3} ms allowed (--max-send-lag), the test is invalid",
                 d.title(),
-                dr.max_lag_ns as f64 / 1e6,
+                dr.counts.max_lag_ns as f64 / 1e6,
                 bound as f64 / 1e6
             ));
         }
-        if dr.tester_tx_dropped + dr.tester_rx_dropped > 0 {
+        if dr.counts.tester_tx_dropped + dr.counts.tester_rx_dropped > 0 {
             invalid(format!(
                 "{}: the tester itself dropped frames ({} not transmitted, {} not received by its port), the test is invalid",
                 d.title(),
-                dr.tester_tx_dropped,
-                dr.tester_rx_dropped
+                dr.counts.tester_tx_dropped,
+                dr.counts.tester_rx_dropped
             ));
         }
-        if dr.stamps_missing > 0 {
+        if dr.counts.stamps_missing > 0 {
             invalid(format!(
                 "{}: {} frames to be timed got no kernel timestamp (transmit or receive), so their delays are unknown, the test is invalid",
                 d.title(),
-                dr.stamps_missing
+                dr.counts.stamps_missing
             ));
         }
-        if dr.foreign > 0 {
+        if dr.counts.foreign > 0 {
             invalid(format!(
                 "{}: {} test frames carried a trial tag this tester never used: another tester is sending into these ports (or frames of an earlier run came back late), the test is invalid",
                 d.title(),
-                dr.foreign
+                dr.counts.foreign
             ));
         }
         if let Some(p) = trial.tags {

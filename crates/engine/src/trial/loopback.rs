@@ -90,8 +90,8 @@ fn loopback<P: Port>(
     let rep = &r.count.report;
     Ok(LoopbackCount {
         sent: seq,
-        received: rep.received,
-        other: rep.duplicates + rep.unexpected + rep.other + rep.corrupted,
+        received: rep.counts.received,
+        other: rep.counts.duplicates + rep.counts.unexpected + rep.other + rep.counts.corrupted,
         learnt: r.count.learnt,
     })
 }

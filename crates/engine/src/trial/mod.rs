@@ -355,7 +355,7 @@ impl<P: Port> Tester<P> {
         let (mut report, learnt) = assemble(&trial, &shared, workers);
         report.load = load;
         for d in [report.forward.as_mut(), report.reverse.as_mut()].into_iter().flatten() {
-            d.stamps = self.stamps;
+            d.counts.stamps = self.stamps;
         }
         Ok((report, learnt))
     }

@@ -209,14 +209,14 @@ impl Count {
             *a |= *b;
         }
         let (r, x) = (&mut self.report, &o.report);
-        r.received += x.received.saturating_sub(both);
-        r.duplicates += x.duplicates + both;
-        r.reordered += x.reordered;
-        r.unexpected += x.unexpected;
-        r.foreign += x.foreign;
-        r.corrupted += x.corrupted;
+        r.counts.received += x.counts.received.saturating_sub(both);
+        r.counts.duplicates += x.counts.duplicates + both;
+        r.counts.reordered += x.counts.reordered;
+        r.counts.unexpected += x.counts.unexpected;
+        r.counts.foreign += x.counts.foreign;
+        r.counts.corrupted += x.counts.corrupted;
         r.other += x.other;
-        r.tester_rx_dropped += x.tester_rx_dropped;
+        r.counts.tester_rx_dropped += x.counts.tester_rx_dropped;
         for (a, b) in self.rx_ts.iter_mut().zip(&o.rx_ts) {
             if *a == 0 || (*b != 0 && *b < *a) {
                 *a = *b;
@@ -243,7 +243,7 @@ impl Count {
     fn settle(&mut self, frame_ts: &[AtomicU64], now: u64, wait: u64) {
         if let Some(p) = &mut self.pdv {
             if p.pending.as_ref().is_some_and(|q| !q.is_empty()) {
-                self.report.received -= p.settle(frame_ts, now, wait);
+                self.report.counts.received -= p.settle(frame_ts, now, wait);
             }
         }
     }
@@ -261,15 +261,15 @@ impl Count {
         let seq = field & SEQ_MASK;
         if field & !SEQ_MASK != self.tag || seq >= self.total {
             // Another trial's straggler, or a frame this trial never sent.
-            self.report.unexpected += 1;
+            self.report.counts.unexpected += 1;
             if !self.own.contains(field >> TAG_SHIFT) {
-                self.report.foreign += 1;
+                self.report.counts.foreign += 1;
             }
             return None;
         }
         let (w, b) = ((seq / 64) as usize, 1u64 << (seq % 64));
         if self.seen[w] & b != 0 {
-            self.report.duplicates += 1;
+            self.report.counts.duplicates += 1;
             return None;
         }
         self.seen[w] |= b;
@@ -285,11 +285,11 @@ impl Count {
                 Timed::Recorded => {}
             }
         }
-        self.report.received += 1;
+        self.report.counts.received += 1;
         let path = lane * self.split.queues as usize + self.split.queue_of(seq) as usize;
         if let Some(max) = self.max_seen.get_mut(path) {
             match *max {
-                Some(m) if seq < m => self.report.reordered += 1,
+                Some(m) if seq < m => self.report.counts.reordered += 1,
                 _ => *max = Some(seq),
             }
         }
@@ -335,7 +335,7 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
         if self.kernel.is_some() {
             self.count.settle(self.frame_ts, clock.now(), self.stamp_wait);
         }
-        let received = self.count.report.received;
+        let received = self.count.report.counts.received;
         let n = self.rx.rx_burst_stamped(RX_BURST, |lane, f, ns| match classify(f) {
             Rx::Test { field, .. } if counting => {
                 let now = match kernel {
@@ -365,14 +365,14 @@ impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
                     }
                 }
             }
-            Rx::Corrupt { .. } if counting => self.count.report.corrupted += 1,
+            Rx::Corrupt { .. } if counting => self.count.report.counts.corrupted += 1,
             r @ (Rx::Arp { .. } | Rx::Nd { .. }) => {
                 self.count.report.other += 1;
                 self.nb.handle(&r, &mut *self.ctl);
             }
             _ => self.count.report.other += 1,
         })?;
-        if self.count.report.received > received {
+        if self.count.report.counts.received > received {
             self.count.gap.note(clock.now());
         }
         Ok(n)
@@ -442,16 +442,16 @@ mod tests {
         c.test_frame(3, 0, 2_500, &ts);
         c.test_frame(4, 0, 2_600, &ts);
         stamp(3, 1_000);
-        assert_eq!(c.report.received, 5);
+        assert_eq!(c.report.counts.received, 5);
         c.settle_all(&ts);
         let p = c.pdv.as_ref().unwrap();
         assert_eq!((p.timed, p.late, p.unstamped), (3, 1, 1));
-        assert_eq!(c.report.received, 4, "the late frame is not received");
+        assert_eq!(c.report.counts.received, 4, "the late frame is not received");
         // Without a wait list (user stamps) a frame without a stamp is simply not timed.
         let mut u = pdv_count(0);
         u.pdv.as_mut().unwrap().pending = None;
         u.test_frame(5, 0, 10, &ts);
-        assert_eq!((u.pdv.as_ref().unwrap().timed, u.report.received), (0, 1));
+        assert_eq!((u.pdv.as_ref().unwrap().timed, u.report.counts.received), (0, 1));
     }
 
     #[test]
@@ -473,15 +473,15 @@ mod tests {
         for seq in (64..128).chain(0..64) {
             assert_eq!(c.test_frame(seq, 0, 0, &[]), Some(seq));
         }
-        assert_eq!(c.report.reordered, 0);
+        assert_eq!(c.report.counts.reordered, 0);
         // Ring 1 brings frames of queue 0 older than those ring 0 brought: no reordering.
         c.test_frame(130, 1, 0, &[]);
         c.test_frame(129, 0, 0, &[]);
-        assert_eq!(c.report.reordered, 0);
+        assert_eq!(c.report.counts.reordered, 0);
         // Within one path, an older frame after a newer one is reordered.
         c.test_frame(128, 0, 0, &[]);
-        assert_eq!(c.report.reordered, 1);
-        assert_eq!((c.report.received, c.report.duplicates), (131, 0));
+        assert_eq!(c.report.counts.reordered, 1);
+        assert_eq!((c.report.counts.received, c.report.counts.duplicates), (131, 0));
     }
 
     #[test]
@@ -493,11 +493,11 @@ mod tests {
         for seq in 90..200 {
             b.test_frame(seq, 0, 0, &[]);
         }
-        b.report.tester_rx_dropped = 3;
+        b.report.counts.tester_rx_dropped = 3;
         a.absorb(b);
         // 0..200 once each; 90..100 arrived on both queues: duplicates, not received twice.
-        assert_eq!((a.report.received, a.report.duplicates), (200, 10));
-        assert_eq!(a.report.tester_rx_dropped, 3);
+        assert_eq!((a.report.counts.received, a.report.counts.duplicates), (200, 10));
+        assert_eq!(a.report.counts.tester_rx_dropped, 3);
         assert_eq!(a.seen.iter().map(|w| w.count_ones()).sum::<u32>(), 200);
     }
 }

@@ -119,7 +119,7 @@ fn worker_loop<T: TxQueue, R: RxQueue>(w: &mut Worker<'_, '_, T, R>, sh: &Shared
         s.dropped = s.tx.dropped()?;
     }
     for r in &mut w.receivers {
-        r.count.report.tester_rx_dropped = r.rx.dropped()?;
+        r.count.report.counts.tester_rx_dropped = r.rx.dropped()?;
     }
     Ok(())
 }
