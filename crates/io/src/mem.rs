@@ -478,9 +478,17 @@ mod tests {
             let seqs: Vec<u64> = all.iter().filter(|(p, _)| *p == flow).map(|(_, s)| *s).collect();
             assert_eq!(seqs, (0..8).collect::<Vec<_>>(), "flow {flow} in order on one queue");
         }
-        assert!(l.open_queues(0).is_err() || l.open_queues(1).is_err());
+        // Opened once: never again, whatever the count.
+        let again = l.open_queues(2).err().map(|e| e.to_string());
+        assert!(again.as_deref().is_some_and(|e| e.ends_with("queues already opened")), "{again:?}");
+        // A count out of range is refused for what it is, and leaves the port to be opened.
         let (mut a, _) = pair(4);
-        assert!(a.open_queues(0).is_err() && a.open_queues(MAX_QUEUES + 1).is_err());
+        for n in [0, MAX_QUEUES + 1] {
+            let e = a.open_queues(n).err().map(|e| e.to_string());
+            let why = format!("{n} queues asked, 1 to {MAX_QUEUES} possible");
+            assert!(e.as_deref().is_some_and(|e| e.ends_with(&why)), "{n}: {e:?}");
+        }
+        assert_eq!(a.open_queues(MAX_QUEUES).map(|q| q.len()).ok(), Some(MAX_QUEUES));
     }
 
     #[test]
