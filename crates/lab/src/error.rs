@@ -11,8 +11,10 @@ pub enum LabError {
     AlreadyUp { detail: String },
     #[error("no lab is up (namespace {ns} does not exist); run `xlatperf lab up <topology>` first")]
     NotUp { ns: String },
-    #[error("unknown topology `{0}`; expected one of: router4, router6, siit, nat44, nat64, nat66, xlat464, dslite")]
-    UnknownTopology(String),
+    #[error("unknown topology `{name}`; expected one of: {known}")]
+    UnknownTopology { name: String, known: String },
+    #[error("the topology `{name}` ({what}) is not built yet (docs/lab.md, \"MAP-E and MAP-T: not built\"); built: {known}")]
+    NotBuilt { name: String, what: &'static str, known: String },
     #[error("invalid input: {0}")]
     InvalidInput(String),
     #[error("`{tool}` is not installed; install the Debian package `{package}` (apt-get install -y {package})")]

@@ -333,10 +333,22 @@ impl FromStr for Topology {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        Topology::ALL
-            .into_iter()
-            .find(|t| t.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| LabError::UnknownTopology(s.to_string()))
+        let known = || Topology::ALL.map(Topology::name).join(", ");
+        if let Some(t) = Topology::ALL.into_iter().find(|t| t.name().eq_ignore_ascii_case(s)) {
+            return Ok(t);
+        }
+        let planned = [("mape", "MAP-E"), ("mapt", "MAP-T"), ("map-e", "MAP-E"), ("map-t", "MAP-T")];
+        match planned.iter().find(|(n, _)| n.eq_ignore_ascii_case(s)) {
+            Some((_, what)) => Err(LabError::NotBuilt {
+                name: s.to_string(),
+                what,
+                known: known(),
+            }),
+            None => Err(LabError::UnknownTopology {
+                name: s.to_string(),
+                known: known(),
+            }),
+        }
     }
 }
 

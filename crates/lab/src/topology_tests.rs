@@ -87,7 +87,15 @@ fn names_round_trip() {
         assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{t}\""));
     }
     assert_eq!(" Router4 ".parse::<Topology>().unwrap(), Topology::Router4);
-    assert!(matches!("router5".parse::<Topology>(), Err(LabError::UnknownTopology(_))));
+    let e = "router5".parse::<Topology>().unwrap_err();
+    assert!(matches!(e, LabError::UnknownTopology { .. }));
+    // The list is every topology there is (it once forgot lw4o6).
+    let listed = e.to_string();
+    for t in Topology::ALL {
+        assert!(listed.contains(t.name()), "{t} not in {listed}");
+    }
+    let e = "mape".parse::<Topology>().unwrap_err().to_string();
+    assert!(e.contains("(MAP-E) is not built yet") && e.contains("lw4o6"), "{e}");
     assert!("".parse::<Topology>().is_err());
 }
 
