@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use xlat_trial::{DutHooks, HookRun, PhaseTwoAfter, TrialError, TrialErrorKind, TrialReport, TrialRunner, TrialSpec};
+use xlat_trial::{DutHooks, HookRun, PhaseHook, TrialError, TrialErrorKind, TrialReport, TrialRunner, TrialSpec};
 
 /// The longest a DUT hook may run before it is killed and the run fails.
 pub const HOOK_DEADLINE: Duration = Duration::from_secs(60);
@@ -197,18 +197,20 @@ pub struct Hooks<R> {
     dut: DutHooks,
     count: Arc<AtomicU64>,
     log: Arc<Mutex<Vec<HookRun>>>,
+    /// `dut.between_phases` and `dut.count`, put into every stateful trial's spec.
+    between: Option<PhaseHook>,
 }
 
 impl<R: TrialRunner> Hooks<R> {
-    /// Wrap `inner`; with `dut.between_phases` or `dut.count`, `inner` runs them between the
-    /// phases (an error when it cannot).
-    pub fn new(mut inner: R, dut: DutHooks) -> Result<Hooks<R>, TrialError> {
+    /// Wrap `inner`; with `dut.between_phases` or `dut.count`, every stateful trial's spec
+    /// asks `inner` to run them between the phases (a runner that cannot refuses the trial).
+    pub fn new(inner: R, dut: DutHooks) -> Hooks<R> {
         let log: Arc<Mutex<Vec<HookRun>>> = Arc::default();
         let count = Arc::new(AtomicU64::new(NOT_COUNTED));
         let (between, count_command) = (dut.between_phases.clone(), dut.count.clone());
-        if between.is_some() || count_command.is_some() {
+        let hook = (between.is_some() || count_command.is_some()).then(|| {
             let (log, count) = (Arc::clone(&log), Arc::clone(&count));
-            inner.set_between_phases(Some(Box::new(move || {
+            PhaseHook::new(move || {
                 if let Some(command) = &between {
                     let (run, r) = run_command("dut.between_phases", command, HOOK_DEADLINE, false);
                     record(&log, run);
@@ -221,9 +223,36 @@ impl<R: TrialRunner> Hooks<R> {
                     count.store(parse_count(&run)?, Ordering::Relaxed);
                 }
                 Ok(())
-            })))?;
+            })
+        });
+        Hooks {
+            inner,
+            dut,
+            count,
+            log,
+            between: hook,
         }
-        Ok(Hooks { inner, dut, count, log })
+    }
+
+    /// `spec` with this runner's between-phases hook after any of its own (a stateful trial).
+    fn with_hook<'s>(&self, spec: &'s TrialSpec) -> std::borrow::Cow<'s, TrialSpec> {
+        let (Some(ours), Some(_)) = (&self.between, &spec.preliminary) else {
+            return std::borrow::Cow::Borrowed(spec);
+        };
+        let hook = match spec.between_phases.clone() {
+            None => ours.clone(),
+            Some(theirs) => {
+                let ours = ours.clone();
+                PhaseHook::new(move || {
+                    theirs.run()?;
+                    ours.run()
+                })
+            }
+        };
+        std::borrow::Cow::Owned(TrialSpec {
+            between_phases: Some(hook),
+            ..spec.clone()
+        })
     }
 
     /// The command of configuration key `key` (`dut.delete_all`, `dut.reset`).
@@ -323,7 +352,8 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
         self.before("trial")?;
         let load = self.start_load(spec, false);
-        let mut r = self.inner.run(spec)?;
+        let spec = self.with_hook(spec);
+        let mut r = self.inner.run(&spec)?;
         self.finish_load(&mut r, load)?;
         self.after(r)
     }
@@ -331,7 +361,8 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
         self.before("step")?;
         let load = self.start_load(spec, true);
-        let mut r = self.inner.run_preliminary(spec, validation)?;
+        let spec = self.with_hook(spec);
+        let mut r = self.inner.run_preliminary(&spec, validation)?;
         self.finish_load(&mut r, load)?;
         self.after(r)
     }
@@ -359,7 +390,8 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
             let _ = tx.send(run_command(&name, &command, deadline, false).0);
         });
         let load = self.start_load(spec, false);
-        let report = self.inner.run(spec).and_then(|mut r| {
+        let spec = self.with_hook(spec);
+        let report = self.inner.run(&spec).and_then(|mut r| {
             self.finish_load(&mut r, load)?;
             Ok(r)
         });
@@ -389,20 +421,8 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
         s
     }
 
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
-        self.inner.set_directions(forward, reverse)
-    }
-
-    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
-        self.inner.set_phase_two_after(when)
-    }
-
     fn stamp_sources(&self) -> Vec<xlat_trial::StampSource> {
         self.inner.stamp_sources()
-    }
-
-    fn set_stamps(&mut self, source: xlat_trial::StampSource) -> Result<(), TrialError> {
-        self.inner.set_stamps(source)
     }
 }
 

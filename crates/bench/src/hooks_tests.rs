@@ -82,7 +82,7 @@ fn before_trial_runs_first_and_a_failure_skips_the_trial() {
     std::fs::create_dir_all(&dir).expect("dir");
     let marker = dir.join("count");
     let trials = Arc::new(Mutex::new(Vec::new()));
-    let mut r = Hooks::new(Recorder(trials.clone()), before_trial(&format!("echo x >> {}", marker.display()))).expect("hooks");
+    let mut r = Hooks::new(Recorder(trials.clone()), before_trial(&format!("echo x >> {}", marker.display())));
     let spec = TrialSpec::new(84, 1000, 1.0, 10);
     r.run(&spec).expect("trial 1");
     let report = r.run(&spec).expect("trial 2");
@@ -93,7 +93,7 @@ fn before_trial_runs_first_and_a_failure_skips_the_trial() {
     assert!(h.seconds > 0.0 && h.command.starts_with("echo x"), "{h:?}");
     assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "x\nx\n");
     assert_eq!(trials.lock().expect("lock").len(), 2);
-    let mut r = Hooks::new(Recorder(trials.clone()), before_trial("echo conntrack: no such table >&2; exit 1")).expect("hooks");
+    let mut r = Hooks::new(Recorder(trials.clone()), before_trial("echo conntrack: no such table >&2; exit 1"));
     let e = r.run(&spec).expect_err("hook fails").to_string();
     assert!(e.contains("DUT hook dut.before_trial"), "{e}");
     assert!(e.contains("(exit status: 1)"), "{e}");
@@ -105,16 +105,13 @@ fn before_trial_runs_first_and_a_failure_skips_the_trial() {
 
 /// Phase 1, valid, alone (a stateful DUT's conn-rate step) or followed by phase 2 with the
 /// hook between them, as the engine runs it.
-#[derive(Default)]
-struct PhaseOne {
-    between: Option<xlat_trial::PhaseHook>,
-}
+struct PhaseOne;
 
 impl TrialRunner for PhaseOne {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
         let mut r = self.run_preliminary(spec, None)?;
-        if let Some(hook) = self.between.as_mut() {
-            hook().map_err(TrialError::msg)?;
+        if let Some(hook) = &spec.between_phases {
+            hook.run().map_err(TrialError::msg)?;
         }
         r.forward = Some(xlat_trial::DirectionReport::default());
         Ok(r)
@@ -123,10 +120,6 @@ impl TrialRunner for PhaseOne {
         let mut r = TrialReport::of(spec);
         r.preliminary = Some(xlat_trial::PreliminaryReport::default());
         Ok(r)
-    }
-    fn set_between_phases(&mut self, hook: Option<xlat_trial::PhaseHook>) -> Result<(), TrialError> {
-        self.between = hook;
-        Ok(())
     }
     fn describe(&self) -> String {
         "phase one".into()
@@ -141,7 +134,7 @@ fn the_count_after_phase_one_is_reported_and_must_be_a_number() {
         count: Some("echo 1234".into()),
         ..DutHooks::default()
     };
-    let mut r = Hooks::new(PhaseOne::default(), dut).expect("hooks");
+    let mut r = Hooks::new(PhaseOne, dut);
     let report = r.run_preliminary(&spec, None).expect("step");
     assert_eq!(report.preliminary.as_ref().and_then(|p| p.dut_connections), Some(1234));
     let keys: Vec<&str> = report.dut_hooks.iter().map(|h| h.key.as_str()).collect();
@@ -152,7 +145,7 @@ fn the_count_after_phase_one_is_reported_and_must_be_a_number() {
         count: Some("echo table full".into()),
         ..DutHooks::default()
     };
-    let mut r = Hooks::new(PhaseOne::default(), dut).expect("hooks");
+    let mut r = Hooks::new(PhaseOne, dut);
     let e = r.run_preliminary(&spec, None).expect_err("not a number");
     assert!(
         e.to_string().contains("printed \"table full\", not a whole number of connections"),
@@ -160,26 +153,44 @@ fn the_count_after_phase_one_is_reported_and_must_be_a_number() {
     );
 }
 
+/// A stateful trial's spec.
+fn stateful() -> TrialSpec {
+    TrialSpec {
+        preliminary: Some(xlat_trial::PreliminarySpec {
+            frames: 10,
+            state_table: 10,
+            rate: 100,
+            timeout_ms: 10,
+            phase_delay_ms: 200,
+        }),
+        ..TrialSpec::new(84, 1000, 1.0, 10)
+    }
+}
+
 #[test]
 fn between_phases_and_the_count_run_between_the_phases() {
-    let spec = TrialSpec::new(84, 1000, 1.0, 10);
+    let spec = stateful();
     let dut = DutHooks {
         between_phases: Some("true".into()),
         count: Some("echo 77".into()),
         ..DutHooks::default()
     };
-    let mut r = Hooks::new(PhaseOne::default(), dut).expect("hooks");
+    let mut r = Hooks::new(PhaseOne, dut);
     let report = r.run(&spec).expect("trial");
     let keys: Vec<&str> = report.dut_hooks.iter().map(|h| h.key.as_str()).collect();
     assert_eq!(keys, ["dut.between_phases", "dut.count"]);
     assert_eq!(report.preliminary.as_ref().and_then(|p| p.dut_connections), Some(77));
-    // A runner that cannot run a command between the phases refuses the hooks.
+    // The hook goes with every stateful trial's spec, and with no stateless one.
     let dut = DutHooks {
         between_phases: Some("true".into()),
         ..DutHooks::default()
     };
-    let e = Hooks::new(Recorder(Arc::default()), dut).err().expect("refused");
-    assert_eq!(e.kind(), TrialErrorKind::Unsupported, "{e}");
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let mut r = Hooks::new(Recorder(Arc::clone(&asked)), dut);
+    r.run(&spec).expect("stateful");
+    r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("stateless");
+    let hooks: Vec<bool> = asked.lock().expect("lock").iter().map(|s| s.between_phases.is_some()).collect();
+    assert_eq!(hooks, [true, false]);
 }
 
 #[test]
@@ -188,10 +199,10 @@ fn delete_all_is_timed_or_named_missing() {
         delete_all: Some("sleep 0.05".into()),
         ..DutHooks::default()
     };
-    let mut r = Hooks::new(Recorder(Arc::default()), dut).expect("hooks");
+    let mut r = Hooks::new(Recorder(Arc::default()), dut);
     let s = r.time_dut_command("dut.delete_all").expect("timed");
     assert!(s >= 0.05, "{s}");
-    let mut r = Hooks::new(Recorder(Arc::default()), DutHooks::default()).expect("hooks");
+    let mut r = Hooks::new(Recorder(Arc::default()), DutHooks::default());
     let e = r.time_dut_command("dut.delete_all").expect_err("none");
     assert_eq!(e.kind(), TrialErrorKind::Config);
     assert_eq!(
@@ -233,7 +244,7 @@ fn the_dut_load_command_runs_during_the_sending_and_its_figure_is_the_dut_load()
         marker: marker.clone(),
         seen_during: false,
     };
-    let mut r = Hooks::new(sender, load(&command)).expect("hooks");
+    let mut r = Hooks::new(sender, load(&command));
     let report = r.run(&TrialSpec::new(84, 1000, 0.3, 10)).expect("trial");
     let _ = std::fs::remove_file(&marker);
     assert!(r.inner.seen_during, "dut.load did not start with the sending");
@@ -253,7 +264,7 @@ fn a_dut_load_that_is_no_percent_or_fails_stops_the_run() {
         ("echo busy", "printed \"busy\", not a CPU busy percent"),
         ("echo 50; exit 2", "failed or was killed (exit status Some(2))"),
     ] {
-        let mut r = Hooks::new(Recorder(Arc::default()), load(command)).expect("hooks");
+        let mut r = Hooks::new(Recorder(Arc::default()), load(command));
         let e = r.run(&spec).expect_err(command).to_string();
         assert!(e.contains(says), "{command}: {e}");
     }

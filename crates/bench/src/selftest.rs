@@ -72,7 +72,10 @@ pub fn selftest(runner: &mut dyn TrialRunner, cfg: &SelftestConfig, progress: &m
         .into_iter()
         .enumerate()
     {
-        runner.set_directions(fwd, rev)?;
+        let directions = Some(xlat_trial::Directions {
+            forward: fwd,
+            reverse: rev,
+        });
         progress.step(&ProgressEvent {
             procedure: "selftest",
             phase: name,
@@ -84,7 +87,10 @@ pub fn selftest(runner: &mut dyn TrialRunner, cfg: &SelftestConfig, progress: &m
             remaining_s: None,
         });
         let mut tc = ThroughputConfig::new(cfg.frame_size, cfg.max_rate, cfg.error);
-        tc.trial = TrialSpec::new(cfg.frame_size, cfg.max_rate, cfg.duration_s, cfg.timeout_ms);
+        tc.trial = TrialSpec {
+            directions,
+            ..TrialSpec::new(cfg.frame_size, cfg.max_rate, cfg.duration_s, cfg.timeout_ms)
+        };
         tc.method = SearchMethod::Accelerated {
             initial_s: (cfg.duration_s / 10.0).max(0.5),
             phases: 3,
@@ -93,7 +99,10 @@ pub fn selftest(runner: &mut dyn TrialRunner, cfg: &SelftestConfig, progress: &m
         // it loses frames at: either way the tester cannot do it.
         let res = throughput(runner, &tc, &mut NoProgress)?;
         if fwd && rev && res.throughput > 0 {
-            check = runner.run(&TrialSpec::new(cfg.frame_size, res.throughput, cfg.duration_s, cfg.timeout_ms))?;
+            check = runner.run(&TrialSpec {
+                directions,
+                ..TrialSpec::new(cfg.frame_size, res.throughput, cfg.duration_s, cfg.timeout_ms)
+            })?;
         }
         searches.push(SelftestSearch {
             name,
@@ -105,22 +114,21 @@ pub fn selftest(runner: &mut dyn TrialRunner, cfg: &SelftestConfig, progress: &m
     }
     let mut latencies = Vec::new();
     if let Some(rate) = cfg.latency_rate {
-        runner.set_directions(true, true)?;
         let mut lc = LatencyConfig::new(cfg.frame_size, rate);
-        lc.trial = TrialSpec::new(cfg.frame_size, rate, cfg.duration_s, cfg.timeout_ms);
+        lc.trial = TrialSpec {
+            directions: Some(xlat_trial::Directions {
+                forward: true,
+                reverse: true,
+            }),
+            ..TrialSpec::new(cfg.frame_size, rate, cfg.duration_s, cfg.timeout_ms)
+        };
         lc.delay_s = cfg.duration_s / 2.0;
         // Half the frames after the delay are tagged (RFC 8219: 500 to 50,000 tags).
         lc.tags = (rate as f64 * (cfg.duration_s - lc.delay_s) / 2.0) as u64;
         lc.repetitions = 1;
-        let sources = runner.stamp_sources();
-        for &source in &sources {
-            if sources.len() > 1 {
-                runner.set_stamps(source)?;
-            }
+        for source in runner.stamp_sources() {
+            lc.trial.stamps = Some(source);
             latencies.push(latency(runner, &lc, progress)?);
-        }
-        if sources.len() > 1 {
-            runner.set_stamps(sources[0])?; // the best again, as the runner started
         }
     }
     Ok(SelftestResult {

@@ -22,8 +22,8 @@
 use xlat_traffic::rng::SplitMix64;
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
 use xlat_trial::{
-    DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, StampSource, TrialReport,
-    TrialSpec,
+    DirectionCounts, DirectionReport, HookRun, PdvReport, PhaseTwoAfter, PreliminaryReport, PreliminarySpec, RateChange, StampSource,
+    TrialReport, TrialSpec,
 };
 
 use crate::runner::TrialRunner;
@@ -59,7 +59,7 @@ pub struct SimDut {
     pub latency_jitter_ns: u64,
     pub lost_tags: u64,
     pub bidirectional: bool,
-    /// Only the reverse direction is active (see [`TrialRunner::set_directions`]).
+    /// Only the reverse direction is active when a trial's spec does not choose.
     pub reverse_only: bool,
     pub recovery_time_s: f64,
     /// Phase 1: the DUT's connection establishment rate, frames/s (`None`: unlimited).
@@ -332,38 +332,62 @@ impl TrialRunner for SimDut {
         self.stamp_sources.clone()
     }
 
-    fn set_stamps(&mut self, source: StampSource) -> Result<(), xlat_trial::TrialError> {
-        if !self.stamp_sources.contains(&source) {
-            return Err(xlat_trial::TrialError::msg(format!("no {} stamps here", source.name())));
-        }
-        self.stamps = source;
-        Ok(())
-    }
-
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
         self.log.push(spec.clone());
         let preliminary = spec.preliminary.as_ref().map(|p| self.preliminary(p));
         if let Some((p, Some(why))) = preliminary.clone() {
-            let mut r = TrialReport::of(spec);
-            r.preliminary = Some(p);
-            r.invalidate(why);
-            return Ok(r);
+            let go_on = match spec.phase_two_after {
+                PhaseTwoAfter::ValidPhaseOne => false,
+                PhaseTwoAfter::AnyPhaseOne => true,
+                PhaseTwoAfter::FilledTable => p.table_filled(),
+            };
+            if !go_on {
+                let mut r = TrialReport::of(spec);
+                r.preliminary = Some(p);
+                r.invalidate(why);
+                return Ok(r);
+            }
         }
+        if let (Some(_), Some(hook)) = (&spec.preliminary, &spec.between_phases) {
+            hook.run().map_err(xlat_trial::TrialError::msg)?;
+        }
+        let (forward_on, reverse_on) = match spec.directions {
+            Some(d) if !d.forward && !d.reverse => {
+                return Err(xlat_trial::TrialError::of(
+                    xlat_trial::TrialErrorKind::Config,
+                    "no active direction",
+                ))
+            }
+            Some(d) => (d.forward, d.reverse),
+            None => (!self.reverse_only, self.bidirectional || self.reverse_only),
+        };
+        let st = match spec.stamps {
+            Some(s) if !self.stamp_sources.contains(&s) => {
+                return Err(xlat_trial::TrialError::msg(format!("no {} stamps here", s.name())));
+            }
+            Some(s) => s,
+            None => self.stamps,
+        };
         let capacity = self.capacity();
-        let st = self.stamps;
         let stamped = |mut d: DirectionReport| {
             d.counts.stamps = st;
             d
         };
-        let forward = (!self.reverse_only).then(|| stamped(self.direction(spec, capacity)));
-        let reverse = (self.bidirectional || self.reverse_only).then(|| stamped(self.direction(spec, capacity)));
-        let reason = self.invalid_reason(spec.rate);
+        let forward = forward_on.then(|| stamped(self.direction(spec, capacity)));
+        let reverse = reverse_on.then(|| stamped(self.direction(spec, capacity)));
+        // Phase 1's reason (phase 2 ran after it all the same) first, then phase 2's.
+        let reason: Vec<String> = preliminary
+            .as_ref()
+            .and_then(|(_, why)| why.clone())
+            .into_iter()
+            .chain(self.invalid_reason(spec.rate))
+            .collect();
         Ok(TrialReport {
             dut_hooks: Vec::new(),
             load: None,
             preliminary: preliminary.map(|(p, _)| p),
-            valid: reason.is_none(),
-            invalid_reasons: reason.into_iter().collect(),
+            valid: reason.is_empty(),
+            invalid_reasons: reason,
             frame_size: spec.frame_size,
             rate: spec.rate,
             duration_s: spec.duration_s,
@@ -425,6 +449,9 @@ impl TrialRunner for SimDut {
             r.invalidate(why);
             return Ok(r);
         }
+        if let (Some(_), Some(hook)) = (validation, &spec.between_phases) {
+            hook.run().map_err(xlat_trial::TrialError::msg)?;
+        }
         if let Some(v) = validation {
             let received = self.table_capacity.map_or(m, |c| c.min(m));
             r.reverse = Some(DirectionReport {
@@ -440,18 +467,6 @@ impl TrialRunner for SimDut {
             });
         }
         Ok(r)
-    }
-
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), xlat_trial::TrialError> {
-        if !forward && !reverse {
-            return Err(xlat_trial::TrialError::of(
-                xlat_trial::TrialErrorKind::Config,
-                "no active direction",
-            ));
-        }
-        self.bidirectional = forward && reverse;
-        self.reverse_only = reverse && !forward;
-        Ok(())
     }
 }
 

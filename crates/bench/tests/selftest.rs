@@ -29,10 +29,26 @@ fn each_search_runs_its_own_directions_and_finds_the_limit() {
         r.searches.iter().map(|s| s.name).collect::<Vec<_>>(),
         ["forward", "reverse", "bidirectional"]
     );
-    // The first search's trials had only the forward direction, the second's only the reverse.
+    // The first search's trials asked for the forward direction only, the second's for the
+    // reverse only, the third's and the check's for both: in that order, each in one run.
+    let asked: Vec<(bool, bool)> = sim
+        .log
+        .iter()
+        .map(|s| s.directions.map_or((true, true), |d| (d.forward, d.reverse)))
+        .collect();
+    let mut runs = asked.clone();
+    runs.dedup();
+    assert_eq!(runs, [(true, false), (false, true), (true, true)], "{asked:?}");
+    // And the runner ran what they asked.
     let mut s2 = SimDut::new(400_000.0, 1);
-    s2.set_directions(false, true).unwrap();
-    let t = s2.run(&xlat_trial::TrialSpec::new(84, 1000, 1.0, 100)).unwrap();
+    let only_reverse = xlat_trial::TrialSpec {
+        directions: Some(xlat_trial::Directions {
+            forward: false,
+            reverse: true,
+        }),
+        ..xlat_trial::TrialSpec::new(84, 1000, 1.0, 100)
+    };
+    let t = s2.run(&only_reverse).unwrap();
     assert!(t.forward.is_none() && t.reverse.is_some());
 }
 
@@ -96,12 +112,14 @@ fn the_latency_floor_is_measured_with_every_source_the_ports_offer() {
     assert_eq!(sim.stamps, StampSource::Kernel);
 }
 
-/// A runner that cannot choose directions makes the self-test fail clearly.
+/// A runner that cannot choose directions refuses a spec that does (as every runner must
+/// refuse what it cannot do), and the self-test fails clearly on its first trial.
 struct Fixed;
 
 impl TrialRunner for Fixed {
-    fn run(&mut self, _: &xlat_trial::TrialSpec) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
-        unreachable!("never asked: the directions cannot be chosen")
+    fn run(&mut self, spec: &xlat_trial::TrialSpec) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
+        assert!(spec.directions.is_some(), "the self-test asks for its directions");
+        Err(xlat_trial::TrialError::unsupported("choosing the active directions"))
     }
 }
 

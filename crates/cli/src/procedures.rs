@@ -86,14 +86,6 @@ impl TrialRunner for CliRunner {
         self.inner.describe()
     }
 
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
-        self.inner.set_directions(forward, reverse)
-    }
-
-    fn set_phase_two_after(&mut self, when: xlat_trial::PhaseTwoAfter) -> Result<(), TrialError> {
-        self.inner.set_phase_two_after(when)
-    }
-
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
         if interrupt::requested() {
             return Err(TrialError::interrupted());
@@ -119,10 +111,6 @@ impl TrialRunner for CliRunner {
 
     fn stamp_sources(&self) -> Vec<xlat_trial::StampSource> {
         self.inner.stamp_sources()
-    }
-
-    fn set_stamps(&mut self, source: xlat_trial::StampSource) -> Result<(), TrialError> {
-        self.inner.set_stamps(source)
     }
 
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {

@@ -46,7 +46,7 @@ fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<d
     t.set_trial_tag_start(tag_start());
     t.use_stamps(cfg.tester.timestamps)?;
     t.prepare(Duration::from_secs(3)).context("resolving the DUT's MAC addresses")?;
-    Ok(Box::new(Hooks::new(t, cfg.dut.clone())?))
+    Ok(Box::new(Hooks::new(t, cfg.dut.clone())))
 }
 
 /// Open both ports of the configured backend and resolve the DUT.

@@ -327,14 +327,13 @@ pub fn main(program: &str, args: &[String]) -> i32 {
         }
     };
     // siitperf-tp and -lat run phase 2 after any phase 1; -pdv stops on an unfilled table.
-    let when = match prog {
-        Program::Pdv { .. } => PhaseTwoAfter::FilledTable,
-        _ => PhaseTwoAfter::AnyPhaseOne,
+    let spec = TrialSpec {
+        phase_two_after: match prog {
+            Program::Pdv { .. } => PhaseTwoAfter::FilledTable,
+            _ => PhaseTwoAfter::AnyPhaseOne,
+        },
+        ..spec
     };
-    if let Err(e) = r.set_phase_two_after(when) {
-        eprintln!("Error: {}", e.chain());
-        return 1;
-    }
     let start = SystemTime::now();
     let testing = start + Duration::from_millis(spec.preliminary.map_or(0, |p| p.phase_delay_ms));
     let times = Times {

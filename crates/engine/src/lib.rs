@@ -36,4 +36,4 @@ pub use clock::Clock;
 pub use report::PdvReport;
 pub use report::{DirectionReport, HookRun, PreliminaryReport, TrialReport};
 pub use spec::{CpuPlan, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
-pub use trial::{EngineError, PhaseHook, Tester, TOLERANCE};
+pub use trial::{EngineError, Tester, TOLERANCE};

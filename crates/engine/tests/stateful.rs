@@ -7,6 +7,7 @@ use std::sync::Arc;
 use xlat_engine::{CpuPlan, EngineError, PhaseTwoAfter, PreliminarySpec, Tester, TrialReport, TrialSpec};
 use xlat_io::mem::{pair, Impairment, MemPort};
 use xlat_traffic::{IpVersion, PortField, Setup, Stateful, Variation};
+use xlat_trial::PhaseHook;
 mod common;
 
 use common::{retry, serial, setup};
@@ -58,6 +59,14 @@ fn valid(t: &mut Tester<MemPort>, spec: &TrialSpec) -> TrialReport {
     )
 }
 
+/// `s` with phase 2 after `when`.
+fn after(when: PhaseTwoAfter, s: TrialSpec) -> TrialSpec {
+    TrialSpec {
+        phase_two_after: when,
+        ..s
+    }
+}
+
 #[test]
 fn phase_one_fills_the_table_and_phase_two_answers_on_it() {
     let _g = serial();
@@ -99,8 +108,7 @@ fn two_queues_fill_the_table_and_answer_on_it() {
     // the counts, which a late sender does not change (the mem wire loses nothing): phase 2
     // runs after a filled table however late phase 1 was, and lateness is the only
     // invalidity allowed.
-    t.set_phase_two_after(PhaseTwoAfter::FilledTable);
-    let r = t.run_trial(&spec(5_000, 5_000)).unwrap();
+    let r = t.run_trial(&after(PhaseTwoAfter::FilledTable, spec(5_000, 5_000))).unwrap();
     let late = |x: &String| x.contains("sending exceeded the") || x.starts_with("Preliminary sending was too slow");
     assert!(r.invalid_reasons.iter().all(late), "{:?}", r.invalid_reasons);
     let p = r.preliminary.as_ref().unwrap();
@@ -159,11 +167,9 @@ fn phase_two_after_an_unfilled_table_when_asked() {
     s.fg_n = 4;
     s.fg_m = 3; // 3,750 foreground frames of 5,000
     let (mut t, _) = tester(s);
-    t.set_phase_two_after(PhaseTwoAfter::FilledTable);
-    let r = t.run_trial(&spec(5_000, 4_000)).unwrap();
+    let r = t.run_trial(&after(PhaseTwoAfter::FilledTable, spec(5_000, 4_000))).unwrap();
     assert!(r.forward.is_none() && r.reverse.is_none(), "-pdv stops on an unfilled table");
-    t.set_phase_two_after(PhaseTwoAfter::AnyPhaseOne);
-    let r = t.run_trial(&spec(5_000, 4_000)).unwrap();
+    let r = t.run_trial(&after(PhaseTwoAfter::AnyPhaseOne, spec(5_000, 4_000))).unwrap();
     assert!(!r.valid);
     // Phase 1's reasons first: the unfilled table, after a "sending was too slow" when this
     // shared machine held the sender back (a tester's reason, also phase 1's).
@@ -197,8 +203,7 @@ fn phase_two_after_a_too_slow_phase_one_when_asked() {
     }
     let r = t.run_trial(&sp).unwrap();
     assert!(!r.valid && r.forward.is_none(), "by default phase 2 needs a valid phase 1");
-    t.set_phase_two_after(PhaseTwoAfter::FilledTable);
-    let r = t.run_trial(&sp).unwrap();
+    let r = t.run_trial(&after(PhaseTwoAfter::FilledTable, sp)).unwrap();
     let p = r.preliminary.as_ref().unwrap();
     assert!(!p.sending_valid && !r.valid);
     assert!(
@@ -231,20 +236,24 @@ fn the_hook_between_the_phases_runs_once_per_trial_and_a_dut_that_forgets_loses_
     let calls = Arc::new(AtomicU32::new(0));
     let c = calls.clone();
     // A "DUT" that forgets its connections between the phases: every answer is dropped.
-    t.set_between_phases(Some(Box::new(move || {
+    let forgets = PhaseHook::new(move || {
         c.fetch_add(1, Ordering::Relaxed);
         reverse.set_impairment(Impairment {
             drop_all: true,
             ..Default::default()
         });
         Ok(())
-    })));
+    });
+    let with = |hook: &PhaseHook| TrialSpec {
+        between_phases: Some(hook.clone()),
+        ..spec(2_000, 2_000)
+    };
     // Once per trial whose phase 1 was valid (a trial made invalid by another process taking
     // the cores is run again: the first valid of three).
     let mut r = None;
     for _ in 0..3 {
         let before = calls.load(Ordering::Relaxed);
-        let x = t.run_trial(&spec(2_000, 2_000)).unwrap();
+        let x = t.run_trial(&with(&forgets)).unwrap();
         let phase1_valid = x.forward.is_some();
         assert_eq!(
             calls.load(Ordering::Relaxed),
@@ -263,12 +272,12 @@ fn the_hook_between_the_phases_runs_once_per_trial_and_a_dut_that_forgets_loses_
     assert_eq!((f.counts.sent, f.counts.lost), (10_000, 0));
     assert_eq!((rv.counts.sent, rv.counts.received, rv.counts.lost), (10_000, 0, 10_000));
 
-    t.set_between_phases(Some(Box::new(|| Err("conntrack: exit status 1".into()))));
+    let fails = PhaseHook::new(|| Err("conntrack: exit status 1".into()));
     // The hook runs only after a valid phase 1 (one made invalid by another process taking the
     // cores ends the trial first, correctly): the first of three trials that gets that far.
     let mut err = None;
     for _ in 0..3 {
-        match t.run_trial(&spec(2_000, 2_000)) {
+        match t.run_trial(&with(&fails)) {
             Err(e) => {
                 err = Some(e);
                 break;

@@ -4,14 +4,17 @@
 //! full (`netdev_max_backlog`) or a NIC ring that overflowed. They are the tester's loss, never
 //! the DUT's, and a socket's own statistics (`tp_drops`, XDP statistics) do not count them.
 //!
-//! The file is opened inside the port's network namespace and keeps reading that namespace's
-//! counters (a `/proc/net` file is bound to the namespace it was opened in).
+//! The file ([`NET_DEV`]) is opened by the caller inside the port's network namespace, and keeps
+//! reading that namespace's counters (a `/proc/net` file is bound to the namespace it was
+//! opened in).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
-use crate::afpacket::in_netns;
 use crate::{IoError, Result};
+
+/// The interface counters of the calling thread's network namespace.
+pub const NET_DEV: &str = "/proc/thread-self/net/dev";
 
 /// The receive drops of one interface, read as differences.
 pub struct IfRxDrops {
@@ -22,14 +25,16 @@ pub struct IfRxDrops {
 }
 
 impl IfRxDrops {
-    /// Open the counters of `iface` in namespace `netns` (`None`: this process's).
-    pub fn open(netns: Option<&str>, iface: &str) -> Result<IfRxDrops> {
-        let file = in_netns(netns, || {
-            File::open("/proc/thread-self/net/dev").map_err(|e| IoError::Os {
-                what: "open /proc/thread-self/net/dev".into(),
-                os: e,
-            })
-        })?;
+    /// Open [`NET_DEV`] (in the namespace whose counters are wanted).
+    pub fn open_net_dev() -> Result<File> {
+        File::open(NET_DEV).map_err(|e| IoError::Os {
+            what: format!("open {NET_DEV}"),
+            os: e,
+        })
+    }
+
+    /// The counters of `iface` in `file` ([`IfRxDrops::open_net_dev`]'s).
+    pub fn new(file: File, iface: &str) -> Result<IfRxDrops> {
         let mut d = IfRxDrops {
             file,
             iface: iface.to_string(),
@@ -97,8 +102,8 @@ xlat-tl: 9876543  123456    0  417    0     0          0         0  5555555   65
     #[test]
     fn counts_from_the_namespace_it_was_opened_in() {
         // Loopback exists in every namespace; its drops are a number, read as differences.
-        let mut d = IfRxDrops::open(None, "lo").unwrap();
+        let mut d = IfRxDrops::new(IfRxDrops::open_net_dev().unwrap(), "lo").unwrap();
         assert_eq!(d.since_last().unwrap(), 0);
-        assert!(IfRxDrops::open(None, "xlat-no-such-if").is_err());
+        assert!(IfRxDrops::new(IfRxDrops::open_net_dev().unwrap(), "xlat-no-such-if").is_err());
     }
 }

@@ -34,6 +34,29 @@ pub struct DutHooks {
     pub load: Option<String>,
 }
 
-/// What runs between phase 1 and phase 2 of every stateful trial (see
-/// [`crate::TrialRunner::set_between_phases`]); an `Err` ends the trial with its message.
-pub type PhaseHook = Box<dyn FnMut() -> Result<(), String> + Send>;
+/// What runs between phase 1 and phase 2 of a stateful trial (its spec's `between_phases`);
+/// an `Err` ends the trial with its message. Two are equal when they are the same hook.
+#[derive(Clone)]
+pub struct PhaseHook(std::sync::Arc<dyn Fn() -> Result<(), String> + Send + Sync>);
+
+impl PhaseHook {
+    pub fn new(f: impl Fn() -> Result<(), String> + Send + Sync + 'static) -> PhaseHook {
+        PhaseHook(std::sync::Arc::new(f))
+    }
+
+    pub fn run(&self) -> Result<(), String> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for PhaseHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PhaseHook")
+    }
+}
+
+impl PartialEq for PhaseHook {
+    fn eq(&self, other: &PhaseHook) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}

@@ -1,9 +1,8 @@
 //! The one interface between the procedures and whatever runs their trials.
 
-use crate::dut::PhaseHook;
 use crate::error::TrialError;
 use crate::report::{HookRun, TrialReport};
-use crate::spec::{PhaseTwoAfter, TrialSpec};
+use crate::spec::TrialSpec;
 use crate::stamps::StampSource;
 
 /// Performs trials. The engine's `Tester` implements it over real ports; the binary wraps it
@@ -12,15 +11,10 @@ use crate::stamps::StampSource;
 pub trait TrialRunner {
     /// Run one trial as `spec` says and report what was sent and received (with a rate change,
     /// the sequence number of the last lost frame: system recovery needs it). A stateful
-    /// `spec` runs phase 1 first.
+    /// `spec` runs phase 1 first. Everything the trial is, is in `spec` (its directions, its
+    /// stamps, when phase 2 runs and what runs before it): a runner that cannot do what the
+    /// spec asks refuses it (`TrialErrorKind::Unsupported`), never runs something else.
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError>;
-
-    /// Choose the active directions of the next trials (the self-test searches forward only,
-    /// reverse only and both ways on the same open ports). Runners that cannot say so.
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
-        let _ = (forward, reverse);
-        Err(TrialError::unsupported("choosing the active directions"))
-    }
 
     /// Run the preliminary phase of `spec` (stateful) alone, no phase 2 (RFC 9693's connection
     /// establishment rate), followed by a validation phase at `validation` frames/s when given
@@ -29,20 +23,6 @@ pub trait TrialRunner {
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
         let _ = (spec, validation);
         Err(TrialError::unsupported("running phase 1 alone"))
-    }
-
-    /// After which phase 1 the next stateful trials run phase 2 (siitperf's command lines
-    /// run it after an invalid one too). Runners that cannot say so.
-    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
-        let _ = when;
-        Err(TrialError::unsupported("choosing when phase 2 runs"))
-    }
-
-    /// Run `hook` after phase 1 of every stateful trial and before its phase 2 (a DUT command);
-    /// an `Err` ends the trial. Runners that cannot say so.
-    fn set_between_phases(&mut self, hook: Option<PhaseHook>) -> Result<(), TrialError> {
-        let _ = hook;
-        Err(TrialError::unsupported("running a command between the phases"))
     }
 
     /// Run the DUT command of configuration key `key` (e.g. `dut.delete_all`) and return how
@@ -68,13 +48,6 @@ pub trait TrialRunner {
         vec![StampSource::User]
     }
 
-    /// Stamp the next trials' frames with `source` (one of [`TrialRunner::stamp_sources`]).
-    /// Runners that cannot say so.
-    fn set_stamps(&mut self, source: StampSource) -> Result<(), TrialError> {
-        let _ = source;
-        Err(TrialError::unsupported("choosing the timestamp source"))
-    }
-
     /// The ports and the DUT, for a human header ("left ... (DUT ...), right ...").
     fn describe(&self) -> String {
         String::new()
@@ -86,20 +59,8 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
         (**self).run(spec)
     }
 
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
-        (**self).set_directions(forward, reverse)
-    }
-
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
         (**self).run_preliminary(spec, validation)
-    }
-
-    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
-        (**self).set_phase_two_after(when)
-    }
-
-    fn set_between_phases(&mut self, hook: Option<PhaseHook>) -> Result<(), TrialError> {
-        (**self).set_between_phases(hook)
     }
 
     fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
@@ -112,10 +73,6 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
 
     fn stamp_sources(&self) -> Vec<StampSource> {
         (**self).stamp_sources()
-    }
-
-    fn set_stamps(&mut self, source: StampSource) -> Result<(), TrialError> {
-        (**self).set_stamps(source)
     }
 
     fn describe(&self) -> String {

@@ -32,6 +32,29 @@ pub struct TrialSpec {
     /// invalid. `None`: only the end of sending is judged (RFC 8219's rule, siitperf's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_send_lag_ns: Option<u64>,
+    /// The active directions; `None`: the configuration's (the self-test searches forward
+    /// only, reverse only and both ways on the same open ports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directions: Option<Directions>,
+    /// After which phase 1 a stateful trial goes on to phase 2 (siitperf's command lines run
+    /// it after an invalid one too).
+    #[serde(default, skip_serializing_if = "PhaseTwoAfter::is_default")]
+    pub phase_two_after: PhaseTwoAfter,
+    /// What stamps the frames for latency and delays (one of the runner's
+    /// [`crate::TrialRunner::stamp_sources`]); `None`: the runner's choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamps: Option<crate::stamps::StampSource>,
+    /// What runs between phase 1 and phase 2 of a stateful trial (a DUT command); an `Err`
+    /// ends the trial. Not part of the trial's record.
+    #[serde(skip)]
+    pub between_phases: Option<crate::dut::PhaseHook>,
+}
+
+/// The active directions of a trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Directions {
+    pub forward: bool,
+    pub reverse: bool,
 }
 
 /// The preliminary phase of a stateful test (RFC 9693; siitperf's `N M R T D`): the Initiator
@@ -118,6 +141,10 @@ impl TrialSpec {
             rate_change: None,
             preliminary: None,
             max_send_lag_ns: None,
+            directions: None,
+            phase_two_after: PhaseTwoAfter::default(),
+            stamps: None,
+            between_phases: None,
         }
     }
 
@@ -192,6 +219,11 @@ impl PreliminarySpec {
             // catch-up burst is more than a rate-limiting DUT accepts, and its drops would count
             // as the DUT's.
             max_send_lag_ns: spec.max_send_lag_ns,
+            // Phase 1's direction is the Initiator's, whatever phase 2's are.
+            directions: None,
+            phase_two_after: PhaseTwoAfter::default(),
+            stamps: spec.stamps,
+            between_phases: None,
         }
     }
 }
@@ -211,6 +243,12 @@ pub enum PhaseTwoAfter {
     /// After a phase 1 that filled the state table, whatever else went wrong, as
     /// siitperf-pdv does (it exits on an unfilled table, but not on a slow phase 1).
     FilledTable,
+}
+
+impl PhaseTwoAfter {
+    fn is_default(&self) -> bool {
+        *self == PhaseTwoAfter::default()
+    }
 }
 
 /// Latency tags: `tags` frames sent evenly after `delay_s` seconds.

@@ -41,7 +41,7 @@ use worker::{dir_index, Shared};
 use xlat_io::Port;
 use xlat_traffic::{Direction, Setup, SideId};
 use xlat_trial::report::TrialReport;
-use xlat_trial::spec::{CpuPlan, PhaseTwoAfter, SpecError, TrialSpec};
+use xlat_trial::spec::{CpuPlan, SpecError, TrialSpec};
 use xlat_trial::StampSource;
 use xlat_wire::MacAddr;
 
@@ -52,7 +52,6 @@ const HARD_MARGIN_S: f64 = 0.5;
 const STAMP_WAIT_S: f64 = 0.1;
 /// How long a trial waits for a port's link to come up before it fails.
 const LINK_WAIT: Duration = Duration::from_secs(2);
-pub use xlat_trial::PhaseHook;
 
 /// The tester: two ports joined through the DUT.
 pub struct Tester<P: Port> {
@@ -64,12 +63,10 @@ pub struct Tester<P: Port> {
     tag_start: u64,
     /// Set from outside (Ctrl-C) to end the running trial at once.
     abort: &'static AtomicBool,
-    /// Run between the preliminary phase and phase 2 of a stateful trial (a DUT hook).
-    between_phases: Option<PhaseHook>,
-    /// After which phase 1 a stateful trial runs its phase 2.
-    phase_two_after: PhaseTwoAfter,
-    /// What stamps the frames for latency and delays.
+    /// What stamps the frames for latency and delays now.
     stamps: StampSource,
+    /// What stamps them when a trial's spec does not say ([`Tester::use_stamps`]).
+    chosen_stamps: StampSource,
     left: SidePort<P>,
     right: SidePort<P>,
     // Dropped after the queues above (fields drop in order).
@@ -118,9 +115,8 @@ impl<P: Port> Tester<P> {
             tag_start: 0,
             // One flag per tester unless the caller gives one (a few bytes, never freed).
             abort: Box::leak(Box::new(AtomicBool::new(false))),
-            between_phases: None,
-            phase_two_after: PhaseTwoAfter::default(),
             stamps: StampSource::User,
+            chosen_stamps: StampSource::User,
             left: l,
             right: r,
             ports: (left, right),
@@ -138,20 +134,6 @@ impl<P: Port> Tester<P> {
         self.abort = flag;
     }
 
-    /// Run `hook` after the preliminary phase of every stateful trial and before its phase 2
-    /// (e.g. a command that empties the DUT's connection table, to show that phase 2 then
-    /// fails). An `Err` ends the trial with [`EngineError::Hook`].
-    pub fn set_between_phases(&mut self, hook: Option<PhaseHook>) {
-        self.between_phases = hook;
-    }
-
-    /// After which phase 1 the next stateful trials run phase 2: by default only after a
-    /// valid one; siitperf's command lines run it after an invalid one too (see
-    /// [`PhaseTwoAfter`]), the report saying why the trial is invalid all the same.
-    pub fn set_phase_two_after(&mut self, when: PhaseTwoAfter) {
-        self.phase_two_after = when;
-    }
-
     /// Let the next trial's tag (the top byte of every test frame's 64-bit field) be `start + 1`,
     /// and forget the tags used so far. A tester's tags start at 1 unless this is called; the
     /// binary starts each process at a different place, so that two testers sending into the
@@ -164,13 +146,6 @@ impl<P: Port> Tester<P> {
 
     pub fn setup(&self) -> &Setup {
         &self.setup
-    }
-
-    /// Choose the active directions for the next trials (e.g. the self-test's forward-only,
-    /// reverse-only and bidirectional searches on the same open ports).
-    pub fn set_directions(&mut self, forward: bool, reverse: bool) {
-        self.setup.forward = forward;
-        self.setup.reverse = reverse;
     }
 
     pub fn clock(&self) -> &Clock {
@@ -272,7 +247,7 @@ impl<P: Port> Tester<P> {
             (Some(_), None) => return Err(SpecError::NotStateful.into()),
             (None, Some(_)) => return Err(SpecError::NoPreliminary.into()),
         }
-        let active = [self.setup.forward, self.setup.reverse];
+        let active = self.apply(spec)?;
         self.check(spec, active, Phase::Stateless)?;
         self.ready()?;
         let t0 = self.clock.now() + self.clock.ticks(0.05);
@@ -372,8 +347,15 @@ impl<P: Port> Tester<P> {
     }
 
     /// Stamp the frames with `want` (`tester.timestamps`; `None`: the best the ports offer
-    /// that this build reads): the source chosen, or an error naming the port that cannot.
+    /// that this build reads) in every trial whose spec does not choose: the source chosen, or
+    /// an error naming the port that cannot.
     pub fn use_stamps(&mut self, want: Option<StampSource>) -> Res<StampSource> {
+        let source = self.switch_stamps(want)?;
+        self.chosen_stamps = source;
+        Ok(source)
+    }
+
+    fn switch_stamps(&mut self, want: Option<StampSource>) -> Res<StampSource> {
         let source = stamps::resolve(want, self.port_stamping())?;
         if source == StampSource::Kernel {
             self.left.enable_stamps()?;
@@ -381,6 +363,19 @@ impl<P: Port> Tester<P> {
         }
         self.stamps = source;
         Ok(source)
+    }
+
+    /// What a trial's spec chooses for itself: its stamps (else the chosen ones) now, and its
+    /// active directions (else the configuration's), returned.
+    fn apply(&mut self, spec: &TrialSpec) -> Res<[bool; 2]> {
+        let want = spec.stamps.unwrap_or(self.chosen_stamps);
+        if want != self.stamps {
+            self.switch_stamps(Some(want))?;
+        }
+        Ok(match spec.directions {
+            Some(d) => [d.forward, d.reverse],
+            None => [self.setup.forward, self.setup.reverse],
+        })
     }
 
     /// Refuse a trial that cannot run: a bad spec, a port whose link stays down, a frame the

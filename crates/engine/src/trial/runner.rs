@@ -4,8 +4,8 @@ use super::error::EngineError;
 use super::Tester;
 use xlat_io::Port;
 use xlat_trial::report::TrialReport;
-use xlat_trial::spec::{PhaseTwoAfter, TrialSpec};
-use xlat_trial::{PhaseHook, TrialError, TrialRunner};
+use xlat_trial::spec::TrialSpec;
+use xlat_trial::{TrialError, TrialRunner};
 
 /// An engine error as a trial error: Ctrl-C (the abort flag) as interrupted, the rest as a
 /// failure with its causes.
@@ -25,27 +25,8 @@ impl<P: Port> TrialRunner for Tester<P> {
         Tester::run_preliminary(self, spec, validation).map_err(trial_error)
     }
 
-    fn set_directions(&mut self, forward: bool, reverse: bool) -> Result<(), TrialError> {
-        Tester::set_directions(self, forward, reverse);
-        Ok(())
-    }
-
-    fn set_phase_two_after(&mut self, when: PhaseTwoAfter) -> Result<(), TrialError> {
-        Tester::set_phase_two_after(self, when);
-        Ok(())
-    }
-
-    fn set_between_phases(&mut self, hook: Option<PhaseHook>) -> Result<(), TrialError> {
-        Tester::set_between_phases(self, hook);
-        Ok(())
-    }
-
     fn stamp_sources(&self) -> Vec<xlat_trial::StampSource> {
         Tester::stamp_sources(self)
-    }
-
-    fn set_stamps(&mut self, source: xlat_trial::StampSource) -> Result<(), TrialError> {
-        self.use_stamps(Some(source)).map(|_| ()).map_err(trial_error)
     }
 
     fn describe(&self) -> String {

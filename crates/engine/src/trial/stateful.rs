@@ -32,15 +32,15 @@ impl<P: Port> Tester<P> {
     /// When phase 1 sending was too slow, fewer than M tuples were learnt, or the DUT mapped
     /// two connections onto one tuple (checked when the enumeration promised unique ones), the
     /// trial is invalid; by default it then reports phase 1 alone, and phase 2 runs only
-    /// where [`Tester::set_phase_two_after`] asks for it (siitperf's command lines). Each phase
+    /// where the spec's `phase_two_after` asks for it (siitperf's command lines). Each phase
     /// has its own trial tag: a late phase 1 frame is never a phase 2 frame.
     pub(super) fn run_stateful(&mut self, spec: &TrialSpec, p: PreliminarySpec, init: Direction) -> Res<TrialReport> {
         p.validate()?;
-        let active = [self.setup.forward, self.setup.reverse];
+        let active = self.apply(spec)?;
         self.check(spec, active, Phase::Test(init))?;
         let (mut report, table, t1) = self.phase_one(spec, p, init)?;
         let filled = report.preliminary.as_ref().is_some_and(PreliminaryReport::table_filled);
-        let go_on = match self.phase_two_after {
+        let go_on = match spec.phase_two_after {
             PhaseTwoAfter::ValidPhaseOne => report.valid,
             PhaseTwoAfter::AnyPhaseOne => true,
             PhaseTwoAfter::FilledTable => filled,
@@ -48,7 +48,7 @@ impl<P: Port> Tester<P> {
         if !go_on {
             return Ok(report);
         }
-        let t0 = self.between_phases(t1, p)?;
+        let t0 = self.between_phases(spec, t1, p)?;
         let (r2, _) = self.run_phase(spec, spec.frames(), active, Phase::Learn(init, &table).phase_two(), t0)?;
         // Phase 1's reasons (if it ran after an invalid phase 1) stay, phase 2's follow.
         report.valid &= r2.valid;
@@ -77,6 +77,7 @@ impl<P: Port> Tester<P> {
             (None, _) => return Err(SpecError::NoPreliminary.into()),
         };
         p.validate()?;
+        self.apply(spec)?;
         let Some(rate) = validation else {
             return Ok(self.phase_one(spec, p, init)?.0);
         };
@@ -99,7 +100,7 @@ impl<P: Port> Tester<P> {
         if !report.valid {
             return Ok(report);
         }
-        let t0 = self.between_phases(t1, p)?;
+        let t0 = self.between_phases(spec, t1, p)?;
         let (r2, _) = self.run_phase(&vspec, frames, active, Phase::Validate(&table), t0)?;
         for r in r2.invalid_reasons {
             report.invalidate(format!("Validation: {r}"));
@@ -136,9 +137,9 @@ impl<P: Port> Tester<P> {
     /// Between phase 1 (started at tick `t1`) and the next phase: run the between-phases hook,
     /// wait until D after phase 1 started (phase 1 ran to its end, so never earlier), announce
     /// again; returns the tick the next phase starts at.
-    fn between_phases(&mut self, t1: u64, p: PreliminarySpec) -> Res<u64> {
-        if let Some(h) = &mut self.between_phases {
-            h().map_err(EngineError::Hook)?;
+    fn between_phases(&mut self, spec: &TrialSpec, t1: u64, p: PreliminarySpec) -> Res<u64> {
+        if let Some(h) = &spec.between_phases {
+            h.run().map_err(EngineError::Hook)?;
         }
         let clock = self.clock;
         let t2 = t1 + clock.ticks_ms(p.phase_delay_ms);

@@ -338,7 +338,7 @@ impl AfPacketPort {
 
     /// The interface's own receive drops (the tester host's loss no socket counts).
     pub(crate) fn if_rx_drops(&self) -> Result<IfRxDrops> {
-        IfRxDrops::open(self.opts.netns.as_deref(), &self.iface)
+        IfRxDrops::new(in_netns(self.opts.netns.as_deref(), IfRxDrops::open_net_dev)?, &self.iface)
     }
 
     /// A receive socket; with `fanout`, a member of that fanout group (PACKET_FANOUT_HASH: the
