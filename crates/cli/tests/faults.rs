@@ -56,14 +56,23 @@ fn report(out: &str) -> Option<serde_json::Value> {
     out.lines().rev().find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
 }
 
-/// The trial did not pass: an error, or an invalid result, or a lossy one.
+/// What a tester says when its port went away or down under it (the kernel's words, or the
+/// engine's when it saw the link go).
+const PORT_GONE: &[&str] = &["Network is down", "No such device", "link of", "the port took no more"];
+
+/// The trial did not pass: an invalid or lossy result, or an error that says the trial failed
+/// because a port went (one of [`PORT_GONE`]).
 fn assert_not_a_pass(status: ExitStatus, out: &str, err: &str) {
     if let Some(v) = report(out) {
         let lost: u64 = ["forward", "reverse"].iter().map(|d| v[d]["lost"].as_u64().unwrap_or(0)).sum();
         assert!(v["valid"] == false || lost > 0, "a fault passed as a clean trial: {v}");
     } else {
         assert!(!status.success(), "no report and no failure: {out} {err}");
-        assert!(err.contains("Error"), "no clear error: {err}");
+        let error = err.lines().find(|l| l.starts_with("Error: ")).unwrap_or_default();
+        assert!(
+            error.contains("trial failed") && PORT_GONE.iter().any(|c| error.contains(c)),
+            "the error does not say the trial failed for a port gone ({PORT_GONE:?}): {err}"
+        );
     }
 }
 
