@@ -318,6 +318,7 @@ impl AfPacketPort {
                 ring,
                 dropped: 0,
                 stamps: None,
+                iface: self.iface.clone(),
             })
         })
     }
@@ -447,28 +448,35 @@ pub struct AfPacketTx {
     dropped: u64,
     /// The reader of the transmit stamps, once they are on.
     stamps: Option<ErrQueue>,
+    /// The interface's name, for errors.
+    iface: String,
 }
 
 impl AfPacketTx {
     fn kick(&mut self) -> Result<()> {
         // SAFETY: send with no buffer asks the kernel to transmit the ring's requested slots.
         let r = unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
-        Self::kicked(r, "send on the TX ring")
+        self.kicked(r, "send on the TX ring")
     }
 
     /// Send the requested slots, each stamped on transmit.
     fn kick_stamped(&mut self) -> Result<()> {
-        Self::kicked(stamps::send_stamped(&self.fd), "sendmsg (stamped) on the TX ring")
+        self.kicked(stamps::send_stamped(&self.fd), "sendmsg (stamped) on the TX ring")
     }
 
     /// The outcome `r` of a kick: a full queue or an interrupted call is no error (the slots
     /// stay requested and go with the next kick).
-    fn kicked(r: isize, what: &str) -> Result<()> {
+    fn kicked(&self, r: isize, what: &str) -> Result<()> {
         if r < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
                 Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EINTR) => {}
-                _ => return Err(IoError::Os { what: what.into(), os: e }),
+                _ => {
+                    return Err(IoError::Os {
+                        what: format!("{}: {what}", self.iface),
+                        os: e,
+                    })
+                }
             }
         }
         Ok(())
