@@ -12,7 +12,7 @@ use xlat_wire::MacAddr;
 
 /// Why a benchmark's stream cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BenchError {
+pub enum StreamBenchError {
     #[error(transparent)]
     Stream(#[from] StreamError),
     #[error(transparent)]
@@ -25,7 +25,7 @@ pub enum BenchError {
 
 /// A state table of `n` made-up connections as phase 1 would leave it: the Responder side's IP
 /// version, the configured real addresses, distinct Initiator ports.
-pub fn made_up_table(setup: &Setup, n: u64) -> Result<StateTable, BenchError> {
+pub fn made_up_table(setup: &Setup, n: u64) -> Result<StateTable, StreamBenchError> {
     let v6 = setup.right.ip_version == IpVersion::V6;
     let addr = |s: &Side| -> Option<IpAddr> {
         if v6 {
@@ -35,7 +35,7 @@ pub fn made_up_table(setup: &Setup, n: u64) -> Result<StateTable, BenchError> {
         }
     };
     let (Some(initiator), Some(responder)) = (addr(&setup.left), addr(&setup.right)) else {
-        return Err(BenchError::NoAddresses);
+        return Err(StreamBenchError::NoAddresses);
     };
     let table = StateTable::with_version(n, v6)?;
     for k in 0..n {
@@ -52,9 +52,9 @@ pub fn made_up_table(setup: &Setup, n: u64) -> Result<StateTable, BenchError> {
 /// The frames a benchmark sends from the left port: the setup's forward traffic; with a
 /// stateful setup the Initiator's phase 1, or with `responder` the Responder's phase 2 on a
 /// table of that many made-up connections.
-pub fn stream(setup: &Setup, frame_size: usize, responder: Option<u64>, src: MacAddr, dst: MacAddr) -> Result<DirectionStream, BenchError> {
+pub fn stream(setup: &Setup, frame_size: usize, responder: Option<u64>, src: MacAddr, dst: MacAddr) -> Result<DirectionStream, StreamBenchError> {
     Ok(match (setup.stateful.mode, responder) {
-        (Stateful::Off, Some(_)) => return Err(BenchError::NotStateful),
+        (Stateful::Off, Some(_)) => return Err(StreamBenchError::NotStateful),
         (Stateful::Off, None) => DirectionStream::new(setup, Direction::Forward, frame_size, src, dst)?,
         // The Responder's direction: from the right side (initiator-left) back to the left.
         (_, Some(n)) => DirectionStream::responder(setup, Direction::Reverse, frame_size, src, dst, Arc::new(made_up_table(setup, n)?))?,
@@ -64,7 +64,7 @@ pub fn stream(setup: &Setup, frame_size: usize, responder: Option<u64>, src: Mac
 
 /// The state table the Responder's receiver learns phase 1's tuples into (`entries` of them,
 /// a ring), when the benchmark's frames are phase 1's; `None` otherwise.
-pub fn learning_table(setup: &Setup, responder: Option<u64>, entries: u64) -> Result<Option<StateTable>, BenchError> {
+pub fn learning_table(setup: &Setup, responder: Option<u64>, entries: u64) -> Result<Option<StateTable>, StreamBenchError> {
     if setup.stateful.mode == Stateful::Off || responder.is_some() {
         return Ok(None);
     }
@@ -111,11 +111,11 @@ mod tests {
         let mac = MacAddr([2, 0, 0, 0, 0, 1]);
         assert_eq!(
             stream(&setup(Stateful::Off), 84, Some(10), mac, mac).err(),
-            Some(BenchError::NotStateful)
+            Some(StreamBenchError::NotStateful)
         );
         let mut v6 = setup(Stateful::InitiatorLeft);
         v6.right.ip_version = IpVersion::V6;
-        assert_eq!(made_up_table(&v6, 1).err(), Some(BenchError::NoAddresses));
+        assert_eq!(made_up_table(&v6, 1).err(), Some(StreamBenchError::NoAddresses));
         assert!(learning_table(&s, None, 8).unwrap().is_some());
         assert!(learning_table(&s, Some(8), 8).unwrap().is_none());
         assert!(learning_table(&setup(Stateful::Off), None, 8).unwrap().is_none());
