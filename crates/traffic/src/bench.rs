@@ -52,7 +52,13 @@ pub fn made_up_table(setup: &Setup, n: u64) -> Result<StateTable, StreamBenchErr
 /// The frames a benchmark sends from the left port: the setup's forward traffic; with a
 /// stateful setup the Initiator's phase 1, or with `responder` the Responder's phase 2 on a
 /// table of that many made-up connections.
-pub fn stream(setup: &Setup, frame_size: usize, responder: Option<u64>, src: MacAddr, dst: MacAddr) -> Result<DirectionStream, StreamBenchError> {
+pub fn stream(
+    setup: &Setup,
+    frame_size: usize,
+    responder: Option<u64>,
+    src: MacAddr,
+    dst: MacAddr,
+) -> Result<DirectionStream, StreamBenchError> {
     Ok(match (setup.stateful.mode, responder) {
         (Stateful::Off, Some(_)) => return Err(StreamBenchError::NotStateful),
         (Stateful::Off, None) => DirectionStream::new(setup, Direction::Forward, frame_size, src, dst)?,

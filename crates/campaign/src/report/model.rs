@@ -12,7 +12,7 @@ use xlat_bench::{
     ResetResult, Summary, TeardownResult, ThroughputResult,
 };
 
-use super::read::Source;
+use super::read::{DocError, Source};
 
 /// The group a figure belongs to: a row of the summary.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,8 +43,8 @@ pub struct RepFigures {
     pub pdv_cdf: Vec<(&'static str, Vec<(u64, f64)>)>,
 }
 
-fn typed<T: DeserializeOwned + BenchResult>(v: &serde_json::Value, f: impl Fn(&T, &mut RepFigures)) -> Result<RepFigures, String> {
-    let r: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+fn typed<T: DeserializeOwned + BenchResult>(v: &serde_json::Value, f: impl Fn(&T, &mut RepFigures)) -> Result<RepFigures, DocError> {
+    let r: T = serde_json::from_value(v.clone()).map_err(DocError::Result)?;
     let trials = r.trials();
     let mut out = RepFigures {
         metrics: r.metrics(),
@@ -61,7 +61,7 @@ fn typed<T: DeserializeOwned + BenchResult>(v: &serde_json::Value, f: impl Fn(&T
 fn none<T>(_: &T, _: &mut RepFigures) {}
 
 /// The figures of one repetition of `procedure`.
-pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures, String> {
+pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures, DocError> {
     match procedure {
         "throughput" => typed(v, |r: &ThroughputResult, o| {
             o.tester_bound |= r.tester_bound.is_some();
@@ -106,7 +106,7 @@ pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures,
             o.bound = r.goals.first().map(|g| g.bound.clone());
         }),
         "reset" => typed::<ResetResult>(v, none),
-        other => Err(format!("procedure {other:?} is not one the report knows")),
+        other => Err(DocError::UnknownProcedure(other.to_string())),
     }
 }
 

@@ -105,28 +105,51 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     }
 }
 
+/// Why a document, or a result in it, cannot be read (the report lists it with its file).
+#[derive(Debug, thiserror::Error)]
+pub enum DocError {
+    #[error("cannot read it: {0}")]
+    Io(std::io::Error),
+    #[error("truncated JSON (it ends at line {line}, column {column})")]
+    Truncated { line: usize, column: usize },
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("a sweep's document (report on the runs instead: xlatperf campaign writes one file per run)")]
+    Sweep,
+    #[error("not an xlatperf result document (no procedure and meta.xlatperf_version)")]
+    NotAResult,
+    #[error("written by xlatperf {version} in a format this report cannot read ({error}); run it again with this xlatperf")]
+    OtherFormat { version: String, error: serde_json::Error },
+    /// One repetition's result is not its procedure's.
+    #[error("{0}")]
+    Result(serde_json::Error),
+    #[error("procedure {0:?} is not one the report knows")]
+    UnknownProcedure(String),
+}
+
 /// Read one document; the reason when it cannot be read.
-pub fn read_doc(path: &Path) -> Result<DocView, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+pub fn read_doc(path: &Path) -> Result<DocView, DocError> {
+    let text = std::fs::read_to_string(path).map_err(DocError::Io)?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         if e.is_eof() {
-            format!("truncated JSON (it ends at line {}, column {})", e.line(), e.column())
+            DocError::Truncated {
+                line: e.line(),
+                column: e.column(),
+            }
         } else {
-            format!("not JSON: {e}")
+            DocError::NotJson(e)
         }
     })?;
     let version = v.pointer("/meta/xlatperf_version").and_then(|x| x.as_str());
     if v.get("procedure").is_none() || version.is_none() {
         if v.get("parameter").is_some() && v.get("points").is_some() {
-            return Err("a sweep's document (report on the runs instead: xlatperf campaign writes one file per run)".into());
+            return Err(DocError::Sweep);
         }
-        return Err("not an xlatperf result document (no procedure and meta.xlatperf_version)".into());
+        return Err(DocError::NotAResult);
     }
-    serde_json::from_value::<DocView>(v.clone()).map_err(|e| {
-        format!(
-            "written by xlatperf {} in a format this report cannot read ({e}); run it again with this xlatperf",
-            version.unwrap_or("?")
-        )
+    serde_json::from_value::<DocView>(v.clone()).map_err(|error| DocError::OtherFormat {
+        version: version.unwrap_or("?").to_string(),
+        error,
     })
 }
 
@@ -173,7 +196,7 @@ pub fn read(dir: &Path) -> Result<Inputs, ReadError> {
                             .join(", "),
                         doc,
                     }),
-                    Err(why) => inputs.unread.push((r.file.clone(), why)),
+                    Err(why) => inputs.unread.push((r.file.clone(), why.to_string())),
                 }
             }
         }
@@ -192,7 +215,7 @@ pub fn read(dir: &Path) -> Result<Inputs, ReadError> {
                         variant: String::new(),
                         doc,
                     }),
-                    Err(why) => inputs.unread.push((rel(&f), why)),
+                    Err(why) => inputs.unread.push((rel(&f), why.to_string())),
                 }
             }
         }
