@@ -179,6 +179,9 @@ fn sending_window(spec: &TrialSpec, phase_one: bool) -> (f64, f64) {
     }
 }
 
+/// A command's record and verdict ([`run_command`]'s).
+type Ran = (HookRun, Result<(), String>);
+
 /// No `dut.count` reading yet.
 const NOT_COUNTED: u64 = u64::MAX;
 
@@ -286,7 +289,7 @@ impl<R: TrialRunner> Hooks<R> {
     /// Start `dut.load` for a trial of `spec` (see [`sending_window`]): on a thread of its own,
     /// when the sending starts, with `XLAT_TRIAL_SECONDS` the sending's length; its deadline is
     /// that and [`HOOK_DEADLINE`].
-    fn start_load(&self, spec: &TrialSpec, phase_one: bool) -> Option<(mpsc::Receiver<HookRun>, Duration)> {
+    fn start_load(&self, spec: &TrialSpec, phase_one: bool) -> Option<(mpsc::Receiver<Ran>, Duration)> {
         let command = self.dut.load.clone()?;
         let (after, seconds) = sending_window(spec, phase_one);
         let after = Duration::from_secs_f64(after);
@@ -295,29 +298,24 @@ impl<R: TrialRunner> Hooks<R> {
         std::thread::spawn(move || {
             std::thread::sleep(after);
             let env = [("XLAT_TRIAL_SECONDS", format!("{seconds}"))];
-            let _ = tx.send(run_command_with("dut.load", &command, &env, deadline, true).0);
+            let _ = tx.send(run_command_with("dut.load", &command, &env, deadline, true));
         });
         Some((rx, after + deadline))
     }
 
     /// The figure of the `dut.load` started by [`Hooks::start_load`], into `r.load.dut`.
-    fn finish_load(&self, r: &mut TrialReport, started: Option<(mpsc::Receiver<HookRun>, Duration)>) -> Result<(), TrialError> {
+    fn finish_load(&self, r: &mut TrialReport, started: Option<(mpsc::Receiver<Ran>, Duration)>) -> Result<(), TrialError> {
         let Some((rx, within)) = started else { return Ok(()) };
         // The command is killed at its deadline; its thread reports by then (plus the second
         // that reading its pipes may take).
-        let run = rx.recv_timeout(within + Duration::from_secs(5)).map_err(|_| {
+        let (run, verdict) = rx.recv_timeout(within + Duration::from_secs(5)).map_err(|_| {
             TrialError::msg(format!(
                 "the DUT command dut.load did not report within {:.1} s",
                 within.as_secs_f64() + 5.0
             ))
         })?;
         record(&self.log, run.clone());
-        if run.exit_status != Some(0) {
-            return Err(TrialError::msg(format!(
-                "DUT hook dut.load ({:?}) failed or was killed (exit status {:?}); see the trial's dut_hooks",
-                run.command, run.exit_status
-            )));
-        }
+        verdict.map_err(TrialError::msg)?;
         let busy = parse_load(&run).map_err(TrialError::msg)?;
         let load = r.load.get_or_insert_with(Default::default);
         load.dut = Some(xlat_trial::CpuLoad {
@@ -326,6 +324,21 @@ impl<R: TrialRunner> Hooks<R> {
             ..Default::default()
         });
         Ok(())
+    }
+
+    /// Run a trial of `spec` with `run` (the inner runner's way; `phase_one` for phase 1
+    /// alone): `dut.load` alongside its sending, the between-phases hook in its spec.
+    fn run_inner(
+        &mut self,
+        spec: &TrialSpec,
+        phase_one: bool,
+        run: impl FnOnce(&mut R, &TrialSpec) -> Result<TrialReport, TrialError>,
+    ) -> Result<TrialReport, TrialError> {
+        let load = self.start_load(spec, phase_one);
+        let spec = self.with_hook(spec);
+        let mut r = run(&mut self.inner, &spec)?;
+        self.finish_load(&mut r, load)?;
+        Ok(r)
     }
 
     /// After a trial: the count (read now after a valid phase 1 that ran alone) and the
@@ -351,19 +364,13 @@ impl<R: TrialRunner> Hooks<R> {
 impl<R: TrialRunner> TrialRunner for Hooks<R> {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
         self.before("trial")?;
-        let load = self.start_load(spec, false);
-        let spec = self.with_hook(spec);
-        let mut r = self.inner.run(&spec)?;
-        self.finish_load(&mut r, load)?;
+        let r = self.run_inner(spec, false, |inner, spec| inner.run(spec))?;
         self.after(r)
     }
 
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
         self.before("step")?;
-        let load = self.start_load(spec, true);
-        let spec = self.with_hook(spec);
-        let mut r = self.inner.run_preliminary(&spec, validation)?;
-        self.finish_load(&mut r, load)?;
+        let r = self.run_inner(spec, true, |inner, spec| inner.run_preliminary(spec, validation))?;
         self.after(r)
     }
 
@@ -389,12 +396,7 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
             std::thread::sleep(after);
             let _ = tx.send(run_command(&name, &command, deadline, false).0);
         });
-        let load = self.start_load(spec, false);
-        let spec = self.with_hook(spec);
-        let report = self.inner.run(&spec).and_then(|mut r| {
-            self.finish_load(&mut r, load)?;
-            Ok(r)
-        });
+        let report = self.run_inner(spec, false, |inner, spec| inner.run(spec));
         // The command is killed at its deadline; its thread reports by then (plus the second
         // that reading its pipes may take).
         let run = rx.recv_timeout(after + deadline + Duration::from_secs(5)).map_err(|_| {

@@ -262,7 +262,7 @@ fn a_dut_load_that_is_no_percent_or_fails_stops_the_run() {
     for (command, says) in [
         ("echo 120", "printed \"120\", not a CPU busy percent from 0 to 100"),
         ("echo busy", "printed \"busy\", not a CPU busy percent"),
-        ("echo 50; exit 2", "failed or was killed (exit status Some(2))"),
+        ("echo 50; exit 2", "DUT hook dut.load (\"echo 50; exit 2\") failed (exit status: 2)"),
     ] {
         let mut r = Hooks::new(Recorder(Arc::default()), load(command));
         let e = r.run(&spec).expect_err(command).to_string();

@@ -22,8 +22,8 @@
 use xlat_traffic::rng::SplitMix64;
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
 use xlat_trial::{
-    DirectionCounts, DirectionReport, HookRun, PdvReport, PhaseTwoAfter, PreliminaryReport, PreliminarySpec, RateChange, StampSource,
-    TrialReport, TrialSpec,
+    DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, PreliminarySpec, RateChange, StampSource, TrialReport,
+    TrialSpec,
 };
 
 use crate::runner::TrialRunner;
@@ -336,12 +336,7 @@ impl TrialRunner for SimDut {
         self.log.push(spec.clone());
         let preliminary = spec.preliminary.as_ref().map(|p| self.preliminary(p));
         if let Some((p, Some(why))) = preliminary.clone() {
-            let go_on = match spec.phase_two_after {
-                PhaseTwoAfter::ValidPhaseOne => false,
-                PhaseTwoAfter::AnyPhaseOne => true,
-                PhaseTwoAfter::FilledTable => p.table_filled(),
-            };
-            if !go_on {
+            if !spec.phase_two_after.goes_on(false, p.table_filled()) {
                 let mut r = TrialReport::of(spec);
                 r.preliminary = Some(p);
                 r.invalidate(why);
@@ -449,10 +444,10 @@ impl TrialRunner for SimDut {
             r.invalidate(why);
             return Ok(r);
         }
-        if let (Some(_), Some(hook)) = (validation, &spec.between_phases) {
-            hook.run().map_err(xlat_trial::TrialError::msg)?;
-        }
         if let Some(v) = validation {
+            if let Some(hook) = &spec.between_phases {
+                hook.run().map_err(xlat_trial::TrialError::msg)?;
+            }
             let received = self.table_capacity.map_or(m, |c| c.min(m));
             r.reverse = Some(DirectionReport {
                 counts: DirectionCounts {

@@ -246,6 +246,16 @@ pub enum PhaseTwoAfter {
 }
 
 impl PhaseTwoAfter {
+    /// Phase 2 runs after a phase 1 that was `valid` (or not) and `filled` its state table (or
+    /// not).
+    pub fn goes_on(self, valid: bool, filled: bool) -> bool {
+        match self {
+            PhaseTwoAfter::ValidPhaseOne => valid,
+            PhaseTwoAfter::AnyPhaseOne => true,
+            PhaseTwoAfter::FilledTable => filled,
+        }
+    }
+
     fn is_default(&self) -> bool {
         *self == PhaseTwoAfter::default()
     }

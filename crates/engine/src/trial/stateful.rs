@@ -11,7 +11,7 @@ use std::time::Duration;
 use xlat_io::Port;
 use xlat_traffic::{Direction, DirectionStream, StateTable, Stateful, Variation};
 use xlat_trial::report::{PreliminaryReport, TrialReport};
-use xlat_trial::spec::{PhaseTwoAfter, PreliminarySpec, SpecError, TrialSpec};
+use xlat_trial::spec::{PreliminarySpec, SpecError, TrialSpec};
 
 impl<P: Port> Tester<P> {
     /// The Initiator's direction of a stateful setup; `None` for a stateless one.
@@ -40,12 +40,7 @@ impl<P: Port> Tester<P> {
         self.check(spec, active, Phase::Test(init))?;
         let (mut report, table, t1) = self.phase_one(spec, p, init)?;
         let filled = report.preliminary.as_ref().is_some_and(PreliminaryReport::table_filled);
-        let go_on = match spec.phase_two_after {
-            PhaseTwoAfter::ValidPhaseOne => report.valid,
-            PhaseTwoAfter::AnyPhaseOne => true,
-            PhaseTwoAfter::FilledTable => filled,
-        };
-        if !go_on {
+        if !spec.phase_two_after.goes_on(report.valid, filled) {
             return Ok(report);
         }
         let t0 = self.between_phases(spec, t1, p)?;

@@ -619,10 +619,7 @@ impl RxQueue for AfPacketRx {
     /// tester's host dropped before the ring (a full backlog on the tester's CPU) is the
     /// tester's loss too.
     fn dropped(&mut self) -> Result<u64> {
-        let interface = match &mut self.if_drops {
-            Some(d) => d.since_last()?,
-            None => 0,
-        };
+        let interface = self.if_drops.as_mut().map_or(Ok(0), IfRxDrops::since_last)?;
         Ok(self.kernel_drops()? + interface)
     }
 

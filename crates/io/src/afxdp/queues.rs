@@ -243,10 +243,7 @@ impl RxQueue for AfXdpRx {
     /// empty; rx_fill_ring_empty_descs is left out as it counts those again), and on the
     /// port's first socket the interface's own receive drops (the tester's host's).
     fn dropped(&mut self) -> Result<u64> {
-        let interface = match &mut self.if_drops {
-            Some(d) => d.since_last()?,
-            None => 0,
-        };
+        let interface = self.if_drops.as_mut().map_or(Ok(0), crate::ifdrops::IfRxDrops::since_last)?;
         let now = self.xsk.statistics()?;
         let mut last = self.xsk.stats.lock().unwrap_or_else(|e| e.into_inner());
         let d = now.rx_dropped.saturating_sub(last.rx_dropped) + now.rx_ring_full.saturating_sub(last.rx_ring_full);
