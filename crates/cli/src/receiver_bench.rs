@@ -8,7 +8,7 @@
 //! learns the foreground frames' tuples, as the Responder does. Fails when a frame sent is not
 //! counted once.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use xlat_config::{Backend, TestConfig};
 use xlat_engine::trial::{loopback_ports, LoopbackCount};
 use xlat_io::Port;
@@ -56,7 +56,8 @@ pub fn run(cfg: &TestConfig, b: &ReceiverBench) -> Result<(LoopbackCount, f64)> 
             if !(l.starts_with("ring:") && r.starts_with("ring:")) {
                 anyhow::bail!("bench-receiver on DPDK needs a net_ring pair: tester.left_port = \"ring:a\", right_port = \"ring:b\" (not {l} / {r})");
             }
-            crate::dpdk_glue::open(cfg, |lp, rp| run_on(cfg, lp, rp, b)).context("bench-receiver")
+            crate::dpdk_glue::open(cfg, |lp, rp| run_on(cfg, lp, rp, b))
+                .map_err(|e| e.context("bench-receiver"))
         }
         #[cfg(not(feature = "dpdk"))]
         Backend::Dpdk => anyhow::bail!("{}", xlat_io::IoError::Absent("dpdk")),

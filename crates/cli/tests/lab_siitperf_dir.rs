@@ -159,11 +159,14 @@ fn a_siitperf_stateful_trial_runs_unchanged_through_nat44() {
 }
 
 /// siitperf's capacity script (cttc.sh) through lab nat44 with a 20,000-entry connection
-/// table finds 20,000 (at most it, within the script's resolution of 2,500), although the rate
-/// searches start far above what the tester can send (phase 1 "too slow"): siitperf runs phase
-/// 2 after such a phase 1, and the script's validation compares phase 2's lines. (Before
-/// xlatperf printed them, both were empty, `[ -eq ]` was true and the script found 212,500 in a
-/// 200,000-entry table.)
+/// table finds 20,000 (at most it, within the script's resolution of 2,500). The rate searches
+/// stay below what the DUT's conntrack learns in a burst (phase 1 of 5,000 frames at 500,000/s
+/// overflows its 1,000-frame backlog: that made R0 = 250,000, then with the script's rate
+/// resolution of 125,000 no trial ran at 20,000 connections and the script found 10,000).
+/// Every run prints phase 2's lines, which the script's validation compares, also after a
+/// phase 1 that was "too slow" (siitperf_face.rs forces that case). (Before xlatperf printed
+/// them after such a phase 1, both were empty, `[ -eq ]` was true and the script found 212,500
+/// in a 200,000-entry table.)
 #[test]
 fn siitperfs_capacity_script_finds_the_connection_table_size() {
     if skip_unless_root(&[LAB_TOOLS, &["conntrack"]].concat()) {
@@ -190,22 +193,22 @@ fn siitperfs_capacity_script_finds_the_connection_table_size() {
         &[
             ("C0", "5000"),
             ("CAP_E", "2500"),
-            ("MAX", "1000000"),
-            ("RATE_E", "125000"),
-            ("ALPHA", "1/10"),
+            ("MAX", "160000"),
+            ("RATE_E", "40000"),
+            ("ALPHA", "1/4"),
             ("STARTCMD", FLUSH),
             ("STOPCMD", FLUSH),
             ("COUNTCMD", COUNT),
         ],
     );
     let log = std::fs::read_to_string(dir.join("ratetest.log")).expect("ratetest.log");
+    eprintln!("{out}");
     let capacity = number_after(&out, "Capacity: ");
     assert!(
         (17_500..=20_000).contains(&capacity),
         "capacity {capacity} of a 20,000-entry table:\n{out}\n{log}"
     );
-    // The forced case happened, and every run printed phase 2's lines all the same.
-    assert!(log.contains("Warning: Preliminary sending was too slow"), "{log}");
+    // Every run printed phase 2's lines.
     let runs = log.matches("Command line is:").count();
     assert_eq!(log.matches("Info: Testing initiated at").count(), runs, "{log}");
     assert_eq!(log.matches("Reverse frames received:").count(), runs, "{log}");
