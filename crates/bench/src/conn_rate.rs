@@ -15,13 +15,13 @@
 //! `dut.before_trial` command does that (the lab presets it).
 
 use serde::{Deserialize, Serialize};
+pub use xlat_results::conn_rate::ConnRateResult;
 use xlat_trial::{PreliminarySpec, TrialReport};
 
 use crate::error::{config, BenchError};
-use crate::record::TrialRecord;
-use crate::result::BenchResult;
 use crate::runner::{Progress, ProgressEvent, TrialRunner};
-use crate::text::{group, text_table};
+use xlat_results::record::TrialRecord;
+use xlat_results::text::group;
 
 /// What to search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,28 +88,6 @@ impl ConnRateConfig {
         }
         Ok(())
     }
-}
-
-/// The result of one search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConnRateResult {
-    pub frame_size: usize,
-    pub connections: u64,
-    pub max_rate: u64,
-    pub error: u64,
-    /// The validation rate factor, when steps were validated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validation: Option<f64>,
-    /// The highest rate at which every connection was established; `None` if none was.
-    pub rate: Option<u64>,
-    /// The lowest rate at which the tester could not send phase 1 in time (after the
-    /// retries): the search's upper bound from the tester, not the DUT.
-    pub tester_bound: Option<u64>,
-    /// What bounded the rate: the DUT (a valid step above it failed, with the DUT's CPU load
-    /// in it), the tester (its limit within `error` of the rate), or `max_rate` (at least this).
-    #[serde(default)]
-    pub bound: crate::bound::Bound,
-    pub trials: Vec<TrialRecord>,
 }
 
 /// True when the step says nothing about the DUT: the tester was late or dropped frames.
@@ -310,7 +288,7 @@ pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &
     };
     let figure = found.rate.unwrap_or(0);
     let at_tester = found.tester_bound.filter(|tb| tb.saturating_sub(figure) <= cfg.error);
-    let bound = crate::bound::Bound::of_search(figure, u64::MAX, cfg.max_rate, at_tester, &trials);
+    let bound = xlat_results::bound::Bound::of_search(figure, u64::MAX, cfg.max_rate, at_tester, &trials);
     Ok(ConnRateResult {
         frame_size: cfg.frame_size,
         connections: cfg.connections,
@@ -324,109 +302,11 @@ pub fn conn_rate(runner: &mut dyn TrialRunner, cfg: &ConnRateConfig, progress: &
     })
 }
 
-/// The steps of connection establishment searches as a table: rate, phase 1's counts, the
-/// validation's (when any step had one), the verdict; with `label`, the search each belongs to.
-pub(crate) fn step_table(trials: &[TrialRecord], label: bool) -> String {
-    let validated = trials.iter().any(|t| t.directions().next().is_some());
-    let rows: Vec<Vec<String>> = trials
-        .iter()
-        .map(|t| {
-            let p = t.preliminary.as_ref();
-            let mut row = Vec::new();
-            if label {
-                row.push(t.phase.clone());
-            }
-            row.extend([
-                group(t.rate),
-                p.map_or("-".into(), |p| group(p.sent)),
-                p.map_or("-".into(), |p| group(p.received)),
-                p.map_or("-".into(), |p| group(p.valid_entries)),
-            ]);
-            if validated {
-                row.push(
-                    t.directions()
-                        .next()
-                        .map_or("-".into(), |(_, d)| format!("{} of {}", group(d.received), group(d.sent))),
-                );
-            }
-            row.push(
-                match t.pass {
-                    Some(true) => "pass",
-                    Some(false) => "fail",
-                    None => "invalid",
-                }
-                .into(),
-            );
-            row
-        })
-        .collect();
-    let mut headers = Vec::new();
-    if label {
-        headers.push("search");
-    }
-    headers.extend(["rate (conn/s)", "sent", "received", "table entries"]);
-    if validated {
-        headers.push("validation back");
-    }
-    headers.push("result");
-    text_table(&headers, &rows)
-}
-
-impl BenchResult for ConnRateResult {
-    fn procedure(&self) -> &'static str {
-        "conn-rate"
-    }
-    fn trials(&self) -> &[TrialRecord] {
-        &self.trials
-    }
-    fn metrics(&self) -> Vec<(String, f64)> {
-        let mut m = Vec::new();
-        if let Some(r) = self.rate {
-            m.push(("conn_rate_cps".to_string(), r as f64));
-            if let Some(b) = crate::bound::dut_busy_percent_at(&self.trials, r) {
-                m.push(("dut_busy_pct".to_string(), b));
-            }
-        }
-        m
-    }
-    fn human_table(&self) -> String {
-        let mut s = format!(
-            "Maximum connection establishment rate, frame size {}, {} connections per step (RFC 9693)\n",
-            self.frame_size,
-            group(self.connections)
-        );
-        if let Some(a) = self.validation {
-            s.push_str(&format!(
-                "each step validated: the Responder sent once to every learnt tuple at {a} x the rate\n"
-            ));
-        }
-        s.push_str(&step_table(&self.trials, false));
-        s.push_str(&format!("{}\n", self.headline()));
-        if let crate::bound::Bound::Dut { .. } = self.bound {
-            s.push_str(&format!("{}\n", self.bound.describe("conn/s")));
-        }
-        if let Some(b) = self.tester_bound {
-            s.push_str(&format!(
-                "note: the tester could not send phase 1 in time at {} conn/s: the result is bounded by the tester\n",
-                group(b)
-            ));
-        } else if self.rate == Some(self.max_rate) {
-            s.push_str("note: every step passed up to --max-rate: the DUT's limit is higher\n");
-        }
-        s
-    }
-    fn headline(&self) -> String {
-        match self.rate {
-            Some(r) => format!("{} B: {} connections/s", self.frame_size, group(r)),
-            None => format!("{} B: no rate established every connection", self.frame_size),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runner::NoProgress;
+    use xlat_results::BenchResult;
     use xlat_trial::{PreliminaryReport, TrialSpec};
 
     /// A DUT that establishes connections up to `limit` per second and a tester that cannot
@@ -510,7 +390,7 @@ mod tests {
             .min();
         assert_eq!(
             r.bound,
-            crate::bound::Bound::Dut {
+            xlat_results::bound::Bound::Dut {
                 rate: failed.unwrap(),
                 dut_busy: None
             }
@@ -531,7 +411,7 @@ mod tests {
         .unwrap();
         assert_eq!((r.rate, r.trials.len()), (Some(100_000), 1));
         assert!(r.human_table().contains("the DUT's limit is higher"), "{}", r.human_table());
-        assert_eq!(r.bound, crate::bound::Bound::Range { max: 100_000 });
+        assert_eq!(r.bound, xlat_results::bound::Bound::Range { max: 100_000 });
     }
 
     #[test]
@@ -552,7 +432,7 @@ mod tests {
         let invalid = r.trials.iter().filter(|t| t.pass.is_none()).count();
         assert_eq!(invalid % 2, 0);
         assert!(r.human_table().contains("bounded by the tester"));
-        assert!(matches!(r.bound, crate::bound::Bound::Tester { .. }), "{:?}", r.bound);
+        assert!(matches!(r.bound, xlat_results::bound::Bound::Tester { .. }), "{:?}", r.bound);
     }
 
     #[test]

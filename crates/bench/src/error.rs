@@ -1,6 +1,6 @@
 //! The errors of the procedures.
 
-use crate::record::TrialRecord;
+use xlat_results::record::TrialRecord;
 
 /// Why a procedure could not produce a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

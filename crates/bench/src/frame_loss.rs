@@ -14,13 +14,14 @@
 //! [`BenchError::TesterLimit`].
 
 use serde::{Deserialize, Serialize};
+pub use xlat_results::frame_loss::{FrameLossPoint, FrameLossResult};
 use xlat_trial::TrialSpec;
 
 use crate::error::{config, BenchError};
-use crate::record::{loss_percent, TrialRecord};
 use crate::runner::{Progress, TrialRunner};
 use crate::throughput::{DEFAULT_DURATION_S, DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS};
 use crate::trial::{check_duration, Session};
+use xlat_results::record::loss_percent;
 
 /// The parameters of a frame loss rate measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,47 +67,6 @@ impl FrameLossConfig {
     pub fn step(&self) -> u64 {
         ((self.step_fraction * self.max_rate as f64).floor() as u64).max(1)
     }
-}
-
-/// One measured rate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FrameLossPoint {
-    pub rate: u64,
-    /// rate / max_rate x 100.
-    pub percent_of_max: f64,
-    pub forward_loss_percent: Option<f64>,
-    pub reverse_loss_percent: Option<f64>,
-    /// Index of the valid trial in `trials` (of the last invalid one for a tester-bound step).
-    pub trial: usize,
-    /// Every attempt at this rate was invalid: the tester could not send it. No loss is given.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tester_bound: bool,
-}
-
-impl FrameLossPoint {
-    /// The largest loss over the directions (0 for a tester-bound step, which has none).
-    pub fn max_loss_percent(&self) -> f64 {
-        self.forward_loss_percent
-            .into_iter()
-            .chain(self.reverse_loss_percent)
-            .fold(0.0, f64::max)
-    }
-}
-
-/// The frame loss rate curve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FrameLossResult {
-    pub frame_size: usize,
-    pub max_rate: u64,
-    pub points: Vec<FrameLossPoint>,
-    /// True when the series ended by two consecutive zero-loss trials.
-    pub two_zero_loss: bool,
-    /// The lowest rate at which the tester could not send (a tester-bound step).
-    #[serde(default)]
-    pub tester_bound: Option<u64>,
-    pub trial_seconds: f64,
-    pub elapsed_s: f64,
-    pub trials: Vec<TrialRecord>,
 }
 
 pub fn frame_loss(runner: &mut dyn TrialRunner, cfg: &FrameLossConfig, progress: &mut dyn Progress) -> Result<FrameLossResult, BenchError> {

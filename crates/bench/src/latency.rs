@@ -1,20 +1,20 @@
 //! Latency (RFC 8219 section 7.2): trials at a given rate (normally the throughput) of 120 s,
 //! with `tags` frames tagged evenly after a 60 s delay; per direction the typical latency (TL,
 //! median) and worst-case latency (WCL, 99.9th percentile) of the tagged frames, a lost tag
-//! counting as infinite (nearest-rank percentiles, see [`crate::delay`]). The trial is repeated
+//! counting as infinite (nearest-rank percentiles, see [`xlat_results::delay`]). The trial is repeated
 //! (RFC 8219: at least 20 times) and the medians of TL and WCL are reported. An invalid trial is
 //! retried and never summarised; one that stays invalid after the retries ends the test with
 //! [`crate::BenchError::TesterLimit`] (the rate is fixed: there is no lower one to go on with).
 
 use serde::{Deserialize, Serialize};
+pub use xlat_results::latency::{LatencyResult, LatencyRun, LatencySamples, LatencySummary};
 use xlat_trial::{LatencySpec, TrialSpec};
 
-use crate::delay::{Delay, LatencyStats};
 use crate::error::{config, BenchError};
-use crate::record::TrialRecord;
 use crate::runner::{Progress, TrialRunner};
 use crate::throughput::{DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS};
 use crate::trial::{check_duration, Session};
+use xlat_results::delay::{Delay, LatencyStats};
 
 pub const DEFAULT_LATENCY_DURATION_S: f64 = 120.0;
 pub const DEFAULT_LATENCY_DELAY_S: f64 = 60.0;
@@ -84,51 +84,6 @@ impl LatencyConfig {
         }
         Ok(())
     }
-}
-
-/// One repetition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyRun {
-    pub repetition: usize,
-    /// Index of the valid trial in `trials`.
-    pub trial: usize,
-    pub forward: Option<LatencyStats>,
-    pub reverse: Option<LatencyStats>,
-    /// Every tag's latency, when asked for (`--keep-samples`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub samples: Option<LatencySamples>,
-}
-
-/// The latency of every tag of one trial, per direction, in tag order, nanoseconds (`None`: the
-/// tag was lost). Tag `i` is frame `first + i * step` of its direction, with `first` the frames
-/// of the delay (rate x delay, rounded down) and `step` the frames after it divided by the tags
-/// (at least 1): with no delay and as many tags as frames, tag `i` is frame `i`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencySamples {
-    pub forward: Option<Vec<Option<u64>>>,
-    pub reverse: Option<Vec<Option<u64>>>,
-}
-
-/// Medians over the repetitions of one direction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    pub typical: Delay,
-    pub worst_case: Delay,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyResult {
-    pub frame_size: usize,
-    pub rate: u64,
-    pub tags: u64,
-    pub delay_s: f64,
-    pub duration_s: f64,
-    pub runs: Vec<LatencyRun>,
-    pub forward: Option<LatencySummary>,
-    pub reverse: Option<LatencySummary>,
-    pub trial_seconds: f64,
-    pub elapsed_s: f64,
-    pub trials: Vec<TrialRecord>,
 }
 
 /// The median of delays: the middle value, or for an even count the mean of the two middle

@@ -1,6 +1,6 @@
 //! The measurement procedures of xlatperf (RFC 2544, RFC 8219, RFC 9004) over a [`TrialRunner`]
-//! (`xlat_trial`'s one runner trait, which performs one trial), and the statistics and output
-//! of their results. Nothing here touches hardware: the engine's `Tester` implements
+//! (`xlat_trial`'s one runner trait, which performs one trial), and the statistics they
+//! compute; their results are `xlat_results`' types. Nothing here touches hardware: the engine's `Tester` implements
 //! [`TrialRunner`], [`hooks::Hooks`] wraps it with the DUT's commands, and the binary
 //! with Ctrl-C and phase 1 (`CliRunner` in `crates/cli/src/procedures.rs`);
 //! [`sim::SimDut`] implements it for tests.
@@ -24,20 +24,18 @@
 //! | --- | --- |
 //! | [`runner`] | [`TrialRunner`], the [`Progress`] sink, the [`Sleeper`] of idle gaps |
 //! | [`trial`] | [`judge`], and the `Session` every procedure runs its trials through (the invalid-trial retry rule) |
-//! | [`record`] | [`TrialRecord`], [`DirectionCounts`], the one loss formula [`record::loss_percent`] |
-//! | [`delay`] | every delay statistic: nearest-rank percentiles, [`LatencyStats`], [`PdvStats`], [`IpdvStats`], [`delay::PdvDetail`] (the engine only records) |
 //! | [`media`] | [`media::line_rate`], of a frame size and of a test setup |
 //! | [`hooks`] | the DUT's commands as processes with deadlines, and [`hooks::Hooks`], the runner that runs them around trials |
-//! | [`sweep`] | a sweep's points, table, CSV and plot from its runs' typed documents |
-//! | [`result`] | [`BenchResult`], what every result offers |
-//! | [`repeat`] | [`Repeated`] and [`Summary`] over repetitions |
-//! | [`output`] | text of a trial, the JSON [`output::Document`], the CSV files, the human text over frame sizes |
-//! | [`text`] | the tables and headlines of every result |
-//! | [`plot`], [`svg`] | the plot of every procedure command, and the SVG drawing |
+//! | [`repeat`](mod@repeat) | [`repeat()`](fn@repeat): a procedure N times |
 //! | [`sim`] | [`sim::SimDut`], a simulated DUT |
 //! | [`error`] | [`BenchError`] |
 //!
-//! Every result records every trial ([`TrialRecord`]) and serialises with serde.
+//! What the procedures find (each result type, the trial records, delay statistics, what
+//! bounded a figure) and everything that writes or reads it (documents, CSV, text, plots,
+//! siitperf's lines, sweeps) is `xlat_results`: the campaign report reads results without
+//! linking this crate.
+//!
+//! Every result records every trial (`xlat_results::TrialRecord`) and serialises with serde.
 //!
 //! Invalid trials (the tester could not keep its own schedule) are never judged: each is retried
 //! up to `retries` times. A rate whose trials stay invalid is tester-bound: the searches
@@ -52,60 +50,40 @@
 //! [`BenchError::Interrupted`] with every trial so far.
 
 pub mod b2b;
-pub mod bound;
 pub mod capacity;
 pub mod conn_rate;
-pub mod delay;
 pub mod error;
 pub mod frame_loss;
 pub mod hooks;
 pub mod latency;
 pub mod media;
 pub mod mlr_classify;
-pub mod mlr_reset_text;
 pub mod mlrsearch;
-pub mod output;
 pub mod pdv;
-pub mod plot;
-pub mod record;
 pub mod recovery;
 pub mod repeat;
 pub mod reset;
-pub mod result;
-pub mod result_text;
 pub mod runner;
 pub mod selftest;
-pub mod siitperf;
 pub mod sim;
-pub mod svg;
-pub mod sweep;
 pub mod teardown;
-pub mod text;
 pub mod throughput;
 pub mod trial;
 
-pub use b2b::{back_to_back, BackToBackConfig, BackToBackResult};
-pub use bound::Bound;
-pub use capacity::{conntrack_capacity, CapacityConfig, CapacityResult};
-pub use conn_rate::{conn_rate, ConnRateConfig, ConnRateResult};
-pub use delay::{
-    Delay, DelayRecorder, DelayStats, HistogramStats, IpdvRecorder, IpdvStatistics, IpdvStats, LatencyStats, LogHistogram, PdvStats,
-};
+pub use b2b::{back_to_back, BackToBackConfig};
+pub use capacity::conntrack_capacity;
+pub use conn_rate::{conn_rate, ConnRateConfig};
 pub use error::BenchError;
-pub use frame_loss::{frame_loss, FrameLossConfig, FrameLossResult};
-pub use latency::{latency, LatencyConfig, LatencyResult, LatencySamples};
+pub use frame_loss::{frame_loss, FrameLossConfig};
+pub use latency::{latency, LatencyConfig};
 pub use media::{line_rate, setup_line_rate};
-pub use mlrsearch::{mlrsearch, GoalResult, MlrConfig, MlrResult, SearchGoal};
-pub use output::{summary_csv, trials_csv, Collected, Document, InterruptedRun, RunMeta, SizeResult};
-pub use pdv::{pdv, PdvConfig, PdvResult};
-pub use plot::Plot;
-pub use record::{DirectionCounts, TrialRecord};
-pub use recovery::{system_recovery, RecoveryConfig, RecoveryResult, RecoverySpec};
-pub use repeat::{repeat, Repeated, Summary};
-pub use reset::{reset_time, ResetConfig, ResetResult};
-pub use result::BenchResult;
+pub use mlrsearch::{mlrsearch, MlrConfig};
+pub use pdv::{pdv, PdvConfig};
+pub use recovery::{system_recovery, RecoveryConfig, RecoverySpec};
+pub use repeat::repeat;
+pub use reset::{reset_time, ResetConfig};
 pub use runner::{NoProgress, NoSleep, Progress, ProgressEvent, RealSleeper, Sleeper, TrialRunner};
 pub use selftest::{selftest, SelftestConfig, SelftestResult, SelftestSearch};
-pub use teardown::{teardown_rate, TeardownConfig, TeardownResult};
-pub use throughput::{throughput, SearchMethod, ThroughputConfig, ThroughputResult};
+pub use teardown::{teardown_rate, TeardownConfig};
+pub use throughput::{throughput, ThroughputConfig};
 pub use trial::{judge, judge_by};

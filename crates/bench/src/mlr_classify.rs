@@ -11,7 +11,7 @@
 //! high-loss share at most the Goal Exceed Ratio, an **Upper Bound** when even the optimistic
 //! view (every missing second low-loss) exceeds it, **Undecided** otherwise.
 
-use serde::{Deserialize, Serialize};
+pub use xlat_results::mlrsearch::Classification;
 
 /// What a load is classified against: a Search Goal's loss ratio, exceed ratio, final trial
 /// duration and duration sum (for a goal's own target), or the coarser values of one of the
@@ -32,25 +32,6 @@ pub struct TrialResult {
     pub duration_s: f64,
     /// Trial Loss Ratio: frames lost over frames sent, every direction together.
     pub loss_ratio: f64,
-}
-
-/// RFC 9971 Load Classification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Classification {
-    LowerBound,
-    UpperBound,
-    Undecided,
-}
-
-impl Classification {
-    pub fn name(self) -> &'static str {
-        match self {
-            Classification::LowerBound => "lower bound",
-            Classification::UpperBound => "upper bound",
-            Classification::Undecided => "undecided",
-        }
-    }
 }
 
 /// The four duration sums of the trials at one load (RFC 9971 Appendix A's inputs).

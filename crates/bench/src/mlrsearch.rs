@@ -40,193 +40,21 @@
 //! Loads are frames/s per direction (xlatperf's rate), whole numbers.
 
 use std::collections::BTreeMap;
+pub use xlat_results::mlrsearch::{GoalResult, MlrResult, MlrTrial, SearchGoal, DEFAULT_INITIAL_S, DEFAULT_WIDTH, PDR_LOSS_RATIO};
 
 use serde::{Deserialize, Serialize};
 use xlat_trial::{TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
 use crate::mlr_classify::{classify, conditional_throughput, relevant_bounds, Classification, Target, TrialResult};
-use crate::record::TrialRecord;
 use crate::runner::{Progress, TrialRunner};
 use crate::trial::{check_duration, lost_frames, Session};
+use xlat_results::record::TrialRecord;
 
-/// RFC 9971's example Goal Width (and CSIT's): 0.5 % of the upper bound.
-pub const DEFAULT_WIDTH: f64 = 0.005;
-/// Goal Initial Trial Duration, seconds.
-pub const DEFAULT_INITIAL_S: f64 = 1.0;
 /// Coarser targets before each goal's own (the authors' implementation's default).
 pub const DEFAULT_PRECEDING_TARGETS: u32 = 2;
 /// The search stops after this many trials.
 pub const DEFAULT_MAX_TRIALS: usize = 1000;
-/// CSIT's PDR loss ratio.
-pub const PDR_LOSS_RATIO: f64 = 0.005;
-
-/// An RFC 9971 Search Goal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchGoal {
-    /// A name for reports ("NDR", "PDR", ...).
-    pub name: String,
-    /// Goal Loss Ratio: a trial with a higher loss ratio is high-loss.
-    pub loss_ratio: f64,
-    /// Goal Exceed Ratio: the share of the duration sum that high-loss trials may take.
-    pub exceed_ratio: f64,
-    /// Goal Width, relative to the Relevant Upper Bound.
-    pub width: f64,
-    /// Goal Initial Trial Duration, seconds.
-    pub initial_trial_duration_s: f64,
-    /// Goal Final Trial Duration, seconds: trials at least this long are full-length.
-    pub final_trial_duration_s: f64,
-    /// Goal Duration Sum, seconds.
-    pub duration_sum_s: f64,
-}
-
-impl SearchGoal {
-    /// A goal with RFC 2544's rules (as RFC 9971's section on compliance sets them): one full-length
-    /// trial of `duration_s` decides a load (Goal Duration Sum = Goal Final Trial Duration, Goal
-    /// Exceed Ratio 0), width 0.5 %, initial trials of 1 s (or `duration_s` if shorter).
-    pub fn rfc2544(name: &str, loss_ratio: f64, duration_s: f64) -> SearchGoal {
-        SearchGoal {
-            name: name.to_string(),
-            loss_ratio,
-            exceed_ratio: 0.0,
-            width: DEFAULT_WIDTH,
-            initial_trial_duration_s: DEFAULT_INITIAL_S.min(duration_s),
-            final_trial_duration_s: duration_s,
-            duration_sum_s: duration_s,
-        }
-    }
-
-    /// A goal from a command line's `--goal` value: comma-separated `key=value` pairs (`name`,
-    /// `loss`, `exceed`, `width`, `initial`, `final`, `sum`; ratios as fractions or with `%`)
-    /// and the presets `ndr` (loss 0) and `pdr` (loss 0.005, named PDR), over `defaults`.
-    pub fn parse(spec: &str, defaults: &SearchGoal) -> Result<SearchGoal, String> {
-        let mut g = defaults.clone();
-        let mut named = false;
-        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let number = |v: &str| -> Result<f64, String> {
-                let (v, scale) = v.strip_suffix('%').map_or((v, 1.0), |p| (p, 0.01));
-                v.trim()
-                    .parse::<f64>()
-                    .map(|x| x * scale)
-                    .map_err(|_| format!("'{part}': '{v}' is not a number"))
-            };
-            match part.split_once('=') {
-                None if part.eq_ignore_ascii_case("ndr") => {
-                    g.loss_ratio = 0.0;
-                    if !named {
-                        g.name = "NDR".into();
-                    }
-                }
-                None if part.eq_ignore_ascii_case("pdr") => {
-                    g.loss_ratio = PDR_LOSS_RATIO;
-                    if !named {
-                        g.name = "PDR".into();
-                    }
-                }
-                None => return Err(format!("'{part}' is neither a preset (ndr, pdr) nor key=value")),
-                Some((k, v)) => match k.trim() {
-                    "name" => {
-                        let v = v.trim();
-                        if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
-                            return Err(format!("goal name '{v}': use letters, digits, '_', '-', '.'"));
-                        }
-                        g.name = v.to_string();
-                        named = true;
-                    }
-                    "loss" => g.loss_ratio = number(v)?,
-                    "exceed" => g.exceed_ratio = number(v)?,
-                    "width" => g.width = number(v)?,
-                    "initial" => g.initial_trial_duration_s = number(v)?,
-                    "final" => g.final_trial_duration_s = number(v)?,
-                    "sum" => g.duration_sum_s = number(v)?,
-                    other => {
-                        return Err(format!(
-                            "unknown goal attribute '{other}' (name, loss, exceed, width, initial, final, sum)"
-                        ))
-                    }
-                },
-            }
-        }
-        Ok(g)
-    }
-
-    pub fn validate(&self) -> Result<(), BenchError> {
-        let n = &self.name;
-        let fraction = |what: &str, v: f64| -> Result<(), BenchError> {
-            if !(v.is_finite() && (0.0..1.0).contains(&v)) {
-                return config(format!("goal {n}: the {what} must be in [0, 1), not {v}"));
-            }
-            Ok(())
-        };
-        fraction("Goal Loss Ratio (loss)", self.loss_ratio)?;
-        fraction("Goal Exceed Ratio (exceed)", self.exceed_ratio)?;
-        if !(self.width.is_finite() && self.width > 0.0 && self.width < 1.0) {
-            return config(format!(
-                "goal {n}: the Goal Width (width) must be above 0 and below 1, not {}",
-                self.width
-            ));
-        }
-        check_duration(
-            &format!("goal {n}: the Goal Initial Trial Duration (initial)"),
-            self.initial_trial_duration_s,
-        )?;
-        check_duration(
-            &format!("goal {n}: the Goal Final Trial Duration (final)"),
-            self.final_trial_duration_s,
-        )?;
-        check_duration(&format!("goal {n}: the Goal Duration Sum (sum)"), self.duration_sum_s)?;
-        if self.final_trial_duration_s < self.initial_trial_duration_s {
-            return config(format!(
-                "goal {n}: the Goal Final Trial Duration (final = {} s) is shorter than the Goal Initial Trial Duration (initial = {} s)",
-                self.final_trial_duration_s, self.initial_trial_duration_s
-            ));
-        }
-        if self.duration_sum_s < self.final_trial_duration_s {
-            return config(format!(
-                "goal {n}: the Goal Duration Sum (sum = {} s) is shorter than the Goal Final Trial Duration (final = {} s)",
-                self.duration_sum_s, self.final_trial_duration_s
-            ));
-        }
-        Ok(())
-    }
-
-    /// The goal's own target.
-    fn target(&self) -> Target {
-        Target {
-            loss_ratio: self.loss_ratio,
-            exceed_ratio: self.exceed_ratio,
-            final_duration_s: self.final_trial_duration_s,
-            duration_sum_s: self.duration_sum_s,
-        }
-    }
-
-    /// The chain of targets towards the goal, coarsest first, the goal's own last, with each
-    /// one's relative width.
-    fn chain(&self, preceding: u32) -> Vec<(Target, f64)> {
-        let own = self.target();
-        let mut chain = vec![(own, self.width)];
-        if preceding > 0 {
-            let m = (self.initial_trial_duration_s / self.duration_sum_s).powf(1.0 / f64::from(preceding));
-            let mut width = self.width;
-            for k in 1..=preceding {
-                let sum = if k == preceding {
-                    self.initial_trial_duration_s
-                } else {
-                    self.duration_sum_s * m.powi(k as i32)
-                };
-                width = (width * 2.0).min(0.5);
-                let t = Target {
-                    final_duration_s: self.final_trial_duration_s.min(sum),
-                    duration_sum_s: sum,
-                    ..own
-                };
-                chain.push((t, width));
-            }
-        }
-        chain.reverse();
-        chain
-    }
-}
 
 /// The parameters of an MLRsearch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -271,7 +99,7 @@ impl MlrConfig {
             return config("MLRsearch needs at least one Search Goal");
         }
         for (i, g) in self.goals.iter().enumerate() {
-            g.validate()?;
+            validate_goal(g)?;
             if self.goals[..i].iter().any(|o| o.name == g.name) {
                 return config(format!("two Search Goals are named {}", g.name));
             }
@@ -284,61 +112,6 @@ impl MlrConfig {
         }
         Ok(())
     }
-}
-
-/// What the search found for one goal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GoalResult {
-    pub goal: SearchGoal,
-    /// Relevant Lower Bound, frames/s per direction.
-    pub relevant_lower_bound: Option<u64>,
-    /// Relevant Upper Bound, frames/s per direction.
-    pub relevant_upper_bound: Option<u64>,
-    /// Conditional Throughput at the Relevant Lower Bound, frames/s per direction.
-    pub conditional_throughput: Option<f64>,
-    /// Why this is an Irregular Goal Result (a bound missing, the bounds not within the width);
-    /// `None` for a regular one.
-    pub irregular: Option<String>,
-    /// What bounded the Relevant Lower Bound: the DUT (an Upper Bound above it, with the DUT's
-    /// CPU load in a trial there), the tester, or Max Load (then the result is at least this).
-    #[serde(default)]
-    pub bound: crate::bound::Bound,
-}
-
-/// One trial of the search and what it decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MlrTrial {
-    /// The trial's index in `trials`.
-    pub trial: usize,
-    /// The goal and target (1 = coarsest; the goal's own is the last) it was measured for.
-    pub goal: String,
-    pub target: usize,
-    pub load: u64,
-    pub duration_s: f64,
-    /// Trial Loss Ratio; `None` when the trial stayed invalid (tester-bound).
-    pub loss_ratio: Option<f64>,
-    /// The load's classification for that target with this trial added.
-    pub classification: Option<Classification>,
-}
-
-/// The result of an MLRsearch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MlrResult {
-    pub frame_size: usize,
-    pub min_load: u64,
-    pub max_load: u64,
-    pub preceding_targets: u32,
-    pub goals: Vec<GoalResult>,
-    /// The lowest load the tester could not send (every attempt invalid).
-    pub tester_bound: Option<u64>,
-    /// Every goal's own target was reached (false: stopped at `max_trials`).
-    pub complete: bool,
-    /// Trial durations summed, retries included, seconds.
-    pub trial_seconds: f64,
-    /// Test time including timeouts, seconds.
-    pub elapsed_s: f64,
-    pub search: Vec<MlrTrial>,
-    pub trials: Vec<TrialRecord>,
 }
 
 /// Trial Loss Ratio of a report: frames lost over frames sent, every active direction together.
@@ -487,7 +260,7 @@ impl Search<'_> {
 pub fn mlrsearch(runner: &mut dyn TrialRunner, cfg: &MlrConfig, progress: &mut dyn Progress) -> Result<MlrResult, BenchError> {
     cfg.validate()?;
     let mut s = Session::new(runner, progress, "mlrsearch", cfg.retries);
-    let chains: Vec<Vec<(Target, f64)>> = cfg.goals.iter().map(|g| g.chain(cfg.preceding_targets)).collect();
+    let chains: Vec<Vec<(Target, f64)>> = cfg.goals.iter().map(|g| chain(g, cfg.preceding_targets)).collect();
     let mut search = Search {
         cfg,
         db: BTreeMap::new(),
@@ -583,7 +356,7 @@ pub fn mlrsearch(runner: &mut dyn TrialRunner, cfg: &MlrConfig, progress: &mut d
 }
 
 fn goal_result(search: &Search<'_>, goal: &SearchGoal, complete: bool, max_trials: usize, trials: &[TrialRecord]) -> GoalResult {
-    let target = goal.target();
+    let target = target(goal);
     let (rlb, rub) = relevant_bounds(search.classified(&target));
     let ct = rlb.map(|l| conditional_throughput(l, &search.db[&l], &target));
     let within = matches!((rlb, rub), (Some(l), Some(u)) if (u - l) as f64 <= goal.width * u as f64);
@@ -610,7 +383,7 @@ fn goal_result(search: &Search<'_>, goal: &SearchGoal, complete: bool, max_trial
         (None, None) => Some("no load was classified for this goal".to_string()),
     };
     let bound = match (rlb, rub) {
-        (_, Some(u)) => crate::bound::Bound::Dut {
+        (_, Some(u)) => xlat_results::bound::Bound::Dut {
             rate: u,
             dut_busy: trials
                 .iter()
@@ -620,10 +393,10 @@ fn goal_result(search: &Search<'_>, goal: &SearchGoal, complete: bool, max_trial
                 .map(|d| d.busy),
         },
         (Some(l), None) => match search.tester_bound {
-            Some(rate) if l < search.cfg.max_load => crate::bound::Bound::Tester { rate },
-            _ => crate::bound::Bound::Range { max: search.cfg.max_load },
+            Some(rate) if l < search.cfg.max_load => xlat_results::bound::Bound::Tester { rate },
+            _ => xlat_results::bound::Bound::Range { max: search.cfg.max_load },
         },
-        (None, None) => crate::bound::Bound::Undetermined,
+        (None, None) => xlat_results::bound::Bound::Undetermined,
     };
     GoalResult {
         goal: goal.clone(),
@@ -633,6 +406,84 @@ fn goal_result(search: &Search<'_>, goal: &SearchGoal, complete: bool, max_trial
         irregular,
         bound,
     }
+}
+
+/// Refuse a Search Goal that makes no sense (ratios outside [0, 1), durations out of order).
+pub fn validate_goal(goal: &SearchGoal) -> Result<(), BenchError> {
+    let n = &goal.name;
+    let fraction = |what: &str, v: f64| -> Result<(), BenchError> {
+        if !(v.is_finite() && (0.0..1.0).contains(&v)) {
+            return config(format!("goal {n}: the {what} must be in [0, 1), not {v}"));
+        }
+        Ok(())
+    };
+    fraction("Goal Loss Ratio (loss)", goal.loss_ratio)?;
+    fraction("Goal Exceed Ratio (exceed)", goal.exceed_ratio)?;
+    if !(goal.width.is_finite() && goal.width > 0.0 && goal.width < 1.0) {
+        return config(format!(
+            "goal {n}: the Goal Width (width) must be above 0 and below 1, not {}",
+            goal.width
+        ));
+    }
+    check_duration(
+        &format!("goal {n}: the Goal Initial Trial Duration (initial)"),
+        goal.initial_trial_duration_s,
+    )?;
+    check_duration(
+        &format!("goal {n}: the Goal Final Trial Duration (final)"),
+        goal.final_trial_duration_s,
+    )?;
+    check_duration(&format!("goal {n}: the Goal Duration Sum (sum)"), goal.duration_sum_s)?;
+    if goal.final_trial_duration_s < goal.initial_trial_duration_s {
+        return config(format!(
+            "goal {n}: the Goal Final Trial Duration (final = {} s) is shorter than the Goal Initial Trial Duration (initial = {} s)",
+            goal.final_trial_duration_s, goal.initial_trial_duration_s
+        ));
+    }
+    if goal.duration_sum_s < goal.final_trial_duration_s {
+        return config(format!(
+            "goal {n}: the Goal Duration Sum (sum = {} s) is shorter than the Goal Final Trial Duration (final = {} s)",
+            goal.duration_sum_s, goal.final_trial_duration_s
+        ));
+    }
+    Ok(())
+}
+
+/// The goal's own target.
+fn target(goal: &SearchGoal) -> Target {
+    Target {
+        loss_ratio: goal.loss_ratio,
+        exceed_ratio: goal.exceed_ratio,
+        final_duration_s: goal.final_trial_duration_s,
+        duration_sum_s: goal.duration_sum_s,
+    }
+}
+
+/// The chain of targets towards the goal, coarsest first, the goal's own last, with each
+/// one's relative width.
+fn chain(goal: &SearchGoal, preceding: u32) -> Vec<(Target, f64)> {
+    let own = target(goal);
+    let mut chain = vec![(own, goal.width)];
+    if preceding > 0 {
+        let m = (goal.initial_trial_duration_s / goal.duration_sum_s).powf(1.0 / f64::from(preceding));
+        let mut width = goal.width;
+        for k in 1..=preceding {
+            let sum = if k == preceding {
+                goal.initial_trial_duration_s
+            } else {
+                goal.duration_sum_s * m.powi(k as i32)
+            };
+            width = (width * 2.0).min(0.5);
+            let t = Target {
+                final_duration_s: goal.final_trial_duration_s.min(sum),
+                duration_sum_s: sum,
+                ..own
+            };
+            chain.push((t, width));
+        }
+    }
+    chain.reverse();
+    chain
 }
 
 #[cfg(test)]

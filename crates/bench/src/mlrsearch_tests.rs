@@ -155,14 +155,14 @@ fn bad_goals_are_clear_errors_naming_the_attribute() {
 #[test]
 fn the_chain_of_targets_coarsens_towards_the_initial_duration() {
     let g = csit("PDR", 0.005);
-    let chain = g.chain(2);
-    assert_eq!(chain.len(), 3);
+    let targets = chain(&g, 2);
+    assert_eq!(targets.len(), 3);
     // Coarsest first: duration sum = initial 1 s, width x4; then sqrt(21) s, width x2; then the goal.
-    assert_eq!(chain[0].0.duration_sum_s, 1.0);
-    assert!((chain[0].1 - 0.02).abs() < 1e-12);
-    assert!((chain[1].0.duration_sum_s - 21f64.sqrt()).abs() < 1e-9);
-    assert_eq!(chain[2].0, g.target());
-    assert_eq!(g.chain(0), vec![(g.target(), 0.005)]);
+    assert_eq!(targets[0].0.duration_sum_s, 1.0);
+    assert!((targets[0].1 - 0.02).abs() < 1e-12);
+    assert!((targets[1].0.duration_sum_s - 21f64.sqrt()).abs() < 1e-9);
+    assert_eq!(targets[2].0, target(&g));
+    assert_eq!(chain(&g, 0), vec![(target(&g), 0.005)]);
 }
 
 #[test]

@@ -9,20 +9,20 @@
 //! throughput and frame-loss commands take `--frame-timeout` for the search and the sweep.)
 //!
 //! The engine records the delays ([`xlat_trial::PdvReport`]); the statistics are computed here
-//! ([`crate::delay::PdvDetail`]). The procedure is a repetition of one trial through the shared
+//! ([`xlat_results::delay::PdvDetail`]). The procedure is a repetition of one trial through the shared
 //! `Session`: an invalid trial is retried and never judged or summarised; one that stays
 //! invalid after the retries ends the test with [`BenchError::TesterLimit`] (the rate is fixed:
 //! there is no lower one to go on with).
 
 use serde::{Deserialize, Serialize};
-use xlat_trial::{DirectionReport, PdvSpec, TrialSpec};
+pub use xlat_results::pdv::{PdvDirection, PdvResult, PdvRun, PdvSummary};
+use xlat_trial::{PdvSpec, TrialSpec};
 
-use crate::delay::{Delay, IpdvStats, PdvDetail, PdvStats};
 use crate::error::BenchError;
 use crate::latency::median_delay;
-use crate::record::{loss_percent, TrialRecord};
 use crate::runner::{Progress, TrialRunner};
 use crate::trial::Session;
+use xlat_results::delay::{Delay, IpdvStats};
 
 /// RFC 8219 section 7.3: at least 20 repetitions.
 pub const DEFAULT_PDV_REPETITIONS: u32 = 20;
@@ -71,86 +71,6 @@ impl PdvConfig {
             ..self.trial.clone()
         }
     }
-}
-
-/// One direction of one trial.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PdvDirection {
-    pub sent: u64,
-    pub received: u64,
-    pub lost: u64,
-    /// Frames later than the frame timeout (counted as lost).
-    pub late: u64,
-    /// Frames the tester itself failed to send after its backend accepted them.
-    #[serde(default)]
-    pub tester_tx_dropped: u64,
-    /// Frames the tester's receiving port dropped before its receiver saw them.
-    #[serde(default)]
-    pub tester_rx_dropped: u64,
-    /// PDV (RFC 8219 s.7.3.1): minimum, 99.9th percentile and their difference.
-    pub pdv: Option<PdvStats>,
-    /// IPDV (RFC 8219 s.7.3.2): minimum, median, maximum.
-    pub ipdv: Option<IpdvStats>,
-    /// The statistics of the engine's record (CDF points, relative error, exact mode).
-    pub report: Option<PdvDetail>,
-}
-
-impl PdvDirection {
-    pub fn of(d: &DirectionReport) -> PdvDirection {
-        let detail = d.pdv.as_ref().map(PdvDetail::of);
-        PdvDirection {
-            sent: d.counts.sent,
-            received: d.counts.received,
-            lost: d.counts.lost,
-            late: d.pdv.as_ref().map_or(0, |p| p.late),
-            tester_tx_dropped: d.counts.tester_tx_dropped,
-            tester_rx_dropped: d.counts.tester_rx_dropped,
-            pdv: detail.as_ref().and_then(|p| p.pdv.clone()),
-            ipdv: detail.as_ref().and_then(|p| p.ipdv.clone()),
-            report: detail,
-        }
-    }
-
-    pub fn loss_percent(&self) -> Option<f64> {
-        loss_percent(self.sent, self.received)
-    }
-}
-
-/// One repetition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PdvRun {
-    pub repetition: usize,
-    /// Index of the valid trial in `trials`.
-    pub trial: usize,
-    /// Frame-timeout mode: no direction lost a frame (late ones included).
-    pub pass: bool,
-    pub forward: Option<PdvDirection>,
-    pub reverse: Option<PdvDirection>,
-}
-
-/// Medians over the repetitions of one direction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PdvSummary {
-    /// Median of the PDVs; `None` if no run had one.
-    pub pdv: Option<Delay>,
-    pub ipdv_min_ns: Option<i64>,
-    pub ipdv_median_ns: Option<i64>,
-    pub ipdv_max_ns: Option<i64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PdvResult {
-    pub frame_size: usize,
-    pub rate: u64,
-    pub duration_s: f64,
-    pub frame_timeout_ms: u64,
-    pub exact: bool,
-    pub runs: Vec<PdvRun>,
-    pub forward: Option<PdvSummary>,
-    pub reverse: Option<PdvSummary>,
-    pub trial_seconds: f64,
-    pub elapsed_s: f64,
-    pub trials: Vec<TrialRecord>,
 }
 
 fn median_i64(mut v: Vec<i64>) -> Option<i64> {
@@ -233,9 +153,11 @@ pub fn pdv(runner: &mut dyn TrialRunner, cfg: &PdvConfig, progress: &mut dyn Pro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::BenchResult;
     use crate::NoProgress;
+    use xlat_results::record::TrialRecord;
+    use xlat_results::result::BenchResult;
     use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
+    use xlat_trial::DirectionReport;
     use xlat_trial::{PdvReport, TrialReport};
 
     /// What the engine records for `frames` frames of which none is lost: a delay of 10 us, the

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::record::TrialRecord;
+use xlat_results::record::TrialRecord;
 
 /// The procedures run their trials through `xlat_trial`'s [`TrialRunner`]: the engine's
 /// `Tester` (wrapped by the binary for DUT commands and Ctrl-C) or [`crate::sim::SimDut`].

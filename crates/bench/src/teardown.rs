@@ -6,13 +6,13 @@
 //! what deleting costs without connections (the command's start, walking an empty hash).
 
 use serde::{Deserialize, Serialize};
+pub use xlat_results::teardown::TeardownResult;
 use xlat_trial::{PreliminarySpec, TrialSpec};
 
 use crate::error::{config, BenchError};
-use crate::record::TrialRecord;
-use crate::result::BenchResult;
 use crate::runner::{Progress, ProgressEvent, TrialRunner};
-use crate::text::group;
+use xlat_results::record::TrialRecord;
+use xlat_results::text::group;
 
 /// The configuration key of the command that deletes every connection of the DUT.
 pub const DELETE_ALL: &str = "dut.delete_all";
@@ -41,20 +41,6 @@ impl TeardownConfig {
     fn spec(&self) -> TrialSpec {
         PreliminarySpec::alone(self.frame_size, self.connections, self.rate, self.timeout_ms)
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TeardownResult {
-    pub frame_size: usize,
-    pub connections: u64,
-    /// Seconds `dut.delete_all` took on the full table.
-    pub full_s: f64,
-    /// Seconds it took on the empty table of the same size, right after.
-    pub empty_s: f64,
-    /// N / (full - empty), connections/s; `None` when the full deletion was not slower.
-    pub rate_cps: Option<f64>,
-    /// The load (phase 1) attempts.
-    pub trials: Vec<TrialRecord>,
 }
 
 /// Measure the connection tear-down rate.
@@ -112,49 +98,11 @@ pub fn teardown_rate(
     })
 }
 
-impl BenchResult for TeardownResult {
-    fn procedure(&self) -> &'static str {
-        "teardown-rate"
-    }
-    fn trials(&self) -> &[TrialRecord] {
-        &self.trials
-    }
-    fn metrics(&self) -> Vec<(String, f64)> {
-        let mut m = vec![("full_s".to_string(), self.full_s), ("empty_s".to_string(), self.empty_s)];
-        if let Some(r) = self.rate_cps {
-            m.push(("teardown_rate_cps".to_string(), r));
-        }
-        m
-    }
-    fn human_table(&self) -> String {
-        let mut s = format!(
-            "Connection tear-down rate, frame size {}, {} connections (RFC 9693)\n",
-            self.frame_size,
-            group(self.connections)
-        );
-        s.push_str(&format!(
-            "deleting the full table: {:.6} s; the empty table: {:.6} s\n{}\n",
-            self.full_s,
-            self.empty_s,
-            self.headline()
-        ));
-        s
-    }
-    fn headline(&self) -> String {
-        match self.rate_cps {
-            Some(r) => format!("{} B: {} connections/s torn down", self.frame_size, group(r.round() as u64)),
-            None => format!(
-                "{} B: deleting the full table was not slower than the empty one: no rate",
-                self.frame_size
-            ),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runner::NoProgress;
+    use xlat_results::BenchResult;
     use xlat_trial::{PreliminaryReport, TrialReport};
 
     /// A DUT that loads every connection and deletes at `per_s` connections/s plus `fixed_s`.

@@ -41,13 +41,13 @@
 //! Every result lists every trial and the total trial-seconds.
 
 use serde::{Deserialize, Serialize};
+pub use xlat_results::throughput::{SearchMethod, ThroughputResult};
 use xlat_trial::TrialSpec;
 
-use crate::bound::Bound;
 use crate::error::{config, BenchError};
-use crate::record::TrialRecord;
 use crate::runner::{Progress, TrialRunner};
 use crate::trial::{check_duration, check_tolerance, Session};
+use xlat_results::bound::Bound;
 
 /// RFC 2544 / siitperf trial duration, seconds.
 pub const DEFAULT_DURATION_S: f64 = 60.0;
@@ -55,28 +55,6 @@ pub const DEFAULT_DURATION_S: f64 = 60.0;
 pub const DEFAULT_TIMEOUT_MS: u64 = 2000;
 /// Retries of an invalid trial before the procedure gives up.
 pub const DEFAULT_RETRIES: u32 = 3;
-
-/// How the throughput is searched.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SearchMethod {
-    /// RFC 2544 binary search, every trial full length.
-    Binary,
-    /// Binary search with `short_s` trials, then a full-length confirmation.
-    ShortThenConfirm { short_s: f64 },
-    /// MLRsearch-style phases from `initial_s` trials to full-length ones.
-    Accelerated { initial_s: f64, phases: u32 },
-}
-
-impl SearchMethod {
-    pub fn name(&self) -> &'static str {
-        match self {
-            SearchMethod::Binary => "binary",
-            SearchMethod::ShortThenConfirm { .. } => "short-then-confirm",
-            SearchMethod::Accelerated { .. } => "accelerated",
-        }
-    }
-}
 
 /// The parameters of a throughput search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,38 +133,6 @@ impl ThroughputConfig {
             ..self.trial.clone()
         }
     }
-}
-
-/// The result of a throughput search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ThroughputResult {
-    pub frame_size: usize,
-    pub method: SearchMethod,
-    /// Frames/s per direction: the highest rate that passed a full-length trial, 0 if none did.
-    pub throughput: u64,
-    /// The final interval: `lower` passed (or is 0), `upper` failed or is `max_rate` untested.
-    pub lower: u64,
-    pub upper: u64,
-    pub error: u64,
-    pub loss_tolerance: f64,
-    pub duration_s: f64,
-    /// Sum of the durations of every trial, retries included, seconds.
-    pub trial_seconds: f64,
-    /// Test time including timeouts, seconds.
-    pub elapsed_s: f64,
-    /// The lowest rate at which the tester could not keep up (every attempt invalid); `None`
-    /// when it always could. Frames/s per direction.
-    #[serde(default)]
-    pub tester_bound: Option<u64>,
-    /// The final interval ends at `tester_bound` and the throughput is within `error` of it:
-    /// the tester, not the DUT, limited the search; the DUT may be faster than measured.
-    #[serde(default)]
-    pub bounded_by_tester: bool,
-    /// What bounded the throughput: the DUT, the tester, or `max_rate` (then it is at least
-    /// this).
-    #[serde(default)]
-    pub bound: Bound,
-    pub trials: Vec<TrialRecord>,
 }
 
 /// Search the throughput.

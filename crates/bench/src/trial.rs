@@ -4,8 +4,8 @@
 use xlat_trial::{HookRun, TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
-use crate::record::{state_table_not_filled, TrialRecord};
 use crate::runner::{Progress, ProgressEvent, TrialRunner};
+use xlat_results::record::{state_table_not_filled, TrialRecord};
 
 /// Judge a trial: `None` if it is invalid (neither pass nor fail), otherwise whether every
 /// active direction lost at most `loss_tolerance` x sent frames (RFC 2544: tolerance 0).

@@ -2,6 +2,7 @@
 
 use xlat_bench::sim::SimDut;
 use xlat_bench::*;
+use xlat_results::*;
 
 #[test]
 fn extreme_rates_give_results_within_the_range_or_errors() {

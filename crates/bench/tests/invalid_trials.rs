@@ -6,6 +6,7 @@
 
 use xlat_bench::sim::SimDut;
 use xlat_bench::*;
+use xlat_results::*;
 use xlat_trial::{TrialReport, TrialSpec};
 
 const REASON: &str = "injected: the sender fell behind its schedule";

@@ -13,7 +13,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 use xlat_bench::sim::{LossModel, ModelDut};
-use xlat_bench::{mlrsearch, MlrConfig, NoProgress, SearchGoal};
+use xlat_bench::{mlrsearch, MlrConfig, NoProgress};
+use xlat_results::SearchGoal;
 
 #[path = "../../wire/tests/common/skip.rs"]
 #[allow(dead_code)]

@@ -3,6 +3,7 @@
 
 use xlat_bench::sim::SimDut;
 use xlat_bench::*;
+use xlat_results::*;
 use xlat_trial::TrialSpec;
 
 fn config(reps: u32) -> PdvConfig {

@@ -1,13 +1,13 @@
 //! Repetitions, their statistics, and every output form.
 
-use xlat_bench::output::{Document, SizeResult, SUMMARY_CSV_HEADER, TRIALS_CSV_HEADER};
 use xlat_bench::sim::SimDut;
-use xlat_bench::svg::{delay_cdf, frame_loss_curve, throughput_vs_frame_size};
 use xlat_bench::{
-    back_to_back, frame_loss, latency, repeat, summary_csv, system_recovery, throughput, trials_csv, BackToBackConfig, BenchError,
-    BenchResult, DelayRecorder, DelayStats, FrameLossConfig, LatencyConfig, NoProgress, NoSleep, RecoveryConfig, Repeated, RunMeta,
-    Summary, ThroughputConfig, ThroughputResult,
+    back_to_back, frame_loss, latency, repeat, system_recovery, throughput, BackToBackConfig, BenchError, FrameLossConfig, LatencyConfig,
+    NoProgress, NoSleep, RecoveryConfig, ThroughputConfig,
 };
+use xlat_results::output::{Document, SizeResult, SUMMARY_CSV_HEADER, TRIALS_CSV_HEADER};
+use xlat_results::svg::{delay_cdf, frame_loss_curve, throughput_vs_frame_size};
+use xlat_results::{summary_csv, trials_csv, BenchResult, DelayRecorder, DelayStats, Repeated, RunMeta, Summary, ThroughputResult};
 
 #[test]
 fn summary_of_known_data() {
@@ -123,7 +123,7 @@ fn csv_has_one_row_per_trial_and_per_summary() {
 fn every_result_type_has_a_table_csv_and_json() {
     let mut sim = SimDut::new(400_000.0, 1).buffer(20_000);
     let t = throughput(&mut sim, &ThroughputConfig::new(84, 1_000_000, 1000), &mut NoProgress).unwrap();
-    assert!(t.human_table().contains(&xlat_bench::text::group(t.throughput)));
+    assert!(t.human_table().contains(&xlat_results::text::group(t.throughput)));
     let fl = frame_loss(&mut sim, &FrameLossConfig::new(84, 1_000_000), &mut NoProgress).unwrap();
     assert!(fl.human_table().contains("fwd loss %"));
     let mut lc = LatencyConfig::new(84, 100_000);
@@ -153,7 +153,7 @@ fn every_result_type_has_a_table_csv_and_json() {
         assert!(json.contains(x.procedure()));
         // A sweep reads every procedure's document through its typed view: one point per
         // frame size with the median of every metric that has a finite one.
-        let mut sweep = xlat_bench::sweep::Sweep::new("connections", x.procedure(), &["10k".to_string()]);
+        let mut sweep = xlat_results::sweep::Sweep::new("connections", x.procedure(), &["10k".to_string()]);
         sweep.add_run("10k", &json).unwrap();
         assert_eq!(sweep.points.len(), 1);
         assert_eq!((sweep.points[0].frame_size, sweep.points[0].metrics.len()), (84, finite));
@@ -169,7 +169,7 @@ fn every_result_type_has_a_table_csv_and_json() {
     assert_eq!(rep.summaries["forward_wcl_ms"].median, f64::INFINITY);
     let json = Document::new("latency", RunMeta::new("t"), sized(rep)).to_json().unwrap();
     serde_json::from_str::<serde_json::Value>(&json).unwrap();
-    let mut sweep = xlat_bench::sweep::Sweep::new("connections", "latency", &["1".to_string()]);
+    let mut sweep = xlat_results::sweep::Sweep::new("connections", "latency", &["1".to_string()]);
     sweep.add_run("1", &json).unwrap();
     assert!(!sweep.points[0].metrics.contains_key("forward_wcl_ms"), "{:?}", sweep.points);
     assert!(sweep.points[0].metrics.contains_key("forward_tl_ms"), "{:?}", sweep.points);

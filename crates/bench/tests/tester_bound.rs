@@ -2,9 +2,10 @@
 //! an upper bound of the search marked tester-bound, and the search goes on below it; only a
 //! tester that cannot send even at the lowest rate tried is an error.
 
-use xlat_bench::output::TRIALS_CSV_HEADER;
 use xlat_bench::sim::SimDut;
 use xlat_bench::*;
+use xlat_results::output::TRIALS_CSV_HEADER;
+use xlat_results::*;
 use xlat_trial::{TrialReport, TrialSpec};
 
 const MAX: u64 = 1_000_000;
@@ -63,13 +64,13 @@ fn a_tester_slower_than_the_dut_bounds_the_search_for_every_method() {
             assert!(b > tester && b - t <= ERROR, "{method:?}: bound {b}, throughput {t}");
             assert_eq!(r.upper, b, "{method:?}: the final interval ends at the tester's bound");
             assert!(r.bounded_by_tester, "{method:?}");
-            assert_eq!(r.bound, xlat_bench::Bound::Tester { rate: b }, "{method:?}");
+            assert_eq!(r.bound, xlat_results::Bound::Tester { rate: b }, "{method:?}");
             // The result passed a valid full-length trial.
             assert!(r.trials.iter().any(|x| x.rate == t && x.duration_s == 60.0 && x.pass == Some(true)));
             check_invalid_records(&r, tester, retries + 1);
             let text = r.human_table();
             assert!(
-                text.contains(&format!("bounded by the tester at {} frames/s", xlat_bench::text::group(b))),
+                text.contains(&format!("bounded by the tester at {} frames/s", xlat_results::text::group(b))),
                 "{method:?}: {text}"
             );
             assert!(text.contains("invalid: tester-bound"), "{text}");

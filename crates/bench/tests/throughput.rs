@@ -1,7 +1,8 @@
 //! Throughput search against the simulated DUT.
 
 use xlat_bench::sim::SimDut;
-use xlat_bench::{throughput, BenchError, NoProgress, Progress, ProgressEvent, SearchMethod, ThroughputConfig, TrialRecord};
+use xlat_bench::{throughput, BenchError, NoProgress, Progress, ProgressEvent, ThroughputConfig};
+use xlat_results::{SearchMethod, TrialRecord};
 
 fn cfg(max: u64, error: u64) -> ThroughputConfig {
     ThroughputConfig::new(84, max, error)
@@ -25,7 +26,7 @@ fn binary_search_ends_within_error_of_capacity() {
             assert!(r.upper - r.lower <= error || r.throughput == 0);
             // The DUT bounded it: a valid failed trial in the final interval's top.
             match r.bound {
-                xlat_bench::Bound::Dut { rate, dut_busy: None } => assert!(rate > r.throughput && rate <= r.upper),
+                xlat_results::Bound::Dut { rate, dut_busy: None } => assert!(rate > r.throughput && rate <= r.upper),
                 ref b => panic!("capacity {capacity} error {error}: bounded by {b:?}"),
             }
             // Every trial recorded, 60 s each.
@@ -42,9 +43,9 @@ fn passing_max_rate_is_one_trial() {
     assert_eq!(r.throughput, 1_000_000);
     assert_eq!(r.trials.len(), 1);
     // Only a lower bound: said in the result, its JSON and its text.
-    assert_eq!(r.bound, xlat_bench::Bound::Range { max: 1_000_000 });
+    assert_eq!(r.bound, xlat_results::Bound::Range { max: 1_000_000 });
     assert_eq!(serde_json::to_value(&r).unwrap()["bound"]["by"], "range");
-    use xlat_bench::BenchResult;
+    use xlat_results::BenchResult;
     assert!(r.human_table().contains("the figure is at least this"), "{}", r.human_table());
     assert!(r.headline().contains("at least 1,000,000 fps"), "{}", r.headline());
 }

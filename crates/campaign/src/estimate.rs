@@ -7,7 +7,7 @@
 //! stateful procedures) are not estimated (`None`); while the campaign runs, finished runs
 //! of the same procedure stand in for them.
 
-use xlat_bench::sweep::parse_number;
+use xlat_results::sweep::parse_number;
 
 /// Seconds a trial costs beyond its duration and timeout (starting the workers, reading the
 /// counters, the DUT's hooks): a rough allowance.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use xlat_bench::output::Host;
+use xlat_results::output::Host;
 
 use crate::plan::{Plan, Run, TestSource};
 

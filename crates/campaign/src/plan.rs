@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// The procedures a campaign runs: every command that writes a JSON result document.
-pub use xlat_bench::sweep::PROCEDURES;
+pub use xlat_results::sweep::PROCEDURES;
 
 /// Options the campaign gives each run itself.
 const OWN_OPTIONS: [&str; 6] = ["--json", "--csv", "--summary-csv", "--plot", "--config", "-c"];
@@ -359,7 +359,7 @@ impl Plan {
                     for combo in product(&p.axes) {
                         let mut args = p.args.clone();
                         for (name, value) in &combo {
-                            args.extend(xlat_bench::sweep::parameter_args(name, value));
+                            args.extend(xlat_results::sweep::parameter_args(name, value));
                         }
                         let mut id = format!("{:03}-{}-{}", runs.len() + 1, test.name, p.command);
                         for (name, value) in &combo {

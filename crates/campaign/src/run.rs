@@ -159,7 +159,7 @@ pub fn run(
         }
     }
     manifest.sessions.push(Session {
-        started_at: xlat_bench::output::rfc3339_now(),
+        started_at: xlat_results::output::rfc3339_now(),
         xlatperf_version: opts.xlatperf_version.clone(),
         git_commit: opts.git_commit.clone(),
         host: host(),
@@ -187,7 +187,7 @@ pub fn run(
 
 impl Campaign<'_> {
     fn note(&mut self, line: &str) {
-        let _ = writeln!(self.log, "{} {line}", xlat_bench::output::rfc3339_now());
+        let _ = writeln!(self.log, "{} {line}", xlat_results::output::rfc3339_now());
         (self.progress)(line);
     }
 
@@ -270,7 +270,7 @@ impl Campaign<'_> {
                 self.eta()
             ));
             let started = Instant::now();
-            self.manifest.runs[i].started_at = Some(xlat_bench::output::rfc3339_now());
+            self.manifest.runs[i].started_at = Some(xlat_results::output::rfc3339_now());
             let deadline = Duration::from_secs_f64(deadline_s(self.plan.run_deadline_s, entry.estimate_s));
             let result = self.command(&entry.command[1..], &entry.log, deadline, false);
             let elapsed = started.elapsed().as_secs_f64();
@@ -339,7 +339,7 @@ impl Campaign<'_> {
             .map(|d| d.as_secs())
             .unwrap_or(0)
             + left as u64;
-        let mut s = format!("{} left, estimated end {}", human_seconds(left), xlat_bench::output::rfc3339(end));
+        let mut s = format!("{} left, estimated end {}", human_seconds(left), xlat_results::output::rfc3339(end));
         if unknown > 0 {
             s.push_str(&format!(" plus {unknown} runs not estimated"));
         }

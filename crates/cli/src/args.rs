@@ -166,7 +166,7 @@ pub fn parse_frame_size(s: &str) -> Result<usize, String> {
     Ok(v)
 }
 
-pub use xlat_bench::sweep::parse_number;
+pub use xlat_results::sweep::parse_number;
 
 /// A frame rate above 0: "20000", "20k", "1.5M", "14_880_952".
 pub fn parse_rate(s: &str) -> Result<u64, String> {

@@ -15,9 +15,9 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser};
-use xlat_bench::output::{human_results, SizeResult};
-use xlat_bench::text::group;
-use xlat_bench::BenchResult;
+use xlat_results::output::{human_results, SizeResult};
+use xlat_results::text::group;
+use xlat_results::BenchResult;
 
 use crate::args::parse_rate;
 use crate::{interrupt, procedures};

@@ -337,10 +337,10 @@ fn trial(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<()> {
         to.write(&serde_json::to_string(&report)?)?;
     }
     if human {
-        for l in xlat_bench::siitperf::tp_lines(&report) {
+        for l in xlat_results::siitperf::tp_lines(&report) {
             println!("{l}");
         }
-        print!("{}", xlat_bench::output::trial_summary(&report));
+        print!("{}", xlat_results::output::trial_summary(&report));
     }
     Ok(())
 }
@@ -479,9 +479,9 @@ fn lab(cmd: &LabCmd) -> Result<()> {
 }
 
 /// Print a procedure's human result on standard output, unless `--json -` took it.
-fn print_results<T: xlat_bench::BenchResult>(results: &[xlat_bench::SizeResult<T>], common: &args::CommonArgs) {
+fn print_results<T: xlat_results::BenchResult>(results: &[xlat_results::SizeResult<T>], common: &args::CommonArgs) {
     if common.json != Some(output::JsonTo::Stdout) {
-        print!("{}", xlat_bench::output::human_results(results));
+        print!("{}", xlat_results::output::human_results(results));
     }
 }
 

@@ -3,8 +3,9 @@
 //! procedure commands' runner and outputs ([`crate::procedures`]).
 
 use anyhow::{anyhow, bail, Result};
-use xlat_bench::{MlrConfig, MlrResult, ResetConfig, ResetResult, SearchGoal, SizeResult};
+use xlat_bench::{MlrConfig, ResetConfig};
 use xlat_engine::TrialSpec;
+use xlat_results::{MlrResult, ResetResult, SearchGoal, SizeResult};
 
 use crate::procedures::{config_error, per_size, prepare, run_all, MlrArgs, ResetArgs};
 
@@ -32,7 +33,7 @@ fn mlr_goals(a: &MlrArgs) -> Result<Vec<SearchGoal>> {
         if g.name.is_empty() {
             g.name = format!("goal{}", i + 1);
         }
-        g.validate().map_err(|e| anyhow!("--goal {spec}: {e}"))?;
+        xlat_bench::mlrsearch::validate_goal(&g).map_err(|e| anyhow!("--goal {spec}: {e}"))?;
         goals.push(g);
     }
     Ok(goals)

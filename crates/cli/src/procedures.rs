@@ -16,12 +16,14 @@ use xlat_bench::conn_rate::{ConnRateConfig, ConnRateResult};
 use xlat_bench::recovery::RecoveryResult;
 use xlat_bench::teardown::{TeardownConfig, TeardownResult};
 use xlat_bench::{
-    BackToBackConfig, BenchError, Collected, Document, FrameLossConfig, FrameLossResult, InterruptedRun, LatencyConfig, LatencyResult,
-    PdvConfig, PdvResult, Plot, RealSleeper, RecoveryConfig, Repeated, RunMeta, SearchMethod, SizeResult, ThroughputConfig,
-    ThroughputResult, TrialRunner,
+    BackToBackConfig, BenchError, FrameLossConfig, LatencyConfig, PdvConfig, RealSleeper, RecoveryConfig, ThroughputConfig, TrialRunner,
 };
 use xlat_config::TestConfig;
 use xlat_engine::{PdvSpec, PreliminarySpec, TrialReport, TrialSpec};
+use xlat_results::{
+    Collected, Document, FrameLossResult, InterruptedRun, LatencyResult, PdvResult, Plot, Repeated, RunMeta, SearchMethod, SizeResult,
+    ThroughputResult,
+};
 use xlat_traffic::IpVersion;
 use xlat_trial::TrialError;
 
@@ -228,10 +230,10 @@ fn write_outputs<T: CommandResult>(
         }
     }
     if let Some(path) = &c.csv {
-        output::write_atomic(path, xlat_bench::trials_csv(procedure, results, interrupted).as_bytes())?;
+        output::write_atomic(path, xlat_results::trials_csv(procedure, results, interrupted).as_bytes())?;
     }
     if let Some(path) = &c.summary_csv {
-        output::write_atomic(path, xlat_bench::summary_csv(results).as_bytes())?;
+        output::write_atomic(path, xlat_results::summary_csv(results).as_bytes())?;
     }
     if complete {
         if let Some(path) = &c.plot {
@@ -523,7 +525,7 @@ pub fn capacity(a: &CapacityArgs, argv: &[String]) -> Result<Vec<SizeResult<Capa
             retries: a.common.retries,
             ..CapacityConfig::new(size)
         };
-        c.validate().map_err(|e| config_error(size, e))?;
+        xlat_bench::capacity::validate(&c).map_err(|e| config_error(size, e))?;
         Ok(c)
     })?;
     run_all(&p, "conntrack-capacity", &plans, |r, c, prog| {

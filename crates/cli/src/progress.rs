@@ -5,8 +5,9 @@
 
 use std::io::Write;
 use std::time::Instant;
-use xlat_bench::text::group;
-use xlat_bench::{Progress, ProgressEvent, TrialRecord};
+use xlat_bench::{Progress, ProgressEvent};
+use xlat_results::text::group;
+use xlat_results::TrialRecord;
 
 /// Is standard error a terminal?
 pub fn stderr_is_tty() -> bool {

@@ -105,7 +105,7 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
                     println!("  {name}: typical {} worst case {}", sum.typical, sum.worst_case);
                 }
             }
-            print!("  {}", xlat_bench::result_text::stamps_line(&l.trials));
+            print!("  {}", xlat_results::result_text::stamps_line(&l.trials));
         }
     }
     Ok(res)

@@ -2,16 +2,16 @@
 //! `siitperf-pdv`, as siitperf (lencsegabor/siitperf 2c82add) takes and answers them. Each reads
 //! ./siitperf.conf, takes siitperf's positional arguments (extra ones are ignored, fewer give
 //! `Input Error: Too few command line arguments.`), prints siitperf's `Info:` lines as its checks
-//! pass (they stay printed when a later check fails) and the lines of `xlat_bench::siitperf`.
+//! pass (they stay printed when a later check fails) and the lines of `xlat_results::siitperf`.
 //! Exit codes are siitperf's: 255 for an input error (its `main` returns -1), 1 where siitperf
 //! calls `rte_exit` (a trial that could not run; siitperf-pdv's unfilled state table), 0 for a
 //! run that finished, valid or not.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use xlat_bench::siitperf::{self as face, Program, Times};
 use xlat_config::TestConfig;
 use xlat_engine::{LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, TrialSpec};
+use xlat_results::siitperf::{self as face, Program, Times};
 use xlat_traffic::{IpVersion, Setup, Stateful, Variation};
 
 use crate::runner;

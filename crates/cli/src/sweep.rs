@@ -9,14 +9,14 @@
 //! JSON file, so a run is exactly what the command alone would do; its table is shown as it
 //! finishes, and the sweep's JSON is rewritten after every point (`complete: false` until the
 //! last), so an interrupted sweep keeps what it measured. The points, table, CSV and plot are
-//! `xlat_bench::sweep`'s, from each run's document read through its typed view.
+//! `xlat_results::sweep`'s, from each run's document read through its typed view.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use xlat_bench::sweep::{Sweep, PROCEDURES};
+use xlat_results::sweep::{Sweep, PROCEDURES};
 
 /// `xlatperf sweep`.
 #[derive(Args, Clone, Debug)]
@@ -70,14 +70,14 @@ pub fn strip_option(command: &[String], name: &str) -> (Vec<String>, Vec<String>
 /// The arguments of one run: `command` with the parameter set to `value`.
 fn run_args(command: &[String], name: &str, value: &str, json: &Path) -> Vec<String> {
     let mut args = command.to_vec();
-    args.extend(xlat_bench::sweep::parameter_args(name, value));
+    args.extend(xlat_results::sweep::parameter_args(name, value));
     args.extend(["--json".to_string(), json.display().to_string()]);
     args
 }
 
 /// Run the sweep of `a`.
 pub fn run(a: &SweepArgs) -> Result<()> {
-    let (name, values) = xlat_bench::sweep::parse_over(&a.over).map_err(anyhow::Error::msg)?;
+    let (name, values) = xlat_results::sweep::parse_over(&a.over).map_err(anyhow::Error::msg)?;
     sweep(&name, &values, &a.command, a.json.as_deref(), a.csv.as_deref(), a.plot.as_deref())
 }
 

@@ -3,7 +3,8 @@
 //!
 //! - no source file over 700 lines;
 //! - exactly one `trait ...Runner` in `crates/*/src`;
-//! - the procedures (`xlat-bench`) link neither the engine nor the ports;
+//! - the procedures (`xlat-bench`) link neither the engine nor the ports, and results are read
+//!   without them (`xlat-results`, and the campaign report through it);
 //! - the binary's code outside tests at most 3,000 lines (code: lines that are neither blank
 //!   nor comments, outside `*_tests.rs` files and `#[cfg(test)]` modules).
 
@@ -97,22 +98,46 @@ fn one_runner_trait() {
     );
 }
 
-#[test]
-fn the_procedures_link_neither_the_engine_nor_the_ports() {
+/// The workspace crates `package` links outside its tests (`cargo tree -e normal`), by name.
+fn links(package: &str) -> Vec<String> {
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-p", "xlat-bench", "-e", "normal", "--prefix", "none"])
+        .args(["tree", "--offline", "-p", package, "-e", "normal", "--prefix", "none"])
         .current_dir(workspace())
         .output()
         .expect("cargo tree");
-    let tree = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(tree.lines().any(|l| l.starts_with("xlat-trial ")), "{tree}");
-    for crate_name in ["xlat-engine ", "xlat-io "] {
-        assert!(
-            !tree.lines().any(|l| l.starts_with(crate_name)),
-            "xlat-bench links {crate_name}:\n{tree}"
-        );
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let mut names: Vec<String> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("xlat"))
+        .map(String::from)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn the_procedures_link_neither_the_engine_nor_the_ports() {
+    let l = links("xlat-bench");
+    assert!(l.iter().any(|n| n == "xlat-trial"), "{l:?}");
+    for c in ["xlat-engine", "xlat-io"] {
+        assert!(!l.iter().any(|n| n == c), "xlat-bench links {c}: {l:?}");
     }
+}
+
+/// Results are read without the procedures: the campaign report links the results crate, not
+/// xlat-bench; the results crate links only the trial's data.
+#[test]
+fn results_and_the_campaign_link_no_procedure() {
+    let campaign = links("xlat-campaign");
+    assert!(campaign.iter().any(|n| n == "xlat-results"), "{campaign:?}");
+    assert!(
+        !campaign.iter().any(|n| n == "xlat-bench"),
+        "xlat-campaign links the procedures: {campaign:?}"
+    );
+    assert_eq!(links("xlat-results"), ["xlat-results", "xlat-trial"]);
 }
 
 #[test]

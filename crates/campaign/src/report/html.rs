@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use xlat_bench::svg::{escape, LinePlot, Series};
-use xlat_bench::text::group;
-use xlat_bench::Summary;
+use xlat_results::svg::{escape, LinePlot, Series};
+use xlat_results::text::group;
+use xlat_results::Summary;
 
 use super::model::{Row, RowKey};
 use super::read::Inputs;
@@ -187,10 +187,10 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
 }
 
 /// What bounded a search's figure, for a row's notes (the tester's bound has a note of its own).
-fn bound_note(procedure: &str, b: &xlat_bench::Bound) -> Option<String> {
+fn bound_note(procedure: &str, b: &xlat_results::Bound) -> Option<String> {
     let capacity = procedure == "conntrack-capacity";
     Some(match b {
-        xlat_bench::Bound::Dut { rate, dut_busy } => {
+        xlat_results::Bound::Dut { rate, dut_busy } => {
             let busy = dut_busy.map_or(String::new(), |b| format!("; DUT CPU {:.0} % busy", 100.0 * b));
             let above = fmt_num(*rate as f64);
             if capacity {
@@ -199,14 +199,14 @@ fn bound_note(procedure: &str, b: &xlat_bench::Bound) -> Option<String> {
                 format!("{procedure}: bounded by the DUT (loss at {above}{busy})")
             }
         }
-        xlat_bench::Bound::Range { max } if capacity => {
+        xlat_results::Bound::Range { max } if capacity => {
             format!(
                 "{procedure}: at least (every size fitted up to {} connections)",
                 fmt_num(*max as f64)
             )
         }
-        xlat_bench::Bound::Range { max } => format!("{procedure}: at least (no loss up to {})", fmt_num(*max as f64)),
-        xlat_bench::Bound::Tester { .. } | xlat_bench::Bound::Undetermined => return None,
+        xlat_results::Bound::Range { max } => format!("{procedure}: at least (no loss up to {})", fmt_num(*max as f64)),
+        xlat_results::Bound::Tester { .. } | xlat_results::Bound::Undetermined => return None,
     })
 }
 
@@ -458,7 +458,7 @@ fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<String> {
 fn environment(inputs: &Inputs) -> String {
     let mut s = String::from("<table id=\"environment-table\"><thead><tr><th>where</th><th>CPU</th><th>CPUs</th><th>kernel</th><th>host</th><th>xlatperf</th><th>git commit</th></tr></thead><tbody>\n");
     let mut seen = BTreeSet::new();
-    let mut row = |s: &mut String, place: &str, h: Option<&xlat_bench::output::Host>, version: &str, commit: Option<&str>| {
+    let mut row = |s: &mut String, place: &str, h: Option<&xlat_results::output::Host>, version: &str, commit: Option<&str>| {
         let (cpu, cpus, kernel, host) = h.map_or(
             ("unknown (not recorded)".to_string(), String::new(), String::new(), String::new()),
             |h| (h.cpu_model.clone(), h.cpus.to_string(), h.kernel.clone(), h.hostname.clone()),

@@ -4,9 +4,9 @@ use super::*;
 use crate::report::model::RepFigures;
 
 /// A row of one capacity result with `bound`, read back as the report reads its file.
-fn capacity_row(bound: xlat_bench::Bound) -> BTreeMap<RowKey, Row> {
-    let result = xlat_bench::CapacityResult {
-        config: xlat_bench::CapacityConfig::new(84),
+fn capacity_row(bound: xlat_results::Bound) -> BTreeMap<RowKey, Row> {
+    let result = xlat_results::CapacityResult {
+        config: xlat_results::CapacityConfig::new(84),
         capacity: Some(65_536),
         rate_at_capacity: Some(100_000),
         first_too_many: None,
@@ -60,7 +60,7 @@ fn the_summary_shows_the_dut_load_at_the_throughput() {
 
 #[test]
 fn a_capacity_at_the_searchs_maximum_is_a_lower_bound_and_its_rate_is_not() {
-    let html = figures_table(&capacity_row(xlat_bench::Bound::Range { max: 65_536 }));
+    let html = figures_table(&capacity_row(xlat_results::Bound::Range { max: 65_536 }));
     let cap = figure_row(&html, "capacity_connections");
     assert!(cap.contains("data-at-least=\"true\">&ge;&nbsp;65,536"), "{cap}");
     assert!(cap.contains("every size fitted up to 65,536 connections"), "{cap}");
@@ -70,7 +70,7 @@ fn a_capacity_at_the_searchs_maximum_is_a_lower_bound_and_its_rate_is_not() {
 
 #[test]
 fn a_capacity_the_dut_bounded_names_the_size_that_did_not_fit() {
-    let html = figures_table(&capacity_row(xlat_bench::Bound::Dut {
+    let html = figures_table(&capacity_row(xlat_results::Bound::Dut {
         rate: 65_537,
         dut_busy: Some(0.5),
     }));

@@ -37,7 +37,7 @@ pub fn build(dir: &Path) -> Result<Report, ReadError> {
             warnings.push(format!("run {} failed: {}", r.id, r.error.as_deref().unwrap_or("")));
         }
     }
-    let html = html::page(&inputs, &rows, &unread, &xlat_bench::output::rfc3339_now());
+    let html = html::page(&inputs, &rows, &unread, &xlat_results::output::rfc3339_now());
     Ok(Report {
         html,
         results: inputs.sources.len(),

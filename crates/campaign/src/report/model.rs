@@ -1,13 +1,13 @@
 //! The report's figures: every repetition of every result read back as its procedure's typed
 //! result, its metrics taken by the procedure's own definition (`BenchResult::metrics`, the
 //! numbers `--repeat` summarises), grouped per DUT, variant and frame size, and summarised over
-//! all repetitions of all runs of the group (`xlat_bench::Summary`: median, minimum, maximum,
+//! all repetitions of all runs of the group (`xlat_results::Summary`: median, minimum, maximum,
 //! dispersion).
 
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 
-use xlat_bench::{
+use xlat_results::{
     BackToBackResult, BenchResult, CapacityResult, ConnRateResult, FrameLossResult, LatencyResult, MlrResult, PdvResult, RecoveryResult,
     ResetResult, Summary, TeardownResult, ThroughputResult,
 };
@@ -36,7 +36,7 @@ pub struct RepFigures {
     /// Max Load), or the tester's limit ended it.
     pub at_least: bool,
     /// What bounded the figure (throughput, conn-rate, capacity; MLRsearch's first goal).
-    pub bound: Option<xlat_bench::Bound>,
+    pub bound: Option<xlat_results::Bound>,
     /// Connections per step (conn-rate), for the plot against the number of connections.
     pub connections: Option<u64>,
     /// (direction, CDF points (delay ns, fraction)) of a PDV repetition.

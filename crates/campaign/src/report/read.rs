@@ -6,7 +6,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use xlat_bench::output::Host;
+use xlat_results::output::Host;
 
 use crate::manifest::{Manifest, RunEntry, Status, MANIFEST};
 
@@ -45,7 +45,7 @@ pub struct RepeatedView {
     pub summaries: BTreeMap<String, SummaryView>,
 }
 
-/// What a report reads of a result document (`xlat_bench::output::Document`).
+/// What a report reads of a result document (`xlat_results::output::Document`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct DocView {
     pub procedure: String,

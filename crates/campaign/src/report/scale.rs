@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use xlat_bench::svg::escape;
-use xlat_bench::Summary;
+use xlat_results::svg::escape;
+use xlat_results::Summary;
 
 use super::model::rep_figures;
 use super::read::Source;
@@ -30,7 +30,7 @@ const ROWS: [(&str, &str, &str); 3] = [
 fn axis_connections(s: &Source) -> Option<u64> {
     let axes = &s.run.as_ref()?.axes;
     let v = axes.get("connections").or_else(|| axes.get("preliminary-frames"))?;
-    xlat_bench::sweep::parse_number(v).ok().map(|x| x as u64)
+    xlat_results::sweep::parse_number(v).ok().map(|x| x as u64)
 }
 
 fn table(sources: &[Source]) -> Table {
@@ -91,7 +91,7 @@ pub fn tables(sources: &[Source]) -> String {
             escape(&dut)
         );
         for c in by_conns.keys() {
-            let _ = write!(s, "<th class=\"num\">{}</th>", xlat_bench::text::group(*c));
+            let _ = write!(s, "<th class=\"num\">{}</th>", xlat_results::text::group(*c));
         }
         s.push_str("</tr></thead><tbody>\n");
         for (procedure, metric, label) in ROWS {
@@ -112,7 +112,7 @@ pub fn tables(sources: &[Source]) -> String {
                                 s,
                                 "<td class=\"num\" data-metric=\"{metric}\" data-value=\"{}\">{}</td>",
                                 pick(x),
-                                xlat_bench::text::group(pick(x).round() as u64)
+                                xlat_results::text::group(pick(x).round() as u64)
                             );
                         }
                         None => s.push_str("<td class=\"num\">&ndash;</td>"),

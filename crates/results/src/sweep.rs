@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use crate::error::BenchError;
+use crate::error::ResultsError;
 use crate::output::csv_field;
 use crate::svg::{LinePlot, Series};
 use crate::text::{group, text_table};
@@ -157,8 +157,12 @@ impl Sweep {
     }
 
     /// Add the run at `value` from the JSON document it wrote (one point per frame size).
-    pub fn add_run(&mut self, value: &str, json: &str) -> Result<(), BenchError> {
-        let bad = |e: serde_json::Error| BenchError::Output(format!("the run with {} = {value}: its JSON: {e}", self.parameter));
+    pub fn add_run(&mut self, value: &str, json: &str) -> Result<(), ResultsError> {
+        let bad = |source| ResultsError::Run {
+            parameter: self.parameter.clone(),
+            value: value.to_string(),
+            source,
+        };
         let doc: serde_json::Value = serde_json::from_str(json).map_err(bad)?;
         let view = RunView::deserialize(&doc).map_err(bad)?;
         for r in view.results {
@@ -191,7 +195,7 @@ impl Sweep {
 
     /// The sweep's JSON document: every point, every run's document; `complete` false until the
     /// last run.
-    pub fn to_json(&self, complete: bool) -> Result<String, BenchError> {
+    pub fn to_json(&self, complete: bool) -> Result<String, ResultsError> {
         let doc = SweepDocument {
             sweep: "xlatperf sweep",
             procedure: &self.procedure,
@@ -201,9 +205,7 @@ impl Sweep {
             points: &self.points,
             runs: &self.runs,
         };
-        serde_json::to_string_pretty(&doc)
-            .map(|s| s + "\n")
-            .map_err(|e| BenchError::Output(e.to_string()))
+        serde_json::to_string_pretty(&doc).map(|s| s + "\n").map_err(ResultsError::Write)
     }
 
     /// One CSV row per point: the parameter, the frame size, every metric (empty where a point

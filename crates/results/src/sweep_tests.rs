@@ -66,8 +66,11 @@ fn points_table_csv_json_and_plot() {
 #[test]
 fn a_run_that_is_not_a_procedure_document_is_refused() {
     let mut sw = Sweep::new("connections", "conn-rate", &s(&["1"]));
-    let e = sw.add_run("1", r#"{"results":[{"frame_size":"84"}]}"#).unwrap_err().to_string();
-    assert!(e.contains("the run with connections = 1: its JSON:"), "{e}");
+    let e = sw.add_run("1", r#"{"results":[{"frame_size":"84"}]}"#).unwrap_err();
+    assert_eq!(e.to_string(), "the run with connections = 1: its JSON");
+    // The parser's own message is kept as the cause.
+    let cause = std::error::Error::source(&e).map(ToString::to_string).unwrap_or_default();
+    assert!(cause.contains("expected u64"), "{cause}");
     assert!(sw.add_run("1", "not json").is_err());
     assert!(sw.points.is_empty() && sw.runs.is_empty());
 }

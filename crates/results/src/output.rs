@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use xlat_trial::{PreliminaryReport, TrialReport};
 
-use crate::error::BenchError;
+use crate::error::ResultsError;
 use crate::record::{loss_percent, DirectionCounts, TrialRecord};
 use crate::repeat::Repeated;
 use crate::result::BenchResult;
@@ -193,8 +193,8 @@ impl<T: BenchResult + Serialize> Document<T> {
     }
 
     /// Pretty JSON. Non-finite numbers become `null`.
-    pub fn to_json(&self) -> Result<String, BenchError> {
-        serde_json::to_string_pretty(self).map_err(|e| BenchError::Output(e.to_string()))
+    pub fn to_json(&self) -> Result<String, ResultsError> {
+        serde_json::to_string_pretty(self).map_err(ResultsError::Write)
     }
 }
 
