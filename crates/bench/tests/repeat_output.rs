@@ -144,16 +144,18 @@ fn every_result_type_has_a_table_csv_and_json() {
         let rep = Repeated::from_runs(vec![x.clone(), x.clone()]);
         assert!(!rep.human_table().is_empty());
         assert_eq!(
-            trials_csv(x.procedure(), &sized(rep.clone()), None).lines().count(),
+            trials_csv(x.procedure().name(), &sized(rep.clone()), None).lines().count(),
             1 + 2 * x.trials().len()
         );
         assert!(!x.headline().is_empty());
         let finite = rep.summaries.values().filter(|s| s.median.is_finite()).count();
-        let json = Document::new(x.procedure(), RunMeta::new("t"), sized(rep)).to_json().unwrap();
-        assert!(json.contains(x.procedure()));
+        let json = Document::new(x.procedure().name(), RunMeta::new("t"), sized(rep))
+            .to_json()
+            .unwrap();
+        assert!(json.contains(x.procedure().name()));
         // A sweep reads every procedure's document through its typed view: one point per
         // frame size with the median of every metric that has a finite one.
-        let mut sweep = xlat_results::sweep::Sweep::new("connections", x.procedure(), &["10k".to_string()]);
+        let mut sweep = xlat_results::sweep::Sweep::new("connections", x.procedure().name(), &["10k".to_string()]);
         sweep.add_run("10k", &json).unwrap();
         assert_eq!(sweep.points.len(), 1);
         assert_eq!((sweep.points[0].frame_size, sweep.points[0].metrics.len()), (84, finite));

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// The procedures a campaign runs: every command that writes a JSON result document.
-pub use xlat_results::sweep::PROCEDURES;
+use xlat_results::Procedure as Command;
 
 /// Options the campaign gives each run itself.
 const OWN_OPTIONS: [&str; 6] = ["--json", "--csv", "--summary-csv", "--plot", "--config", "-c"];
@@ -288,11 +288,11 @@ impl Plan {
         for (i, p) in raw.procedures.iter().enumerate() {
             let key = format!("procedure[{i}]");
             let command = p.command.get_ref().clone();
-            if !PROCEDURES.contains(&command.as_str()) {
+            if Command::from_name(&command).is_none() {
                 return Err(err(
                     Some(p.command.span()),
                     &format!("{key}.command"),
-                    format!("{command:?} is not a procedure with results ({})", PROCEDURES.join(", ")),
+                    format!("{command:?} is not a procedure with results ({})", Command::commands()),
                 ));
             }
             let args = p.args.as_ref().map(|a| a.get_ref().clone()).unwrap_or_default();

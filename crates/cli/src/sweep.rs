@@ -16,7 +16,8 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use xlat_results::sweep::{Sweep, PROCEDURES};
+use xlat_results::sweep::Sweep;
+use xlat_results::Procedure;
 
 /// `xlatperf sweep`.
 #[derive(Args, Clone, Debug)]
@@ -93,8 +94,8 @@ pub fn sweep(
     let Some(procedure) = command.first() else {
         bail!("sweep: give the procedure to run after --, e.g. -- conn-rate -c lab.toml --max-rate 1M");
     };
-    if !PROCEDURES.contains(&procedure.as_str()) {
-        bail!("sweep: {procedure:?} is not a procedure with results ({})", PROCEDURES.join(", "));
+    if Procedure::from_name(procedure).is_none() {
+        bail!("sweep: {procedure:?} is not a procedure with results ({})", Procedure::commands());
     }
     for o in OUTPUTS {
         if !strip_option(command, o).1.is_empty() || command.iter().any(|x| x == o) {

@@ -7,6 +7,7 @@ use crate::conn_rate::step_table;
 use crate::record::TrialRecord;
 use crate::result::BenchResult;
 use crate::text::{group, text_table};
+use crate::view::{Metric, Procedure};
 
 /// The parameters of the capacity search (defaults: cttc.sh's).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,8 +98,8 @@ pub struct CapacityResult {
 }
 
 impl BenchResult for CapacityResult {
-    fn procedure(&self) -> &'static str {
-        "conntrack-capacity"
+    fn procedure(&self) -> Procedure {
+        Procedure::ConntrackCapacity
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
@@ -106,10 +107,10 @@ impl BenchResult for CapacityResult {
     fn metrics(&self) -> Vec<(String, f64)> {
         let mut m = Vec::new();
         if let Some(c) = self.capacity {
-            m.push(("capacity_connections".to_string(), c as f64));
+            m.push(Metric::CapacityConnections.of(c as f64));
         }
         if let Some(r) = self.rate_at_capacity {
-            m.push(("conn_rate_at_capacity_cps".to_string(), r as f64));
+            m.push(Metric::ConnRateAtCapacityCps.of(r as f64));
         }
         m
     }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::record::TrialRecord;
 use crate::result::BenchResult;
 use crate::text::{group, text_table};
+use crate::view::{Metric, Procedure};
 
 /// The result of one search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,8 +78,8 @@ pub(crate) fn step_table(trials: &[TrialRecord], label: bool) -> String {
 }
 
 impl BenchResult for ConnRateResult {
-    fn procedure(&self) -> &'static str {
-        "conn-rate"
+    fn procedure(&self) -> Procedure {
+        Procedure::ConnRate
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
@@ -86,9 +87,9 @@ impl BenchResult for ConnRateResult {
     fn metrics(&self) -> Vec<(String, f64)> {
         let mut m = Vec::new();
         if let Some(r) = self.rate {
-            m.push(("conn_rate_cps".to_string(), r as f64));
+            m.push(Metric::ConnRateCps.of(r as f64));
             if let Some(b) = crate::bound::dut_busy_percent_at(&self.trials, r) {
-                m.push(("dut_busy_pct".to_string(), b));
+                m.push(Metric::DutBusyPct.of(b));
             }
         }
         m

@@ -11,10 +11,12 @@
 //! | [`result`] | [`BenchResult`], what every result offers: its trials, metrics, text |
 //! | [`result_text`], [`mlr_reset_text`] | the text of each result (the [`BenchResult`] implementations) |
 //! | [`repeat`] | [`Repeated`] and [`Summary`] over repetitions |
+//! | [`meta`] | who produced a result, on which machine, when ([`RunMeta`], [`meta::Host`]) |
 //! | [`output`] | text of a trial, the JSON [`output::Document`], the CSV files, the human text over frame sizes |
 //! | [`text`] | the tables and headlines of every result |
 //! | [`plot`], [`svg`] | the plot of every procedure command, and the SVG drawing |
 //! | [`siitperf`] | siitperf's output lines of a trial |
+//! | [`view`] | the one typed view of a result document ([`view::DocView`]), [`view::Procedure`] and [`view::Metric`] |
 //! | [`sweep`] | a sweep's points, table, CSV and plot from its runs' typed documents |
 //! | [`error`] | [`ResultsError`] |
 
@@ -26,6 +28,7 @@ pub mod delay;
 pub mod error;
 pub mod frame_loss;
 pub mod latency;
+pub mod meta;
 pub mod mlr_reset_text;
 pub mod mlrsearch;
 pub mod output;
@@ -43,6 +46,7 @@ pub mod sweep;
 pub mod teardown;
 pub mod text;
 pub mod throughput;
+pub mod view;
 
 pub use b2b::{BackToBackResult, BackToBackRun};
 pub use bound::Bound;
@@ -65,3 +69,4 @@ pub use reset::{ResetDirection, ResetResult};
 pub use result::BenchResult;
 pub use teardown::TeardownResult;
 pub use throughput::{SearchMethod, ThroughputResult};
+pub use view::{Metric, Procedure};

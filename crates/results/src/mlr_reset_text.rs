@@ -8,10 +8,11 @@ use crate::record::TrialRecord;
 use crate::reset::ResetResult;
 use crate::result::BenchResult;
 use crate::text::{group, text_table, trials_table};
+use crate::view::Procedure;
 
 impl BenchResult for MlrResult {
-    fn procedure(&self) -> &'static str {
-        "mlrsearch"
+    fn procedure(&self) -> Procedure {
+        Procedure::Mlrsearch
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
@@ -101,8 +102,8 @@ impl BenchResult for MlrResult {
 }
 
 impl BenchResult for ResetResult {
-    fn procedure(&self) -> &'static str {
-        "reset"
+    fn procedure(&self) -> Procedure {
+        Procedure::Reset
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use xlat_trial::{PreliminaryReport, TrialReport};
 
 use crate::error::ResultsError;
+pub use crate::meta::{rfc3339, rfc3339_now, Host, RunMeta};
 use crate::record::{loss_percent, DirectionCounts, TrialRecord};
 use crate::repeat::Repeated;
 use crate::result::BenchResult;
@@ -96,49 +97,6 @@ pub fn trial_summary(r: &TrialReport) -> String {
         }
     }
     s
-}
-
-/// Who produced a result and from what; the CLI fills it in.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunMeta {
-    pub xlatperf_version: String,
-    /// The version of this crate.
-    pub bench_version: String,
-    /// The effective configuration of the run (the CLI's parsed test description).
-    pub config: serde_json::Value,
-    /// Every random seed in use, by name (port and address pseudorandomness, simulator, ...).
-    pub seeds: BTreeMap<String, u64>,
-    /// Start time as the CLI formats it (RFC 3339 recommended).
-    pub started_at: Option<String>,
-    pub command_line: Option<Vec<String>>,
-    /// The machine the tester ran on (absent in documents written before it was recorded).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<Host>,
-    /// The git commit xlatperf was built from (`-dirty` when the tree had changes), when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub git_commit: Option<String>,
-}
-
-/// The machine a result was measured on, as a report shows it beside the figures.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Host {
-    /// The CPU model (the first `model name` of /proc/cpuinfo).
-    pub cpu_model: String,
-    /// CPUs this process could use.
-    pub cpus: usize,
-    /// The running kernel's release (`uname -r`).
-    pub kernel: String,
-    pub hostname: String,
-}
-
-impl RunMeta {
-    pub fn new(xlatperf_version: &str) -> RunMeta {
-        RunMeta {
-            xlatperf_version: xlatperf_version.to_string(),
-            bench_version: env!("CARGO_PKG_VERSION").to_string(),
-            ..RunMeta::default()
-        }
-    }
 }
 
 /// The results of one frame size: every repetition and the summary over them.
@@ -339,7 +297,7 @@ pub fn trials_csv<T: BenchResult>(procedure: &str, results: &[SizeResult<T>], in
     for r in results {
         for (rep, run) in r.result.runs.iter().enumerate() {
             for t in run.trials() {
-                out.push_str(&trial_csv_row(run.procedure(), rep, t));
+                out.push_str(&trial_csv_row(run.procedure().name(), rep, t));
             }
         }
     }
@@ -358,7 +316,7 @@ pub const SUMMARY_CSV_HEADER: &str = "procedure,metric,n,infinite,median,min,max
 pub fn summary_csv<T: BenchResult>(results: &[SizeResult<T>]) -> String {
     let mut out = format!("frame_size,{SUMMARY_CSV_HEADER}\n");
     for r in results {
-        let procedure = r.result.runs.first().map_or("unknown", |x| x.procedure());
+        let procedure = r.result.runs.first().map_or("unknown", |x| x.procedure().name());
         for (name, s) in &r.result.summaries {
             let _ = writeln!(
                 out,
@@ -413,32 +371,6 @@ pub fn human_results<T: BenchResult>(results: &[SizeResult<T>]) -> String {
         ));
     }
     s
-}
-
-/// Now as RFC 3339 UTC ("2025-01-31T12:34:56Z").
-pub fn rfc3339_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    rfc3339(secs)
-}
-
-/// Seconds since 1970 as RFC 3339 UTC.
-pub fn rfc3339(secs: u64) -> String {
-    // Howard Hinnant's civil_from_days.
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem / 60) % 60, rem % 60)
 }
 
 #[cfg(test)]

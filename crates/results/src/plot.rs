@@ -12,6 +12,7 @@ use crate::reset::ResetResult;
 use crate::result::BenchResult;
 use crate::svg::{self, LinePlot, Series};
 use crate::throughput::ThroughputResult;
+use crate::view::Metric;
 
 /// The plot of a procedure's results.
 pub trait Plot: BenchResult + Sized {
@@ -59,7 +60,7 @@ impl Plot for ThroughputResult {
             .filter_map(|r| {
                 r.result
                     .summaries
-                    .get("throughput_fps")
+                    .get(Metric::ThroughputFps.name())
                     .map(|s| (r.frame_size, s.median, s.min, s.max))
             })
             .collect();
@@ -119,7 +120,7 @@ impl Plot for ResetResult {
             "Reset time (RFC 6201, timestamp method)",
             "seconds",
             results,
-            "forward_timestamp_reset_s",
+            Metric::ForwardTimestampResetS.name(),
         )
     }
 }
@@ -232,7 +233,7 @@ impl Plot for BackToBackResult {
             "Back-to-back frames against frame size",
             "back-to-back frames",
             results,
-            "average_frames",
+            Metric::AverageFrames.name(),
         )
     }
 }
@@ -243,7 +244,7 @@ impl Plot for crate::conn_rate::ConnRateResult {
             "Maximum connection establishment rate against frame size",
             "connections/s",
             results,
-            "conn_rate_cps",
+            Metric::ConnRateCps.name(),
         )
     }
 }
@@ -254,7 +255,7 @@ impl Plot for crate::teardown::TeardownResult {
             "Connection tear-down rate against frame size",
             "connections/s",
             results,
-            "teardown_rate_cps",
+            Metric::TeardownRateCps.name(),
         )
     }
 }
@@ -265,7 +266,7 @@ impl Plot for RecoveryResult {
             "System recovery time against frame size",
             "recovery time (s)",
             results,
-            "recovery_time_s",
+            Metric::RecoveryTimeS.name(),
         )
     }
 }

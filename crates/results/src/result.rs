@@ -1,12 +1,13 @@
 //! [`BenchResult`]: what every procedure result offers to repetitions and to the output layer.
 
 use crate::record::TrialRecord;
+use crate::view::Procedure;
 
 /// What every procedure result offers: its trials, the numbers summarised over repetitions, and
 /// its text (the implementations are in [`crate::text`]).
 pub trait BenchResult {
-    /// "throughput", "frame-loss", "latency", "pdv", "back-to-back", "recovery".
-    fn procedure(&self) -> &'static str;
+    /// The procedure that found it.
+    fn procedure(&self) -> Procedure;
     /// Every trial, in order, retries included.
     fn trials(&self) -> &[TrialRecord];
     /// The numbers summarised over repetitions (name, value); an infinite value (a worst-case

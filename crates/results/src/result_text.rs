@@ -15,24 +15,25 @@ use crate::repeat::Repeated;
 use crate::result::BenchResult;
 use crate::text::{group, text_table, trials_table};
 use crate::throughput::ThroughputResult;
+use crate::view::{Metric, Procedure};
 
 impl BenchResult for ThroughputResult {
-    fn procedure(&self) -> &'static str {
-        "throughput"
+    fn procedure(&self) -> Procedure {
+        Procedure::Throughput
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
     }
     fn metrics(&self) -> Vec<(String, f64)> {
         let mut m = vec![
-            ("throughput_fps".into(), self.throughput as f64),
+            Metric::ThroughputFps.of(self.throughput as f64),
             ("trial_seconds".into(), self.trial_seconds),
         ];
         if let Some(b) = self.tester_bound {
-            m.push(("tester_bound_fps".into(), b as f64));
+            m.push(Metric::TesterBoundFps.of(b as f64));
         }
         if let Some(b) = dut_busy_percent_at(&self.trials, self.throughput) {
-            m.push(("dut_busy_pct".into(), b));
+            m.push(Metric::DutBusyPct.of(b));
         }
         m
     }
@@ -91,8 +92,8 @@ impl BenchResult for ThroughputResult {
 }
 
 impl BenchResult for FrameLossResult {
-    fn procedure(&self) -> &'static str {
-        "frame-loss"
+    fn procedure(&self) -> Procedure {
+        Procedure::FrameLoss
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
@@ -177,23 +178,26 @@ pub fn stamps_line(trials: &[TrialRecord]) -> String {
     format!("Timestamps: {} ({})\n", parts.join(", "), why.join("; "))
 }
 
-fn delay_metric(m: &mut Vec<(String, f64)>, name: &str, d: Delay) {
-    m.push((name.to_string(), d.ms()));
+fn delay_metric(m: &mut Vec<(String, f64)>, metric: Metric, d: Delay) {
+    m.push(metric.of(d.ms()));
 }
 
 impl BenchResult for LatencyResult {
-    fn procedure(&self) -> &'static str {
-        "latency"
+    fn procedure(&self) -> Procedure {
+        Procedure::Latency
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
     }
     fn metrics(&self) -> Vec<(String, f64)> {
         let mut m = Vec::new();
-        for (name, s) in [("forward", &self.forward), ("reverse", &self.reverse)] {
+        for (tl, wcl, s) in [
+            (Metric::ForwardTlMs, Metric::ForwardWclMs, &self.forward),
+            (Metric::ReverseTlMs, Metric::ReverseWclMs, &self.reverse),
+        ] {
             if let Some(LatencySummary { typical, worst_case }) = s {
-                delay_metric(&mut m, &format!("{name}_tl_ms"), *typical);
-                delay_metric(&mut m, &format!("{name}_wcl_ms"), *worst_case);
+                delay_metric(&mut m, tl, *typical);
+                delay_metric(&mut m, wcl, *worst_case);
             }
         }
         m
@@ -259,8 +263,8 @@ fn ms(ns: Option<i64>) -> String {
 }
 
 impl BenchResult for PdvResult {
-    fn procedure(&self) -> &'static str {
-        "pdv"
+    fn procedure(&self) -> Procedure {
+        Procedure::Pdv
     }
 
     fn trials(&self) -> &[TrialRecord] {
@@ -269,10 +273,13 @@ impl BenchResult for PdvResult {
 
     fn metrics(&self) -> Vec<(String, f64)> {
         let mut m = Vec::new();
-        for (name, s) in [("forward", &self.forward), ("reverse", &self.reverse)] {
+        for (name, pdv, s) in [
+            ("forward", Metric::ForwardPdvMs, &self.forward),
+            ("reverse", Metric::ReversePdvMs, &self.reverse),
+        ] {
             let Some(s) = s else { continue };
             if let Some(p) = s.pdv {
-                m.push((format!("{name}_pdv_ms"), p.ms()));
+                m.push(pdv.of(p.ms()));
             }
             for (k, v) in [("min", s.ipdv_min_ns), ("median", s.ipdv_median_ns), ("max", s.ipdv_max_ns)] {
                 if let Some(v) = v {
@@ -395,19 +402,19 @@ impl BenchResult for PdvResult {
 }
 
 impl BenchResult for BackToBackResult {
-    fn procedure(&self) -> &'static str {
-        "back-to-back"
+    fn procedure(&self) -> Procedure {
+        Procedure::BackToBack
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
     }
     fn metrics(&self) -> Vec<(String, f64)> {
         let mut m = vec![
-            ("average_frames".to_string(), self.average_frames),
-            ("implied_buffer_time_s".to_string(), self.implied_buffer_time_s),
+            Metric::AverageFrames.of(self.average_frames),
+            Metric::ImpliedBufferTimeS.of(self.implied_buffer_time_s),
         ];
         if let Some(c) = self.corrected_buffer_time_s {
-            m.push(("corrected_buffer_time_s".into(), c));
+            m.push(Metric::CorrectedBufferTimeS.of(c));
         }
         m
     }
@@ -474,16 +481,14 @@ impl BenchResult for BackToBackResult {
 }
 
 impl BenchResult for RecoveryResult {
-    fn procedure(&self) -> &'static str {
-        "recovery"
+    fn procedure(&self) -> Procedure {
+        Procedure::Recovery
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
     }
     fn metrics(&self) -> Vec<(String, f64)> {
-        self.recovery_time_s
-            .map(|t| vec![("recovery_time_s".to_string(), t)])
-            .unwrap_or_default()
+        self.recovery_time_s.map(|t| vec![Metric::RecoveryTimeS.of(t)]).unwrap_or_default()
     }
     fn human_table(&self) -> String {
         let mut s = format!(

@@ -2,7 +2,7 @@
 //! procedure run once per value of one parameter, every point in one table, one JSON document,
 //! one CSV and one plot. The binary runs each point as its own process; this module reads what
 //! each run wrote (its [`Document`](crate::output::Document), through the typed view
-//! [`RunView`]) and makes the sweep's outputs from the points.
+//! [`DocView`]) and makes the sweep's outputs from the points.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -11,37 +11,7 @@ use crate::error::ResultsError;
 use crate::output::csv_field;
 use crate::svg::{LinePlot, Series};
 use crate::text::{group, text_table};
-
-/// The procedures with JSON results (those a sweep or a campaign runs), by command name.
-pub const PROCEDURES: [&str; 12] = [
-    "throughput",
-    "frame-loss",
-    "latency",
-    "pdv",
-    "b2b",
-    "back-to-back",
-    "recovery",
-    "conn-rate",
-    "conntrack-capacity",
-    "teardown-rate",
-    "mlrsearch",
-    "reset",
-];
-
-/// The main figure of each procedure's results: the y of the plot, the first column.
-pub fn main_metric(procedure: &str) -> &'static str {
-    match procedure {
-        "throughput" => "throughput_fps",
-        "conn-rate" => "conn_rate_cps",
-        "teardown-rate" => "teardown_rate_cps",
-        "conntrack-capacity" => "capacity_connections",
-        "b2b" | "back-to-back" => "average_frames",
-        "recovery" => "recovery_time_s",
-        "mlrsearch" => "ndr_conditional_throughput_fps",
-        "reset" => "forward_timestamp_reset_s",
-        _ => "",
-    }
-}
+use crate::view::{DocView, Metric, Procedure};
 
 /// Split `NAME=V1,V2,...` (a leading `--` of NAME is dropped).
 pub fn parse_over(over: &str) -> Result<(String, Vec<String>), String> {
@@ -83,35 +53,6 @@ pub fn parse_number(s: &str) -> Result<f64, String> {
         return Err(format!("'{s}' must be a non-negative number"));
     }
     Ok(v)
-}
-
-/// What a sweep reads of one run's JSON document: per frame size, the median of every metric
-/// over the repetitions (`null` where it is not finite). A typed view of
-/// [`Document`](crate::output::Document): the tests check that every document this crate writes
-/// reads back through it.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunView {
-    pub procedure: String,
-    pub results: Vec<SizeView>,
-}
-
-/// One frame size of a [`RunView`].
-#[derive(Debug, Clone, Deserialize)]
-pub struct SizeView {
-    pub frame_size: u64,
-    pub result: RepeatedView,
-}
-
-/// The summaries of a [`SizeView`].
-#[derive(Debug, Clone, Deserialize)]
-pub struct RepeatedView {
-    pub summaries: BTreeMap<String, MedianView>,
-}
-
-/// The median of a [`crate::Summary`]; `None` when it is not finite.
-#[derive(Debug, Clone, Deserialize)]
-pub struct MedianView {
-    pub median: Option<f64>,
 }
 
 /// One point: the procedure's figures (medians over its repetitions) at one value and frame size.
@@ -164,7 +105,7 @@ impl Sweep {
             source,
         };
         let doc: serde_json::Value = serde_json::from_str(json).map_err(bad)?;
-        let view = RunView::deserialize(&doc).map_err(bad)?;
+        let view = DocView::deserialize(&doc).map_err(bad)?;
         for r in view.results {
             self.points.push(Point {
                 value: value.to_string(),
@@ -178,7 +119,9 @@ impl Sweep {
 
     /// Every metric any point has, the procedure's main one first.
     pub fn columns(&self) -> Vec<String> {
-        let main = main_metric(&self.procedure);
+        let main = Procedure::from_name(&self.procedure)
+            .and_then(Procedure::main_metric)
+            .map_or("", Metric::name);
         let mut cols: Vec<String> = Vec::new();
         if self.points.iter().any(|p| p.metrics.contains_key(main)) {
             cols.push(main.to_string());

@@ -28,8 +28,8 @@ fn numbers_as_the_options_write_them() {
     assert!(parse_number("1e400").unwrap_err().contains("non-negative"));
 }
 
-const RUN: &str = r#"{"procedure":"conn-rate","results":[{"frame_size":84,"result":{"runs":[],
-    "summaries":{"conn_rate_cps":{"median":30000.0},"validation_fps":{"median":null}}}}]}"#;
+const RUN: &str = r#"{"procedure":"conn-rate","meta":{"xlatperf_version":"0.1.0"},"results":[{"frame_size":84,
+    "result":{"runs":[],"summaries":{"conn_rate_cps":{"n":1,"median":30000.0},"validation_fps":{"n":1,"median":null}}}}]}"#;
 
 #[test]
 fn points_table_csv_json_and_plot() {

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::record::TrialRecord;
 use crate::result::BenchResult;
 use crate::text::group;
+use crate::view::{Metric, Procedure};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TeardownResult {
@@ -21,16 +22,16 @@ pub struct TeardownResult {
 }
 
 impl BenchResult for TeardownResult {
-    fn procedure(&self) -> &'static str {
-        "teardown-rate"
+    fn procedure(&self) -> Procedure {
+        Procedure::TeardownRate
     }
     fn trials(&self) -> &[TrialRecord] {
         &self.trials
     }
     fn metrics(&self) -> Vec<(String, f64)> {
-        let mut m = vec![("full_s".to_string(), self.full_s), ("empty_s".to_string(), self.empty_s)];
+        let mut m = vec![Metric::FullS.of(self.full_s), Metric::EmptyS.of(self.empty_s)];
         if let Some(r) = self.rate_cps {
-            m.push(("teardown_rate_cps".to_string(), r));
+            m.push(Metric::TeardownRateCps.of(r));
         }
         m
     }

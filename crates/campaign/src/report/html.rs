@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use xlat_results::svg::{escape, LinePlot, Series};
 use xlat_results::text::group;
-use xlat_results::Summary;
+use xlat_results::{Metric, Procedure, Summary};
 
 use super::model::{Row, RowKey};
 use super::read::Inputs;
@@ -66,7 +66,7 @@ enum Mark {
 }
 
 impl Mark {
-    fn of(row: &Row, procedure: &str) -> Mark {
+    fn of(row: &Row, procedure: Procedure) -> Mark {
         if row.tester_bound(procedure) {
             Mark::TesterBound
         } else if row.at_least(procedure) {
@@ -131,7 +131,7 @@ fn dut_label(k: &RowKey) -> String {
 
 /// The RFC 2544 section 26 table: throughput, latency and PDV per DUT and frame size.
 fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
-    let wanted = ["throughput", "latency", "pdv"];
+    let wanted = [Procedure::Throughput, Procedure::Latency, Procedure::Pdv];
     let mut s = String::from(
         "<table id=\"summary-table\"><thead><tr><th>DUT</th><th>frame size (B)</th>\
          <th>throughput (frames/s)</th><th>throughput (Mbit/s)</th><th>DUT CPU busy at the throughput (%)</th>\
@@ -139,9 +139,9 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
          <th>latency worst case, forward (ms)</th><th>latency worst case, reverse (ms)</th>\
          <th>PDV forward (ms)</th><th>PDV reverse (ms)</th><th>repetitions</th><th>tester notes</th></tr></thead><tbody>\n",
     );
-    for (k, row) in rows.iter().filter(|(_, r)| wanted.iter().any(|p| r.has(p))) {
-        let tp = row.summary("throughput", "throughput_fps");
-        let mark = Mark::of(row, "throughput");
+    for (k, row) in rows.iter().filter(|(_, r)| wanted.iter().any(|p| r.has(*p))) {
+        let tp = row.summary(Procedure::Throughput, Metric::ThroughputFps);
+        let mark = Mark::of(row, Procedure::Throughput);
         let _ = write!(
             s,
             "<tr data-dut=\"{}\" data-variant=\"{}\" data-frame-size=\"{}\"><td>{}</td><td class=\"num\">{}</td>{}",
@@ -150,7 +150,7 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
             k.frame_size,
             esc(&dut_label(k)),
             k.frame_size,
-            cell(tp, "throughput_fps", mark)
+            cell(tp, Metric::ThroughputFps.name(), mark)
         );
         match tp {
             Some(t) => {
@@ -163,16 +163,17 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
             }
             None => s.push_str("<td class=\"num\">&ndash;</td>"),
         }
-        s.push_str(&cell(row.summary("throughput", "dut_busy_pct"), "dut_busy_pct", Mark::Plain));
+        let busy = Metric::DutBusyPct;
+        s.push_str(&cell(row.summary(Procedure::Throughput, busy), busy.name(), Mark::Plain));
         for (p, m) in [
-            ("latency", "forward_tl_ms"),
-            ("latency", "reverse_tl_ms"),
-            ("latency", "forward_wcl_ms"),
-            ("latency", "reverse_wcl_ms"),
-            ("pdv", "forward_pdv_ms"),
-            ("pdv", "reverse_pdv_ms"),
+            (Procedure::Latency, Metric::ForwardTlMs),
+            (Procedure::Latency, Metric::ReverseTlMs),
+            (Procedure::Latency, Metric::ForwardWclMs),
+            (Procedure::Latency, Metric::ReverseWclMs),
+            (Procedure::Pdv, Metric::ForwardPdvMs),
+            (Procedure::Pdv, Metric::ReversePdvMs),
         ] {
-            s.push_str(&cell(row.summary(p, m), m, Mark::Plain));
+            s.push_str(&cell(row.summary(p, m), m.name(), Mark::Plain));
         }
         let reps: Vec<String> = wanted
             .iter()
@@ -187,8 +188,9 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
 }
 
 /// What bounded a search's figure, for a row's notes (the tester's bound has a note of its own).
-fn bound_note(procedure: &str, b: &xlat_results::Bound) -> Option<String> {
-    let capacity = procedure == "conntrack-capacity";
+fn bound_note(procedure: Procedure, b: &xlat_results::Bound) -> Option<String> {
+    let capacity = procedure == Procedure::ConntrackCapacity;
+    let procedure = procedure.name();
     Some(match b {
         xlat_results::Bound::Dut { rate, dut_busy } => {
             let busy = dut_busy.map_or(String::new(), |b| format!("; DUT CPU {:.0} % busy", 100.0 * b));
@@ -216,13 +218,13 @@ fn notes(row: &Row) -> String {
     let mut n = Vec::new();
     let mut said = BTreeSet::new();
     for (p, _, f) in &row.reps {
-        if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(p, b)) {
+        if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(*p, b)) {
             if said.insert(text.clone()) {
                 n.push(format!("<span class=\"bound-by\">{}</span>", esc(&text)));
             }
         }
     }
-    let bound: BTreeSet<&str> = row.reps.iter().filter(|r| r.2.tester_bound).map(|r| r.0.as_str()).collect();
+    let bound: BTreeSet<&str> = row.reps.iter().filter(|r| r.2.tester_bound).map(|r| r.0.name()).collect();
     for p in bound {
         n.push(format!("<span class=\"bound\">{p}: bounded by the tester</span>"));
     }
@@ -236,7 +238,7 @@ fn notes(row: &Row) -> String {
 }
 
 /// The notes on what bounded `procedure`'s figure in a row (each distinct verdict once).
-fn bound_notes(row: &Row, procedure: &str) -> String {
+fn bound_notes(row: &Row, procedure: Procedure) -> String {
     let mut said = BTreeSet::new();
     for (_, _, f) in row.reps.iter().filter(|r| r.0 == procedure) {
         if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(procedure, b)) {
@@ -244,7 +246,7 @@ fn bound_notes(row: &Row, procedure: &str) -> String {
         }
     }
     if row.tester_bound(procedure) {
-        said.insert(format!("{procedure}: bounded by the tester"));
+        said.insert(format!("{}: bounded by the tester", procedure.name()));
     }
     said.iter().map(|t| esc(t)).collect::<Vec<_>>().join("<br>")
 }
@@ -259,13 +261,13 @@ fn figures_table(rows: &BTreeMap<RowKey, Row>) -> String {
         for ((p, m), sum) in &row.summaries {
             // What a search's bound bounds: its rate (frames or connections per second), or
             // the capacity's number of connections (not the rate found at it).
-            let bounded = if p == "conntrack-capacity" {
-                m == "capacity_connections"
+            let bounded = if *p == Procedure::ConntrackCapacity {
+                m == Metric::CapacityConnections.name()
             } else {
                 m.ends_with("_fps") || m.ends_with("_cps")
             };
             let (mark, notes) = if bounded {
-                (Mark::of(row, p), bound_notes(row, p))
+                (Mark::of(row, *p), bound_notes(row, *p))
             } else {
                 (Mark::Plain, String::new())
             };
@@ -274,7 +276,7 @@ fn figures_table(rows: &BTreeMap<RowKey, Row>) -> String {
                 "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{notes}</td></tr>",
                 esc(&dut_label(k)),
                 k.frame_size,
-                esc(p),
+                esc(p.name()),
                 esc(m),
                 cell(Some(&Summary { n: 1, ..sum.clone() }), m, mark),
                 fmt_num(sum.min),
@@ -320,7 +322,7 @@ fn median_series(label: String, pts: &[(f64, &Summary, bool)], out: &mut Vec<Ser
 }
 
 /// A metric's medians against the frame size, a series per DUT.
-fn by_frame_size(rows: &BTreeMap<RowKey, Row>, procedure: &str, metric: &str, label: &str, out: &mut Vec<Series>) {
+fn by_frame_size(rows: &BTreeMap<RowKey, Row>, procedure: Procedure, metric: Metric, label: &str, out: &mut Vec<Series>) {
     let mut groups: BTreeMap<String, Vec<(f64, &Summary, bool)>> = BTreeMap::new();
     for (k, row) in rows {
         if let Some(s) = row.summary(procedure, metric) {
@@ -343,7 +345,7 @@ fn by_frame_size(rows: &BTreeMap<RowKey, Row>, procedure: &str, metric: &str, la
 fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<String> {
     let mut figs = Vec::new();
     let mut series = Vec::new();
-    by_frame_size(rows, "throughput", "throughput_fps", "", &mut series);
+    by_frame_size(rows, Procedure::Throughput, Metric::ThroughputFps, "", &mut series);
     if !series.is_empty() {
         let p = LinePlot {
             title: "Throughput against frame size".into(),
@@ -360,12 +362,12 @@ fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<String> {
     }
     let mut series = Vec::new();
     for (m, l) in [
-        ("forward_tl_ms", "TL fwd"),
-        ("reverse_tl_ms", "TL rev"),
-        ("forward_wcl_ms", "WCL fwd"),
-        ("reverse_wcl_ms", "WCL rev"),
+        (Metric::ForwardTlMs, "TL fwd"),
+        (Metric::ReverseTlMs, "TL rev"),
+        (Metric::ForwardWclMs, "WCL fwd"),
+        (Metric::ReverseWclMs, "WCL rev"),
     ] {
-        by_frame_size(rows, "latency", m, l, &mut series);
+        by_frame_size(rows, Procedure::Latency, m, l, &mut series);
     }
     if !series.is_empty() {
         let p = LinePlot {
@@ -379,7 +381,7 @@ fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<String> {
     }
     let mut series = Vec::new();
     for (k, row) in rows {
-        for (_, _, f) in row.reps.iter().filter(|r| r.0 == "pdv") {
+        for (_, _, f) in row.reps.iter().filter(|r| r.0 == Procedure::Pdv) {
             for (dir, cdf) in &f.pdv_cdf {
                 series.push(Series {
                     label: format!("{} {} B {dir}", dut_label(k), k.frame_size),
@@ -403,8 +405,8 @@ fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<String> {
     }
     let mut groups: BTreeMap<String, BTreeMap<u64, Vec<(f64, bool)>>> = BTreeMap::new();
     for (k, row) in rows {
-        for (_, _, f) in row.reps.iter().filter(|r| r.0 == "conn-rate") {
-            let rate = f.metrics.iter().find(|m| m.0 == "conn_rate_cps").map(|m| m.1);
+        for (_, _, f) in row.reps.iter().filter(|r| r.0 == Procedure::ConnRate) {
+            let rate = f.metrics.iter().find(|m| m.0 == Metric::ConnRateCps.name()).map(|m| m.1);
             if let (Some(c), Some(r)) = (f.connections, rate) {
                 let variant: Vec<&str> = k
                     .variant

@@ -16,14 +16,14 @@ fn capacity_row(bound: xlat_results::Bound) -> BTreeMap<RowKey, Row> {
         trials: Vec::new(),
     };
     let json = serde_json::to_value(&result).unwrap();
-    let rep = crate::report::model::rep_figures("conntrack-capacity", &json).unwrap();
+    let rep = crate::report::model::rep_figures(Procedure::ConntrackCapacity, &json).unwrap();
     let mut row = Row {
-        reps: vec![("conntrack-capacity".into(), 0, rep)],
+        reps: vec![(Procedure::ConntrackCapacity, 0, rep)],
         ..Row::default()
     };
     for (m, v) in [("capacity_connections", 65_536.0), ("conn_rate_at_capacity_cps", 100_000.0)] {
         row.summaries
-            .insert(("conntrack-capacity".into(), m.into()), Summary::of(&[v]).unwrap());
+            .insert((Procedure::ConntrackCapacity, m.into()), Summary::of(&[v]).unwrap());
     }
     let key = RowKey {
         dut: "nat44".into(),
@@ -44,9 +44,9 @@ fn figure_row(html: &str, metric: &str) -> String {
 #[test]
 fn the_summary_shows_the_dut_load_at_the_throughput() {
     let mut row = Row::default();
-    row.reps.push(("throughput".into(), 0, RepFigures::default()));
+    row.reps.push((Procedure::Throughput, 0, RepFigures::default()));
     for (m, v) in [("throughput_fps", 10_000.0), ("dut_busy_pct", 93.5)] {
-        row.summaries.insert(("throughput".into(), m.into()), Summary::of(&[v]).unwrap());
+        row.summaries.insert((Procedure::Throughput, m.into()), Summary::of(&[v]).unwrap());
     }
     let key = RowKey {
         dut: "router4".into(),

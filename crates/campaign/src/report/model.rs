@@ -7,6 +7,7 @@
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 
+use xlat_results::view::{Metric, Procedure};
 use xlat_results::{
     BackToBackResult, BenchResult, CapacityResult, ConnRateResult, FrameLossResult, LatencyResult, MlrResult, PdvResult, RecoveryResult,
     ResetResult, Summary, TeardownResult, ThroughputResult,
@@ -61,16 +62,16 @@ fn typed<T: DeserializeOwned + BenchResult>(v: &serde_json::Value, f: impl Fn(&T
 fn none<T>(_: &T, _: &mut RepFigures) {}
 
 /// The figures of one repetition of `procedure`.
-pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures, DocError> {
+pub fn rep_figures(procedure: Procedure, v: &serde_json::Value) -> Result<RepFigures, DocError> {
     match procedure {
-        "throughput" => typed(v, |r: &ThroughputResult, o| {
+        Procedure::Throughput => typed(v, |r: &ThroughputResult, o| {
             o.tester_bound |= r.tester_bound.is_some();
             o.at_least = r.bound.at_least();
             o.bound = Some(r.bound.clone());
         }),
-        "frame-loss" => typed::<FrameLossResult>(v, none),
-        "latency" => typed::<LatencyResult>(v, none),
-        "pdv" => typed(v, |r: &PdvResult, o| {
+        Procedure::FrameLoss => typed::<FrameLossResult>(v, none),
+        Procedure::Latency => typed::<LatencyResult>(v, none),
+        Procedure::Pdv => typed(v, |r: &PdvResult, o| {
             let last = r.runs.iter().rev().find(|x| x.pass).or(r.runs.last());
             for (name, d) in last
                 .map(|x| [("forward", &x.forward), ("reverse", &x.reverse)])
@@ -87,26 +88,25 @@ pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures,
                 }
             }
         }),
-        "b2b" | "back-to-back" => typed::<BackToBackResult>(v, none),
-        "recovery" => typed::<RecoveryResult>(v, none),
-        "conn-rate" => typed(v, |r: &ConnRateResult, o| {
+        Procedure::BackToBack => typed::<BackToBackResult>(v, none),
+        Procedure::Recovery => typed::<RecoveryResult>(v, none),
+        Procedure::ConnRate => typed(v, |r: &ConnRateResult, o| {
             o.tester_bound |= r.tester_bound.is_some();
             o.at_least = r.bound.at_least();
             o.bound = Some(r.bound.clone());
             o.connections = Some(r.connections);
         }),
-        "conntrack-capacity" => typed(v, |r: &CapacityResult, o| {
+        Procedure::ConntrackCapacity => typed(v, |r: &CapacityResult, o| {
             o.tester_bound |= r.tester_bound.is_some();
             o.at_least = r.bound.at_least();
             o.bound = Some(r.bound.clone());
         }),
-        "teardown-rate" => typed::<TeardownResult>(v, none),
-        "mlrsearch" => typed(v, |r: &MlrResult, o| {
+        Procedure::TeardownRate => typed::<TeardownResult>(v, none),
+        Procedure::Mlrsearch => typed(v, |r: &MlrResult, o| {
             o.at_least = r.goals.iter().any(|g| g.bound.at_least());
             o.bound = r.goals.first().map(|g| g.bound.clone());
         }),
-        "reset" => typed::<ResetResult>(v, none),
-        other => Err(DocError::UnknownProcedure(other.to_string())),
+        Procedure::Reset => typed::<ResetResult>(v, none),
     }
 }
 
@@ -114,9 +114,9 @@ pub fn rep_figures(procedure: &str, v: &serde_json::Value) -> Result<RepFigures,
 #[derive(Debug, Clone, Default)]
 pub struct Row {
     /// (procedure, source index, repetition figures).
-    pub reps: Vec<(String, usize, RepFigures)>,
+    pub reps: Vec<(Procedure, usize, RepFigures)>,
     /// (procedure, metric) -> summary over every repetition of the group.
-    pub summaries: BTreeMap<(String, String), Summary>,
+    pub summaries: BTreeMap<(Procedure, String), Summary>,
     /// IPv4 frames on the forward sender's side (20 bytes shorter than the frame size).
     pub forward_ipv4: bool,
 }
@@ -128,18 +128,18 @@ impl Row {
     pub fn retries(&self) -> usize {
         self.reps.iter().map(|r| r.2.retries).sum()
     }
-    pub fn tester_bound(&self, procedure: &str) -> bool {
+    pub fn tester_bound(&self, procedure: Procedure) -> bool {
         self.reps.iter().any(|r| r.0 == procedure && r.2.tester_bound)
     }
     /// Some repetition of `procedure` gave only a lower bound.
-    pub fn at_least(&self, procedure: &str) -> bool {
+    pub fn at_least(&self, procedure: Procedure) -> bool {
         self.reps.iter().any(|r| r.0 == procedure && r.2.at_least)
     }
-    pub fn has(&self, procedure: &str) -> bool {
+    pub fn has(&self, procedure: Procedure) -> bool {
         self.reps.iter().any(|r| r.0 == procedure)
     }
-    pub fn summary(&self, procedure: &str, metric: &str) -> Option<&Summary> {
-        self.summaries.get(&(procedure.to_string(), metric.to_string()))
+    pub fn summary(&self, procedure: Procedure, metric: Metric) -> Option<&Summary> {
+        self.summaries.get(&(procedure, metric.name().to_string()))
     }
 }
 
@@ -149,6 +149,10 @@ pub fn rows(sources: &[Source]) -> (BTreeMap<RowKey, Row>, Vec<(String, String)>
     let mut unread = Vec::new();
     for (si, s) in sources.iter().enumerate() {
         let v4 = s.doc.meta.config.pointer("/setup/left/ip_version").and_then(|v| v.as_str()) == Some("V4");
+        let Some(procedure) = s.doc.procedure() else {
+            unread.push((s.file.clone(), DocError::UnknownProcedure(s.doc.procedure.clone()).to_string()));
+            continue;
+        };
         for size in &s.doc.results {
             let key = RowKey {
                 dut: s.dut.clone(),
@@ -156,11 +160,11 @@ pub fn rows(sources: &[Source]) -> (BTreeMap<RowKey, Row>, Vec<(String, String)>
                 frame_size: size.frame_size,
             };
             for (i, run) in size.result.runs.iter().enumerate() {
-                match rep_figures(&s.doc.procedure, run) {
+                match rep_figures(procedure, run) {
                     Ok(f) => {
                         let row = rows.entry(key.clone()).or_default();
                         row.forward_ipv4 = v4;
-                        row.reps.push((s.doc.procedure.clone(), si, f));
+                        row.reps.push((procedure, si, f));
                     }
                     Err(e) => unread.push((
                         s.file.clone(),
@@ -176,10 +180,10 @@ pub fn rows(sources: &[Source]) -> (BTreeMap<RowKey, Row>, Vec<(String, String)>
         }
     }
     for row in rows.values_mut() {
-        let mut values: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+        let mut values: BTreeMap<(Procedure, String), Vec<f64>> = BTreeMap::new();
         for (p, _, f) in &row.reps {
             for (m, v) in &f.metrics {
-                values.entry((p.clone(), m.clone())).or_default().push(*v);
+                values.entry((*p, m.clone())).or_default().push(*v);
             }
         }
         row.summaries = values.into_iter().filter_map(|(k, v)| Summary::of(&v).map(|s| (k, s))).collect();

@@ -1,60 +1,12 @@
 //! Reading results for the report: a campaign directory (its manifest names the runs) or any
-//! directory of xlatperf's JSON documents, each read through a typed view of the document
-//! format; what cannot be read is named with the reason, and the rest is reported.
+//! directory of xlatperf's JSON documents, each read through the typed view of the document
+//! format (`xlat_results::view`, the one a sweep reads its runs with); what cannot be read is named with the reason, and the rest is reported.
 
-use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use xlat_results::output::Host;
+pub use xlat_results::view::{DocView, MetaView, RepeatedView, SizeView, SummaryView};
 
 use crate::manifest::{Manifest, RunEntry, Status, MANIFEST};
-
-/// What a report reads of a result document's `meta`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct MetaView {
-    pub xlatperf_version: String,
-    #[serde(default)]
-    pub config: serde_json::Value,
-    #[serde(default)]
-    pub started_at: Option<String>,
-    #[serde(default)]
-    pub command_line: Option<Vec<String>>,
-    #[serde(default)]
-    pub host: Option<Host>,
-    #[serde(default)]
-    pub git_commit: Option<String>,
-}
-
-/// A summary of one metric over a frame size's repetitions.
-#[derive(Debug, Clone, Deserialize)]
-pub struct SummaryView {
-    pub n: usize,
-}
-
-/// One frame size of a document: the repetitions' results as the procedure wrote them.
-#[derive(Debug, Clone, Deserialize)]
-pub struct SizeView {
-    pub frame_size: u64,
-    pub result: RepeatedView,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct RepeatedView {
-    pub runs: Vec<serde_json::Value>,
-    pub summaries: BTreeMap<String, SummaryView>,
-}
-
-/// What a report reads of a result document (`xlat_results::output::Document`).
-#[derive(Debug, Clone, Deserialize)]
-pub struct DocView {
-    pub procedure: String,
-    pub complete: bool,
-    pub meta: MetaView,
-    pub results: Vec<SizeView>,
-    #[serde(default)]
-    pub interrupted: bool,
-}
 
 /// One result document that was read.
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use xlat_results::{Metric, Procedure};
 
 use xlat_results::svg::escape;
 use xlat_results::Summary;
@@ -15,15 +16,23 @@ use super::model::rep_figures;
 use super::read::Source;
 
 /// (DUT, frame size) -> connections -> (procedure, metric) -> values.
-type Table = BTreeMap<(String, u64), BTreeMap<u64, BTreeMap<(&'static str, &'static str), Vec<f64>>>>;
+type Table = BTreeMap<(String, u64), BTreeMap<u64, BTreeMap<(Procedure, Metric), Vec<f64>>>>;
 
 /// Which figure of a summary a row shows.
 type Pick = fn(&Summary) -> f64;
 
-const ROWS: [(&str, &str, &str); 3] = [
-    ("conn-rate", "conn_rate_cps", "connection establishment rate (connections/s)"),
-    ("throughput", "throughput_fps", "throughput (frames/s per direction)"),
-    ("teardown-rate", "teardown_rate_cps", "connection tear-down rate (connections/s)"),
+const ROWS: [(Procedure, Metric, &str); 3] = [
+    (
+        Procedure::ConnRate,
+        Metric::ConnRateCps,
+        "connection establishment rate (connections/s)",
+    ),
+    (Procedure::Throughput, Metric::ThroughputFps, "throughput (frames/s per direction)"),
+    (
+        Procedure::TeardownRate,
+        Metric::TeardownRateCps,
+        "connection tear-down rate (connections/s)",
+    ),
 ];
 
 /// The number of connections of a run from its campaign axes.
@@ -36,7 +45,7 @@ fn axis_connections(s: &Source) -> Option<u64> {
 fn table(sources: &[Source]) -> Table {
     let mut t: Table = BTreeMap::new();
     for s in sources {
-        let Some(&(procedure, metric, _)) = ROWS.iter().find(|r| r.0 == s.doc.procedure) else {
+        let Some(&(procedure, metric, _)) = ROWS.iter().find(|r| s.doc.procedure() == Some(r.0)) else {
             continue;
         };
         for size in &s.doc.results {
@@ -46,7 +55,7 @@ fn table(sources: &[Source]) -> Table {
                     .connections
                     .or_else(|| run.get("connections").and_then(|c| c.as_u64()))
                     .or_else(|| axis_connections(s));
-                let (Some(c), Some(v)) = (conns, f.metrics.iter().find(|m| m.0 == metric).map(|m| m.1)) else {
+                let (Some(c), Some(v)) = (conns, f.metrics.iter().find(|m| m.0 == metric.name()).map(|m| m.1)) else {
                     continue;
                 };
                 let dut = if s.variant.is_empty() {
@@ -110,7 +119,8 @@ pub fn tables(sources: &[Source]) -> String {
                         Some(x) => {
                             let _ = write!(
                                 s,
-                                "<td class=\"num\" data-metric=\"{metric}\" data-value=\"{}\">{}</td>",
+                                "<td class=\"num\" data-metric=\"{}\" data-value=\"{}\">{}</td>",
+                                metric.name(),
                                 pick(x),
                                 xlat_results::text::group(pick(x).round() as u64)
                             );
