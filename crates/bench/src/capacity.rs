@@ -204,8 +204,8 @@ pub fn validate(cfg: &CapacityConfig) -> Result<(), BenchError> {
 mod tests {
     use super::*;
     use crate::runner::NoProgress;
-    use crate::sim::SimDut;
     use xlat_results::BenchResult;
+    use xlat_testkit::sim::SimDut;
 
     fn cfg() -> CapacityConfig {
         CapacityConfig {

@@ -443,7 +443,7 @@ mod tests {
             validation: Some(1.0),
             ..cfg()
         };
-        let mut dut = crate::sim::SimDut::new(1e9, 1).table_capacity(9_000);
+        let mut dut = xlat_testkit::sim::SimDut::new(1e9, 1).table_capacity(9_000);
         let r = conn_rate(&mut dut, &c, &mut NoProgress).unwrap();
         assert_eq!(r.rate, None);
         assert!(r
@@ -453,7 +453,7 @@ mod tests {
         let unvalidated = conn_rate(&mut dut, &cfg(), &mut NoProgress).unwrap();
         assert_eq!(unvalidated.rate, Some(100_000));
         // Validated, a table that holds them all passes at once; the table shows what came back.
-        let mut dut = crate::sim::SimDut::new(1e9, 1).table_capacity(10_000);
+        let mut dut = xlat_testkit::sim::SimDut::new(1e9, 1).table_capacity(10_000);
         let r = conn_rate(&mut dut, &c, &mut NoProgress).unwrap();
         assert_eq!(r.rate, Some(100_000));
         assert!(r.human_table().contains("10,000 of 10,000"), "{}", r.human_table());

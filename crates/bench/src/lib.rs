@@ -3,7 +3,7 @@
 //! compute; their results are `xlat_results`' types. Nothing here touches hardware: the engine's `Tester` implements
 //! [`TrialRunner`], [`hooks::Hooks`] wraps it with the DUT's commands, and the binary
 //! with Ctrl-C and phase 1 (`CliRunner` in `crates/cli/src/procedures.rs`);
-//! [`sim::SimDut`] implements it for tests.
+//! `xlat_testkit::sim::SimDut` (a dev-dependency, not in this library) implements it for tests.
 //!
 //! | procedure | function | RFC |
 //! | --- | --- | --- |
@@ -27,7 +27,6 @@
 //! | [`media`] | [`media::line_rate`], of a frame size and of a test setup |
 //! | [`hooks`] | the DUT's commands as processes with deadlines, and [`hooks::Hooks`], the runner that runs them around trials |
 //! | [`repeat`](mod@repeat) | [`repeat()`](fn@repeat): a procedure N times |
-//! | [`sim`] | [`sim::SimDut`], a simulated DUT |
 //! | [`error`] | [`BenchError`] |
 //!
 //! What the procedures find (each result type, the trial records, delay statistics, what
@@ -65,7 +64,6 @@ pub mod repeat;
 pub mod reset;
 pub mod runner;
 pub mod selftest;
-pub mod sim;
 pub mod teardown;
 pub mod throughput;
 pub mod trial;

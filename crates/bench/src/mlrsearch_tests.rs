@@ -1,6 +1,6 @@
 use super::*;
 use crate::runner::NoProgress;
-use crate::sim::{LossModel, ModelDut, SimDut};
+use xlat_testkit::sim::{LossModel, ModelDut, SimDut};
 
 fn csit(name: &str, loss_ratio: f64) -> SearchGoal {
     SearchGoal {

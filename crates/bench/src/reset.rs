@@ -121,7 +121,7 @@ pub fn reset_time(runner: &mut dyn TrialRunner, cfg: &ResetConfig, progress: &mu
 mod tests {
     use super::*;
     use crate::runner::NoProgress;
-    use crate::sim::SimDut;
+    use xlat_testkit::sim::SimDut;
 
     #[test]
     fn both_methods_find_the_simulated_outage() {

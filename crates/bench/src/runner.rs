@@ -6,7 +6,7 @@ use std::time::Duration;
 use xlat_results::record::TrialRecord;
 
 /// The procedures run their trials through `xlat_trial`'s [`TrialRunner`]: the engine's
-/// `Tester` (wrapped by the binary for DUT commands and Ctrl-C) or [`crate::sim::SimDut`].
+/// `Tester` (wrapped by the binary for DUT commands and Ctrl-C) or `xlat_testkit::sim::SimDut`.
 pub use xlat_trial::TrialRunner;
 
 /// Where a procedure is, for a progress display.

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use xlat_bench::b2b::corrected_buffer_time_s;
-use xlat_bench::sim::SimDut;
 use xlat_bench::{back_to_back, system_recovery, BackToBackConfig, BenchError, NoProgress, NoSleep, RecoveryConfig, TrialRunner};
+use xlat_testkit::sim::SimDut;
 use xlat_trial::{TrialReport, TrialSpec};
 
 const LINE: u64 = 1_488_095;

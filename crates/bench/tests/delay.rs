@@ -1,9 +1,9 @@
 //! Latency, PDV and IPDV statistics: the histogram against exact sorted computation.
 
-use xlat_bench::sim::{Noise, SimDut};
 use xlat_bench::{latency, BenchError, LatencyConfig, NoProgress};
 use xlat_results::delay::{nearest_rank, percentile_sorted};
 use xlat_results::{Delay, DelayRecorder, DelayStats, HistogramStats, IpdvRecorder, IpdvStatistics, LatencyStats, LogHistogram, PdvStats};
+use xlat_testkit::sim::{Noise, SimDut};
 
 fn datasets() -> Vec<Vec<u64>> {
     let mut rng = Noise::new(42);

@@ -1,8 +1,8 @@
 //! No panics on extreme or degenerate input: errors or sane results.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::*;
 use xlat_results::*;
+use xlat_testkit::sim::SimDut;
 
 #[test]
 fn extreme_rates_give_results_within_the_range_or_errors() {

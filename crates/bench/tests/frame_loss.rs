@@ -1,7 +1,7 @@
 //! Frame loss rate against the simulated DUT.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::{frame_loss, BenchError, FrameLossConfig, NoProgress};
+use xlat_testkit::sim::SimDut;
 
 #[test]
 fn steps_down_by_at_most_ten_percent_and_stops_after_two_zero_loss_trials() {

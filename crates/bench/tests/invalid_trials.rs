@@ -4,9 +4,9 @@
 //! recovered), so a procedure that used them would end differently from the same run without
 //! them; each test compares the two.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::*;
 use xlat_results::*;
+use xlat_testkit::sim::SimDut;
 use xlat_trial::{TrialReport, TrialSpec};
 
 const REASON: &str = "injected: the sender fell behind its schedule";

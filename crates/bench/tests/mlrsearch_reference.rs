@@ -12,13 +12,11 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-use xlat_bench::sim::{LossModel, ModelDut};
 use xlat_bench::{mlrsearch, MlrConfig, NoProgress};
 use xlat_results::SearchGoal;
+use xlat_testkit::sim::{LossModel, ModelDut};
 
-#[path = "../../wire/tests/common/skip.rs"]
-#[allow(dead_code)]
-mod skip;
+use xlat_testkit::skip;
 
 const MIN_LOAD: u64 = 10_000;
 const MAX_LOAD: u64 = 1_000_000;

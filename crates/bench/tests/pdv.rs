@@ -1,9 +1,9 @@
 //! The PDV procedure against the simulated DUT: statistics computed from what the trial
 //! recorded, the shared invalid-trial rule, and siitperf-pdv's frame-timeout test.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::*;
 use xlat_results::*;
+use xlat_testkit::sim::SimDut;
 use xlat_trial::TrialSpec;
 
 fn config(reps: u32) -> PdvConfig {

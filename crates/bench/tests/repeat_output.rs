@@ -1,6 +1,5 @@
 //! Repetitions, their statistics, and every output form.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::{
     back_to_back, frame_loss, latency, repeat, system_recovery, throughput, BackToBackConfig, BenchError, FrameLossConfig, LatencyConfig,
     NoProgress, NoSleep, RecoveryConfig, ThroughputConfig,
@@ -8,6 +7,7 @@ use xlat_bench::{
 use xlat_results::output::{Document, SizeResult, SUMMARY_CSV_HEADER, TRIALS_CSV_HEADER};
 use xlat_results::svg::{delay_cdf, frame_loss_curve, throughput_vs_frame_size};
 use xlat_results::{summary_csv, trials_csv, BenchResult, DelayRecorder, DelayStats, Repeated, RunMeta, Summary, ThroughputResult};
+use xlat_testkit::sim::SimDut;
 
 #[test]
 fn summary_of_known_data() {

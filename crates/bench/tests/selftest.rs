@@ -1,8 +1,8 @@
 //! The self-test over a simulated looped-back tester: three searches on the same runner, each
 //! with its own active directions, and a check trial at the bidirectional rate.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::{selftest, NoProgress, SelftestConfig, TrialRunner};
+use xlat_testkit::sim::SimDut;
 use xlat_trial::StampSource;
 
 fn cfg() -> SelftestConfig {

@@ -4,12 +4,12 @@
 //! slowly is an invalid trial (the tester's limit) like any other. And the preliminary part
 //! reaches the trial records, the trials CSV, the human tables and the JSON.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::trial::FILL_ATTEMPTS;
 use xlat_bench::*;
 use xlat_results::output::{trial_csv_row, Document, SizeResult, TRIALS_CSV_HEADER};
 use xlat_results::text::trials_table;
 use xlat_results::*;
+use xlat_testkit::sim::SimDut;
 use xlat_trial::{PreliminarySpec, TrialSpec};
 
 /// N = M = 10,000 at R = 100,000 fps.

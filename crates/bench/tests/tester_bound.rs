@@ -2,10 +2,10 @@
 //! an upper bound of the search marked tester-bound, and the search goes on below it; only a
 //! tester that cannot send even at the lowest rate tried is an error.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::*;
 use xlat_results::output::TRIALS_CSV_HEADER;
 use xlat_results::*;
+use xlat_testkit::sim::SimDut;
 use xlat_trial::{TrialReport, TrialSpec};
 
 const MAX: u64 = 1_000_000;

@@ -1,11 +1,11 @@
 //! The tester's own drop counters (frames it failed to send after its backend accepted them,
 //! frames its receiving port dropped) reach every trial record and the outputs.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::*;
 use xlat_results::output::{trial_csv_row, TRIALS_CSV_HEADER};
 use xlat_results::text::trials_table;
 use xlat_results::*;
+use xlat_testkit::sim::SimDut;
 use xlat_trial::{TrialReport, TrialSpec};
 
 /// A SimDut whose tester reports drops: forward tx 3 / rx 4, reverse tx 5 / rx 6.

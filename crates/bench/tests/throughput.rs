@@ -1,8 +1,8 @@
 //! Throughput search against the simulated DUT.
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::{throughput, BenchError, NoProgress, Progress, ProgressEvent, ThroughputConfig};
 use xlat_results::{SearchMethod, TrialRecord};
+use xlat_testkit::sim::SimDut;
 
 fn cfg(max: u64, error: u64) -> ThroughputConfig {
     ThroughputConfig::new(84, max, error)

@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use xlat_bench::sim::SimDut;
 use xlat_bench::{repeat, throughput, NoProgress, ThroughputConfig};
 use xlat_campaign::manifest::{Manifest, Status};
 use xlat_campaign::plan::Plan;
 use xlat_campaign::run::{run, CampaignError, Options, Outcome};
 use xlat_results::output::{Document, RunMeta, SizeResult};
+use xlat_testkit::sim::SimDut;
 
 struct Scratch(PathBuf);
 

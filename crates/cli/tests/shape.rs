@@ -5,6 +5,7 @@
 //! - exactly one `trait ...Runner` in `crates/*/src`;
 //! - the procedures (`xlat-bench`) link neither the engine nor the ports, and results are read
 //!   without them (`xlat-results`, and the campaign report through it);
+//! - no library links the test support (`xlat-testkit`: the simulated DUTs, skip, retry);
 //! - the binary's code outside tests at most 3,000 lines (code: lines that are neither blank
 //!   nor comments, outside `*_tests.rs` files and `#[cfg(test)]` modules).
 
@@ -138,6 +139,18 @@ fn results_and_the_campaign_link_no_procedure() {
         "xlat-campaign links the procedures: {campaign:?}"
     );
     assert_eq!(links("xlat-results"), ["xlat-results", "xlat-trial"]);
+}
+
+/// The test support (the simulated DUTs, the skip and retry rules) is in no release library:
+/// every crate takes xlat-testkit as a dev-dependency only.
+#[test]
+fn no_library_links_the_test_support() {
+    let all = links("xlatperf");
+    assert!(all.len() >= 10, "{all:?}");
+    for c in all.iter().chain(&["xlat-campaign".to_string()]) {
+        let l = links(c);
+        assert!(!l.iter().any(|n| n == "xlat-testkit"), "{c} links xlat-testkit: {l:?}");
+    }
 }
 
 #[test]

@@ -29,7 +29,7 @@ fn clean_bidirectional_trial_is_valid_and_lossless() {
     // This machine may be shared: a trial made invalid by another process taking the cores is
     // reported as invalid (correctly); three tries must give one valid trial.
     let spec = TrialSpec::new(84, 20_000, 1.0, 100);
-    let r = common::retry::until_valid(
+    let r = xlat_testkit::retry::until_valid(
         "trial",
         || t.run_trial(&spec).unwrap(),
         |r| r.valid,

@@ -44,7 +44,7 @@ fn tester(s: Setup, queues: usize, fwd: Impairment) -> Tester<MemPort> {
 /// A trial that is valid (this machine is shared: a trial made invalid by another process
 /// taking the cores is retried, three tries in all).
 fn valid_trial(t: &mut Tester<MemPort>, spec: &TrialSpec) -> TrialReport {
-    common::retry::until_valid(
+    xlat_testkit::retry::until_valid(
         "trial",
         || t.run_trial(spec).unwrap(),
         |r| r.valid,
@@ -56,7 +56,7 @@ fn valid_trial(t: &mut Tester<MemPort>, spec: &TrialSpec) -> TrialReport {
 /// (`first_trial_field`): every attempt is the first trial of a fresh tester, so a retry's
 /// frames carry the same trial tag as the first attempt's (another tag would match none).
 fn valid_first_trial(make: impl Fn() -> Tester<MemPort>, spec: &TrialSpec) -> TrialReport {
-    common::retry::until_valid(
+    xlat_testkit::retry::until_valid(
         "first trial",
         || make().run_trial(spec).unwrap(),
         |r| r.valid,

@@ -28,7 +28,7 @@ fn a_forced_stall_is_measured_and_invalid_under_a_bound() {
     let spec = TrialSpec::new(84, 10_000, 1.0, 100);
     // Without a bound only the end of sending is judged: the sender catches up and the trial
     // is valid (judged by the tester's timing: through the retry rule).
-    let r = common::retry::until_valid(
+    let r = xlat_testkit::retry::until_valid(
         "a trial with a 20 ms stall and no bound",
         || {
             wire.set_impairment(stall_after(3_000));
@@ -75,7 +75,7 @@ fn a_trial_without_a_stall_reports_its_lag_and_passes_a_generous_bound() {
         max_send_lag_ns: Some(1_000_000_000),
         ..TrialSpec::new(84, 20_000, 0.5, 100)
     };
-    let r = common::retry::until_valid(
+    let r = xlat_testkit::retry::until_valid(
         "a trial under a 1 s lag bound",
         || t.run_trial(&spec).expect("trial"),
         |r| r.valid,

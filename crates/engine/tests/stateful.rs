@@ -10,7 +10,8 @@ use xlat_traffic::{IpVersion, PortField, Setup, Stateful, Variation};
 use xlat_trial::PhaseHook;
 mod common;
 
-use common::{retry, serial, setup};
+use common::{serial, setup};
+use xlat_testkit::retry;
 
 fn stateful_setup() -> Setup {
     let mut s = setup(IpVersion::V4, true, true);

@@ -6,9 +6,8 @@ use xlat_io::{Port, RxQueue, TxQueue};
 use xlat_wire::frame::{IpPair, TestFrame};
 use xlat_wire::{classify, MacAddr, Rx};
 
-#[path = "../../wire/tests/common/skip.rs"]
-mod skip;
 use skip::skip_unless_root;
+use xlat_testkit::skip;
 
 const NS: &str = "xlat-iotest";
 

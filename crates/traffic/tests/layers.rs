@@ -1,10 +1,8 @@
-//! The modules of xlat-traffic form layers: no two use each other, directly or through others.
-
-#[path = "../../wire/tests/common/layers.rs"]
-mod layers;
+//! The modules of this crate form layers: no two use each other, directly or through others
+//! (the one check every crate shares: `xlat_testkit::layers`).
 
 #[test]
 fn modules_form_layers() {
-    layers::assert_check_finds_cycles();
-    layers::assert_layered(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")));
+    xlat_testkit::layers::assert_check_finds_cycles();
+    xlat_testkit::layers::assert_layered(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")));
 }

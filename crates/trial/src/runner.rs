@@ -6,7 +6,7 @@ use crate::spec::TrialSpec;
 use crate::stamps::StampSource;
 
 /// Performs trials. The engine's `Tester` implements it over real ports; the binary wraps it
-/// (DUT commands around each trial, Ctrl-C); `xlat_bench::sim::SimDut` implements it for tests.
+/// (DUT commands around each trial, Ctrl-C); `xlat_testkit::sim::SimDut` implements it for tests.
 /// The procedures (`xlat-bench`) drive nothing else and never touch hardware themselves.
 pub trait TrialRunner {
     /// Run one trial as `spec` says and report what was sent and received (with a rate change,

@@ -7,11 +7,9 @@ use std::process::{Command, Output, Stdio};
 use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-#[path = "../../../wire/tests/common/skip.rs"]
-mod skip;
+use xlat_testkit::skip;
 
-#[path = "../../../wire/tests/common/retry.rs"]
-pub mod retry;
+pub use xlat_testkit::retry;
 
 #[allow(unused_imports)]
 pub use skip::{have_tool, skip, skip_unless_root};

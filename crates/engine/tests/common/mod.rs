@@ -3,8 +3,6 @@
 
 use xlat_traffic::{IpVersion, PortSpec, Setup, Side, StatefulSpec};
 
-#[path = "../../../wire/tests/common/retry.rs"]
-pub mod retry;
 use xlat_wire::MacAddr;
 
 /// Tester addresses on both sides, and each side's "DUT MAC" the other mem port's MAC (no DUT

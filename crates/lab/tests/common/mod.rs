@@ -4,9 +4,8 @@
 
 use std::sync::MutexGuard;
 
-#[path = "../../../wire/tests/common/skip.rs"]
-pub mod skip;
 pub use skip::skip_unless_root;
+pub use xlat_testkit::skip;
 
 /// Hold this for the whole test: the lab's names are fixed, so tests must not overlap.
 pub fn serial() -> MutexGuard<'static, ()> {

@@ -1,10 +1,9 @@
-//! The shared retry rule (tests/common/retry.rs) retries an invalid trial, at most three runs,
+//! The shared retry rule (`xlat_testkit::retry`) retries an invalid trial, at most three runs,
 //! and fails a test process that needed more than one retry per two trials after its first
 //! three (the suite's one-in-ten rule is scripts/test.sh's, from XLAT_RETRY_LOG). One test:
 //! the counts are per process.
 
-#[path = "common/retry.rs"]
-mod retry;
+use xlat_testkit::retry;
 
 /// A trial that is valid at its `valid_at`-th run.
 fn valid_at(what: &str, valid_at: u32) -> u32 {

@@ -26,7 +26,7 @@ use xlat_trial::{
     TrialSpec,
 };
 
-use crate::runner::TrialRunner;
+use xlat_trial::TrialRunner;
 
 /// The simulation's noise: the workspace's one SplitMix64 (xlat_traffic's), as a uniform value.
 #[derive(Debug, Clone)]

@@ -1,0 +1,15 @@
+//! What xlatperf's tests share. Every crate takes it as a dev-dependency only, so nothing here
+//! is in a release library.
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | [`skip`] | the one skip rule of tests that need the machine (root, tools), and the serial lock of namespace tests |
+//! | [`retry`] | the one retry rule of tests judged by the tester's own timing, and its suite-wide budget |
+//! | [`layers`] | the check that a crate's modules form layers (no two use each other) |
+//! | `sim` (feature `sim`) | the simulated DUTs the procedures are tested against |
+
+pub mod layers;
+pub mod retry;
+#[cfg(feature = "sim")]
+pub mod sim;
+pub mod skip;
