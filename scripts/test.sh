@@ -19,7 +19,7 @@ echo "== tests"
 XLAT_SKIP_LOG=$(mktemp /tmp/xlatperf-skips.XXXXXX)
 export XLAT_SKIP_LOG
 # Every run of a trial judged by the tester's own timing, and every retry of an invalid one,
-# is a line here (crates/wire/tests/common/retry.rs); more than one retry per ten runs over
+# is a line here (crates/testkit/src/retry.rs); more than one retry per ten runs over
 # the suite fails it below.
 XLAT_RETRY_LOG=$(mktemp /tmp/xlatperf-retries.XXXXXX)
 export XLAT_RETRY_LOG

@@ -1,7 +1,7 @@
 //! The measurement procedures of xlatperf (RFC 2544, RFC 8219, RFC 9004) over a [`TrialRunner`]
 //! (`xlat_trial`'s one runner trait, which performs one trial), and the statistics they
 //! compute; their results are `xlat_results`' types. Nothing here touches hardware: the engine's `Tester` implements
-//! [`TrialRunner`], [`hooks::Hooks`] wraps it with the DUT's commands, and the binary
+//! [`TrialRunner`], `xlat_dut::Hooks` wraps it with the DUT's commands, and the binary
 //! with Ctrl-C and phase 1 (`CliRunner` in `crates/cli/src/procedures.rs`);
 //! `xlat_testkit::sim::SimDut` (a dev-dependency, not in this library) implements it for tests.
 //!
@@ -25,7 +25,6 @@
 //! | [`runner`] | [`TrialRunner`], the [`Progress`] sink, the [`Sleeper`] of idle gaps |
 //! | [`trial`] | [`judge`], and the `Session` every procedure runs its trials through (the invalid-trial retry rule) |
 //! | [`media`] | [`media::line_rate`], of a frame size and of a test setup |
-//! | [`hooks`] | the DUT's commands as processes with deadlines, and [`hooks::Hooks`], the runner that runs them around trials |
 //! | [`repeat`](mod@repeat) | [`repeat()`](fn@repeat): a procedure N times |
 //! | [`error`] | [`BenchError`] |
 //!
@@ -53,7 +52,6 @@ pub mod capacity;
 pub mod conn_rate;
 pub mod error;
 pub mod frame_loss;
-pub mod hooks;
 pub mod latency;
 pub mod media;
 pub mod mlr_classify;

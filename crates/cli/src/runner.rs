@@ -5,8 +5,8 @@
 
 use anyhow::{Context, Result};
 use std::time::Duration;
-use xlat_bench::hooks::Hooks;
 use xlat_config::{Backend, TestConfig};
+use xlat_dut::Hooks;
 use xlat_engine::{CpuPlan, Tester};
 use xlat_io::Port;
 use xlat_trial::TrialRunner;
