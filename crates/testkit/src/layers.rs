@@ -1,6 +1,6 @@
 //! A check that the modules of a crate form layers: no module uses, directly or through
-//! others, a module that uses it back (STYLE.md S8, issue 13). Shared by the wire, traffic and
-//! io crates' `tests/layers.rs` (`#[path]`-included), reading their own `src/`.
+//! others, a module that uses it back (STYLE.md S8, issue 13). Every crate's `tests/layers.rs`
+//! calls it on its own `src/`; [`graph`] gives the uses themselves (config checks its map).
 //!
 //! A module is a file (`lib.rs` the root, `x.rs` and `x/mod.rs` module `x`, `x/y.rs` module
 //! `x::y`). Module `a` uses module `b` when `a`'s code outside comments and its test module names
@@ -152,10 +152,27 @@ fn uses(mods: &BTreeMap<Module, String>) -> BTreeMap<Module, BTreeSet<Module>> {
     out
 }
 
+/// A module's name: "crate" for the root, "a::b" for a nested one.
+fn name(m: &Module) -> String {
+    if m.is_empty() {
+        "crate".to_string()
+    } else {
+        m.join("::")
+    }
+}
+
+/// Every module of the crate at `src` and the modules it uses, by name (a use of an item of
+/// lib.rs, such as a re-export, is a use of "crate").
+pub fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    uses(&modules(src))
+        .into_iter()
+        .map(|(m, to)| (name(&m), to.iter().map(name).collect()))
+        .collect()
+}
+
 /// Panics with the cycle when the modules of the crate at `src` use each other in a circle.
 pub fn assert_layered(src: &Path) {
     let g = uses(&modules(src));
-    let name = |m: &Module| if m.is_empty() { "crate".to_string() } else { m.join("::") };
     // Depth-first search with colours: 1 on the stack, 2 done.
     fn visit(
         m: &Module,
