@@ -364,10 +364,19 @@ impl Campaign<'_> {
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err);
-        // SAFETY: prctl is async-signal-safe; it only sets this child's parent-death signal.
+        // SAFETY: prctl and sigaction are async-signal-safe; they only set this child's
+        // parent-death signal and its SIGINT disposition.
         unsafe {
             cmd.pre_exec(|| {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The run must stop when asked at its deadline (SIGINT), also when this
+                // campaign was started with SIGINT ignored (in the background: `&`, nohup),
+                // which a child inherits across exec.
+                let mut dfl: libc::sigaction = std::mem::zeroed();
+                dfl.sa_sigaction = libc::SIG_DFL;
+                if libc::sigaction(libc::SIGINT, &dfl, std::ptr::null_mut()) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())

@@ -155,8 +155,14 @@ fn on_failure_stop_stops_and_the_next_session_resumes_after_it() {
     assert_eq!(manifest(&s).sessions.len(), 2);
 }
 
+/// Also with SIGINT ignored in this process (a campaign started in the background, or this
+/// suite run under nohup): the run's SIGINT at its deadline must still stop it at once.
 #[test]
 fn a_run_past_its_deadline_is_stopped_and_failed_and_the_directory_is_locked_meanwhile() {
+    // SAFETY: sets this test process's SIGINT disposition; nothing here handles SIGINT.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
     let s = Scratch::new("deadline");
     let text = plan_text("999", "run_deadline_s = 1.5");
     let t0 = std::time::Instant::now();

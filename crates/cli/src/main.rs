@@ -261,7 +261,7 @@ enum LabCmd {
 #[derive(Debug, Clone)]
 struct CpuList(Vec<usize>);
 
-fn parse_cpus(s: &str) -> Result<CpuList, String> {
+fn parse_cpus(s: &str) -> Result<CpuList, xlat_trial::load::CpuListError> {
     xlat_trial::load::parse_cpu_list(s).map(CpuList)
 }
 

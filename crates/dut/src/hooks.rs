@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use xlat_trial::{DutHooks, HookRun, PhaseHook, TrialError, TrialErrorKind, TrialReport, TrialRunner, TrialSpec};
+use xlat_trial::{DutHooks, HookError, HookRun, PhaseHook, TrialError, TrialErrorKind, TrialReport, TrialRunner, TrialSpec};
 
 /// The longest a DUT hook may run before it is killed and the run fails.
 pub const HOOK_DEADLINE: Duration = Duration::from_secs(60);
@@ -22,18 +22,24 @@ const KEPT_CHARS: usize = 500;
 /// closed, standard error kept for the message. It must exit with status 0 within `deadline`;
 /// otherwise it is killed (by its PID) and the error names the hook, the command, the exit
 /// status or the deadline, and the end of its standard error.
-pub fn run_hook(key: &str, command: &str, deadline: Duration) -> Result<(), String> {
+pub fn run_hook(key: &str, command: &str, deadline: Duration) -> Result<(), HookError> {
     run_command(key, command, deadline, false).1
 }
 
 /// [`run_hook`]: the record of the run (with the end of the standard output when `capture`,
 /// else it is closed) and its verdict.
-pub fn run_command(key: &str, command: &str, deadline: Duration, capture: bool) -> (HookRun, Result<(), String>) {
+pub fn run_command(key: &str, command: &str, deadline: Duration, capture: bool) -> (HookRun, Result<(), HookError>) {
     run_command_with(key, command, &[], deadline, capture)
 }
 
 /// [`run_command`] with variables `env` added to the command's environment.
-fn run_command_with(key: &str, command: &str, env: &[(&str, String)], deadline: Duration, capture: bool) -> (HookRun, Result<(), String>) {
+fn run_command_with(
+    key: &str,
+    command: &str,
+    env: &[(&str, String)],
+    deadline: Duration,
+    capture: bool,
+) -> (HookRun, Result<(), HookError>) {
     let started = Instant::now();
     let mut run = HookRun {
         key: key.to_string(),
@@ -79,7 +85,7 @@ fn stderr_tail(rx: &mpsc::Receiver<Vec<u8>>) -> String {
     }
 }
 
-fn run_child(run: &mut HookRun, env: &[(&str, String)], deadline: Duration, capture: bool) -> Result<(), String> {
+fn run_child(run: &mut HookRun, env: &[(&str, String)], deadline: Duration, capture: bool) -> Result<(), HookError> {
     let what = format!("DUT hook {} ({:?})", run.key, run.command);
     let mut child = Command::new("sh")
         .arg("-c")
@@ -92,7 +98,10 @@ fn run_child(run: &mut HookRun, env: &[(&str, String)], deadline: Duration, capt
         .stdout(if capture { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("{what}: cannot start sh: {e}"))?;
+        .map_err(|source| HookError::Start {
+            what: what.clone(),
+            source,
+        })?;
     let err = drain(child.stderr.take());
     let out = drain(child.stdout.take());
     let started = Instant::now();
@@ -104,18 +113,19 @@ fn run_child(run: &mut HookRun, env: &[(&str, String)], deadline: Duration, capt
                 kill_group(pid);
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{what} did not end within {} s and was killed (PID {pid}); {}",
-                    deadline.as_secs_f64(),
-                    stderr_tail(&err)
-                ));
+                return Err(HookError::Deadline {
+                    what,
+                    deadline_s: deadline.as_secs_f64(),
+                    pid,
+                    stderr: stderr_tail(&err),
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => {
                 kill_group(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("{what}: waiting for it failed: {e}"));
+                return Err(HookError::Wait { what, source: e });
             }
         }
     };
@@ -126,7 +136,11 @@ fn run_child(run: &mut HookRun, env: &[(&str, String)], deadline: Duration, capt
     if status.success() {
         Ok(())
     } else {
-        Err(format!("{what} failed ({status}); {}", stderr_tail(&err)))
+        Err(HookError::Failed {
+            what,
+            status: status.to_string(),
+            stderr: stderr_tail(&err),
+        })
     }
 }
 
@@ -142,29 +156,25 @@ fn kill_group(pgid: u32) {
 }
 
 /// The count a `dut.count` command printed: one whole number.
-fn parse_count(run: &HookRun) -> Result<u64, String> {
+fn parse_count(run: &HookRun) -> Result<u64, HookError> {
     let text = run.output.trim();
-    text.parse::<u64>().map_err(|_| {
-        let shown: String = text.chars().take(200).collect();
-        format!(
-            "DUT hook {} ({:?}) printed {shown:?}, not a whole number of connections",
-            run.key, run.command
-        )
-    })
+    text.parse::<u64>().map_err(|_| printed(run, "a whole number of connections"))
+}
+
+/// What a command printed that is not what its key asks for.
+fn printed(run: &HookRun, expected: &'static str) -> HookError {
+    HookError::Output {
+        what: format!("DUT hook {} ({:?})", run.key, run.command),
+        shown: run.output.trim().chars().take(200).collect(),
+        expected,
+    }
 }
 
 /// The busy share (0 to 1) a `dut.load` command printed: one number, a percent from 0 to 100.
-fn parse_load(run: &HookRun) -> Result<f64, String> {
-    let text = run.output.trim();
-    match text.parse::<f64>() {
+fn parse_load(run: &HookRun) -> Result<f64, HookError> {
+    match run.output.trim().parse::<f64>() {
         Ok(p) if (0.0..=100.0).contains(&p) => Ok(p / 100.0),
-        _ => {
-            let shown: String = text.chars().take(200).collect();
-            Err(format!(
-                "DUT hook {} ({:?}) printed {shown:?}, not a CPU busy percent from 0 to 100",
-                run.key, run.command
-            ))
-        }
+        _ => Err(printed(run, "a CPU busy percent from 0 to 100")),
     }
 }
 
@@ -180,7 +190,7 @@ fn sending_window(spec: &TrialSpec, phase_one: bool) -> (f64, f64) {
 }
 
 /// A command's record and verdict ([`run_command`]'s).
-type Ran = (HookRun, Result<(), String>);
+type Ran = (HookRun, Result<(), HookError>);
 
 /// No `dut.count` reading yet.
 const NOT_COUNTED: u64 = u64::MAX;
@@ -315,8 +325,8 @@ impl<R: TrialRunner> Hooks<R> {
             ))
         })?;
         record(&self.log, run.clone());
-        verdict.map_err(TrialError::msg)?;
-        let busy = parse_load(&run).map_err(TrialError::msg)?;
+        verdict.map_err(TrialError::new)?;
+        let busy = parse_load(&run).map_err(TrialError::new)?;
         let load = r.load.get_or_insert_with(Default::default);
         load.dut = Some(xlat_trial::CpuLoad {
             busy,
@@ -349,8 +359,8 @@ impl<R: TrialRunner> Hooks<R> {
             if n == NOT_COUNTED && r.forward.is_none() && r.reverse.is_none() && r.valid {
                 let (run, res) = run_command("dut.count", command, HOOK_DEADLINE, true);
                 record(&self.log, run.clone());
-                res.map_err(TrialError::msg)?;
-                n = parse_count(&run).map_err(TrialError::msg)?;
+                res.map_err(TrialError::new)?;
+                n = parse_count(&run).map_err(TrialError::new)?;
             }
         }
         if let Some(p) = r.preliminary.as_mut() {
@@ -377,7 +387,7 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
     fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
         let command = self.command(key)?;
         let start = Instant::now();
-        run_hook(key, &command, HOOK_DEADLINE).map_err(TrialError::msg)?;
+        run_hook(key, &command, HOOK_DEADLINE).map_err(TrialError::new)?;
         Ok(start.elapsed().as_secs_f64())
     }
 

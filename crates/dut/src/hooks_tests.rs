@@ -6,7 +6,9 @@ use super::*;
 fn a_hook_killed_at_its_deadline_takes_its_children_with_it() {
     let file = std::env::temp_dir().join(format!("xlatperf-hook-child-{}", std::process::id()));
     let command = format!("sleep 300 & echo $! > {}; wait", file.display());
-    let e = run_hook("dut.reset", &command, Duration::from_millis(300)).expect_err("deadline");
+    let e = run_hook("dut.reset", &command, Duration::from_millis(300))
+        .expect_err("deadline")
+        .to_string();
     assert!(e.contains("was killed"), "{e}");
     let pid: u32 = std::fs::read_to_string(&file)
         .expect("the child's PID")
@@ -33,25 +35,31 @@ fn a_hook_killed_at_its_deadline_takes_its_children_with_it() {
 
 #[test]
 fn hooks_succeed_fail_and_time_out() {
-    assert_eq!(run_hook("dut.before_trial", "true", HOOK_DEADLINE), Ok(()));
+    assert!(run_hook("dut.before_trial", "true", HOOK_DEADLINE).is_ok());
     // A chatty command does not block on a full pipe.
-    assert_eq!(run_hook("dut.before_trial", "head -c 1000000 /dev/zero >&2", HOOK_DEADLINE), Ok(()));
-    let e = run_hook("dut.before_trial", "echo no table >&2; exit 3", HOOK_DEADLINE).expect_err("exit 3");
+    assert!(run_hook("dut.before_trial", "head -c 1000000 /dev/zero >&2", HOOK_DEADLINE).is_ok());
+    let e = run_hook("dut.before_trial", "echo no table >&2; exit 3", HOOK_DEADLINE)
+        .expect_err("exit 3")
+        .to_string();
     assert!(
         e.starts_with("DUT hook dut.before_trial (\"echo no table >&2; exit 3\") failed (exit status: 3)"),
         "{e}"
     );
     assert!(e.ends_with("standard error: no table"), "{e}");
-    let e = run_hook("dut.between_phases", "exit 1", HOOK_DEADLINE).expect_err("exit 1");
+    let e = run_hook("dut.between_phases", "exit 1", HOOK_DEADLINE)
+        .expect_err("exit 1")
+        .to_string();
     assert!(e.contains("no output on standard error"), "{e}");
     let started = Instant::now();
-    let e = run_hook("dut.between_phases", "echo slow >&2; exec sleep 30", Duration::from_millis(300)).expect_err("deadline");
+    let e = run_hook("dut.between_phases", "echo slow >&2; exec sleep 30", Duration::from_millis(300))
+        .expect_err("deadline")
+        .to_string();
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     assert!(e.contains("did not end within 0.3 s and was killed (PID "), "{e}");
     assert!(e.contains("slow"), "{e}");
     // The end of a long output is kept.
     let (run, r) = run_command("dut.count", "seq 1 100000", HOOK_DEADLINE, true);
-    assert_eq!(r, Ok(()));
+    assert!(r.is_ok(), "{r:?}");
     assert!(
         run.output.ends_with("99999\n100000") && run.output.chars().count() == KEPT_CHARS,
         "{}",
@@ -111,7 +119,7 @@ impl TrialRunner for PhaseOne {
     fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
         let mut r = self.run_preliminary(spec, None)?;
         if let Some(hook) = &spec.between_phases {
-            hook.run().map_err(TrialError::msg)?;
+            hook.run().map_err(TrialError::new)?;
         }
         r.forward = Some(xlat_trial::DirectionReport::default());
         Ok(r)

@@ -1,10 +1,24 @@
 //! Pinning the calling thread to one CPU core.
 
+/// Why the calling thread could not be pinned to a core.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error("CPU core {0} does not exist")]
+    NoSuchCore(usize),
+    #[error("cannot pin to CPU core {core} (this process may use {cores} cores)")]
+    Affinity {
+        core: usize,
+        cores: usize,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Pin the calling thread to `core`; an error names the core and how many the machine has.
-pub fn pin_current_thread(core: usize) -> Result<(), String> {
+pub fn pin_current_thread(core: usize) -> Result<(), PinError> {
     let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     if core >= libc::CPU_SETSIZE as usize {
-        return Err(format!("CPU core {core} does not exist"));
+        return Err(PinError::NoSuchCore(core));
     }
     // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it (core < CPU_SETSIZE).
     let r = unsafe {
@@ -13,10 +27,11 @@ pub fn pin_current_thread(core: usize) -> Result<(), String> {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
     };
     if r != 0 {
-        return Err(format!(
-            "cannot pin to CPU core {core} (this process may use {n} cores): {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(PinError::Affinity {
+            core,
+            cores: n,
+            source: std::io::Error::last_os_error(),
+        });
     }
     Ok(())
 }

@@ -93,7 +93,7 @@ pub fn saturate_port<P: Port>(
                 let (mut stream, core, clock) = (stream.clone(), core_of(k), &clock);
                 sc.spawn(move || -> std::result::Result<f64, EngineError> {
                     if let Some(c) = core {
-                        crate::pin::pin_current_thread(c).map_err(|msg| EngineError::Cpu { core: c, msg })?;
+                        crate::pin::pin_current_thread(c).map_err(|source| EngineError::Cpu { core: c, source })?;
                     }
                     // saturate() flushes the queue at its end.
                     let r = if reset {

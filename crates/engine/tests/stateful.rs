@@ -273,7 +273,7 @@ fn the_hook_between_the_phases_runs_once_per_trial_and_a_dut_that_forgets_loses_
     assert_eq!((f.counts.sent, f.counts.lost), (10_000, 0));
     assert_eq!((rv.counts.sent, rv.counts.received, rv.counts.lost), (10_000, 0, 10_000));
 
-    let fails = PhaseHook::new(|| Err("conntrack: exit status 1".into()));
+    let fails = PhaseHook::new(|| Err(xlat_trial::HookError::Other("conntrack: exit status 1".into())));
     // The hook runs only after a valid phase 1 (one made invalid by another process taking the
     // cores ends the trial first, correctly): the first of three trials that gets that far.
     let mut err = None;
@@ -291,7 +291,10 @@ fn the_hook_between_the_phases_runs_once_per_trial_and_a_dut_that_forgets_loses_
     }
     let e = err.expect("the hook ran in one of three trials");
     assert!(matches!(e, EngineError::Hook(_)), "{e}");
-    assert_eq!(e.to_string(), "the hook between the phases failed: conntrack: exit status 1");
+    assert_eq!(e.to_string(), "the hook between the phases failed");
+    // The hook's own error is kept as the cause.
+    let cause = std::error::Error::source(&e).map(ToString::to_string);
+    assert_eq!(cause.as_deref(), Some("conntrack: exit status 1"));
 }
 
 #[test]

@@ -344,7 +344,7 @@ impl TrialRunner for SimDut {
             }
         }
         if let (Some(_), Some(hook)) = (&spec.preliminary, &spec.between_phases) {
-            hook.run().map_err(xlat_trial::TrialError::msg)?;
+            hook.run().map_err(xlat_trial::TrialError::new)?;
         }
         let (forward_on, reverse_on) = match spec.directions {
             Some(d) if !d.forward && !d.reverse => {
@@ -446,7 +446,7 @@ impl TrialRunner for SimDut {
         }
         if let Some(v) = validation {
             if let Some(hook) = &spec.between_phases {
-                hook.run().map_err(xlat_trial::TrialError::msg)?;
+                hook.run().map_err(xlat_trial::TrialError::new)?;
             }
             let received = self.table_capacity.map_or(m, |c| c.min(m));
             r.reverse = Some(DirectionReport {

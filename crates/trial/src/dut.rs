@@ -34,17 +34,54 @@ pub struct DutHooks {
     pub load: Option<String>,
 }
 
+/// Why a DUT command failed. `what` names it: "DUT hook KEY (COMMAND)".
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("{what}: cannot start sh")]
+    Start {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what}: waiting for it failed")]
+    Wait {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} did not end within {deadline_s} s and was killed (PID {pid}); {stderr}")]
+    Deadline {
+        what: String,
+        deadline_s: f64,
+        pid: u32,
+        stderr: String,
+    },
+    /// It exited with another status than 0 (`status` as the system words it).
+    #[error("{what} failed ({status}); {stderr}")]
+    Failed { what: String, status: String, stderr: String },
+    /// It printed something else than what its key asks for (`expected`).
+    #[error("{what} printed {shown:?}, not {expected}")]
+    Output {
+        what: String,
+        shown: String,
+        expected: &'static str,
+    },
+    /// A hook given as code (a test's, a wrapper's) failed for its own reason.
+    #[error("{0}")]
+    Other(String),
+}
+
 /// What runs between phase 1 and phase 2 of a stateful trial (its spec's `between_phases`);
 /// an `Err` ends the trial with its message. Two are equal when they are the same hook.
 #[derive(Clone)]
-pub struct PhaseHook(std::sync::Arc<dyn Fn() -> Result<(), String> + Send + Sync>);
+pub struct PhaseHook(std::sync::Arc<dyn Fn() -> Result<(), HookError> + Send + Sync>);
 
 impl PhaseHook {
-    pub fn new(f: impl Fn() -> Result<(), String> + Send + Sync + 'static) -> PhaseHook {
+    pub fn new(f: impl Fn() -> Result<(), HookError> + Send + Sync + 'static) -> PhaseHook {
         PhaseHook(std::sync::Arc::new(f))
     }
 
-    pub fn run(&self) -> Result<(), String> {
+    pub fn run(&self) -> Result<(), HookError> {
         (self.0)()
     }
 }

@@ -28,7 +28,7 @@ mod runner;
 pub mod spec;
 mod stamps;
 
-pub use dut::{DutHooks, PhaseHook};
+pub use dut::{DutHooks, HookError, PhaseHook};
 pub use error::{TrialError, TrialErrorKind};
 pub use load::{CpuLoad, LoadReport};
 pub use report::{loss_percent, DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};

@@ -84,14 +84,27 @@ pub fn cpu_list(cpus: &[usize]) -> String {
 /// configuration's CPU keys go to 1023).
 pub const MAX_CPU: usize = 1023;
 
+/// Why a CPU list cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    #[error("`{0}` is not a CPU number")]
+    NotANumber(String),
+    #[error("CPU {0} is above {MAX_CPU}")]
+    AboveMax(usize),
+    #[error("`{0}`: the range runs backwards")]
+    Backwards(String),
+    #[error("`{0}`: an empty entry")]
+    EmptyEntry(String),
+}
+
 /// Parse a CPU list as Linux writes one ("1", "0-3,6"); `Err` says what is wrong.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, CpuListError> {
     let mut cpus = Vec::new();
     for part in text.split(',').map(str::trim) {
-        let num = |s: &str| -> Result<usize, String> {
-            let n: usize = s.trim().parse().map_err(|_| format!("`{s}` is not a CPU number"))?;
+        let num = |s: &str| -> Result<usize, CpuListError> {
+            let n: usize = s.trim().parse().map_err(|_| CpuListError::NotANumber(s.to_string()))?;
             if n > MAX_CPU {
-                return Err(format!("CPU {n} is above {MAX_CPU}"));
+                return Err(CpuListError::AboveMax(n));
             }
             Ok(n)
         };
@@ -99,11 +112,11 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
             Some((a, b)) => {
                 let (a, b) = (num(a)?, num(b)?);
                 if a > b {
-                    return Err(format!("`{part}`: the range runs backwards"));
+                    return Err(CpuListError::Backwards(part.to_string()));
                 }
                 cpus.extend(a..=b);
             }
-            None if part.is_empty() => return Err(format!("`{text}`: an empty entry")),
+            None if part.is_empty() => return Err(CpuListError::EmptyEntry(text.to_string())),
             None => cpus.push(num(part)?),
         }
     }

@@ -25,14 +25,18 @@ pub enum EngineError {
         port: String,
         max: usize,
     },
-    #[error("CPU core {core}: {msg}")]
-    Cpu { core: usize, msg: String },
+    #[error("CPU core {core}")]
+    Cpu {
+        core: usize,
+        #[source]
+        source: crate::pin::PinError,
+    },
     #[error("a worker thread panicked")]
     Panicked,
     #[error("interrupted")]
     Interrupted,
-    #[error("the hook between the phases failed: {0}")]
-    Hook(String),
+    #[error("the hook between the phases failed")]
+    Hook(#[source] xlat_trial::HookError),
     #[error(transparent)]
     State(#[from] xlat_traffic::StateError),
 }

@@ -114,7 +114,7 @@ pub fn loopback_ports<P: Port>(
     let right_mac = right.mac();
     let (mut lq, mut rq) = (left.queues()?, right.queues()?);
     if let Some(c) = core {
-        crate::pin::pin_current_thread(c).map_err(|msg| EngineError::Cpu { core: c, msg })?;
+        crate::pin::pin_current_thread(c).map_err(|source| EngineError::Cpu { core: c, source })?;
     }
     let clock = Clock::calibrate();
     let t0 = std::time::Instant::now();

@@ -214,9 +214,9 @@ pub(super) fn run_workers<'s, T: TxQueue, R: RxQueue>(
             .into_iter()
             .map(|mut w| {
                 sc.spawn(move || -> Res<Worker<'s, 's, T, R>> {
-                    if let Err(msg) = pin_current_thread(w.core) {
+                    if let Err(source) = pin_current_thread(w.core) {
                         shared.failed.store(true, Ordering::Relaxed);
-                        return Err(EngineError::Cpu { core: w.core, msg });
+                        return Err(EngineError::Cpu { core: w.core, source });
                     }
                     crate::pin::raise_priority();
                     run_worker(&mut w, shared)?;
