@@ -183,7 +183,7 @@ fn goals_parse_from_presets_and_attributes_over_the_defaults() {
         ("fast", "neither a preset"),
         ("name=a b", "goal name"),
     ] {
-        let e = SearchGoal::parse(bad, &d).unwrap_err();
+        let e = SearchGoal::parse(bad, &d).unwrap_err().to_string();
         assert!(e.contains(want), "{bad}: {e}");
     }
 }

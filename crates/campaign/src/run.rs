@@ -218,7 +218,7 @@ impl Campaign<'_> {
                 self.note(&format!("test {}: xlatperf {}", test.name, args.join(" ")));
                 let log = format!("logs/lab-{}.log", test.name);
                 if let Err(e) = self.command(&args, &log, LAB_DEADLINE, false) {
-                    let error = format!("bringing the lab up failed: {e}");
+                    let error = format!("bringing the lab up failed: {}", chain(&e));
                     for &i in &todo {
                         self.manifest.runs[i].status = Status::Failed;
                         self.manifest.runs[i].error = Some(error.clone());
@@ -238,7 +238,10 @@ impl Campaign<'_> {
                 self.note(&format!("test {}: xlatperf lab down", test.name));
                 let log = format!("logs/lab-{}.log", test.name);
                 if let Err(e) = self.command(&["lab".into(), "down".into()], &log, LAB_DEADLINE, true) {
-                    self.note(&format!("warning: taking the lab down failed ({e}); run `xlatperf lab down`"));
+                    self.note(&format!(
+                        "warning: taking the lab down failed ({}); run `xlatperf lab down`",
+                        chain(&e)
+                    ));
                 }
             }
             if let Some(o) = outcome? {
@@ -291,6 +294,7 @@ impl Campaign<'_> {
                     self.note(&format!("{}: done in {}", entry.id, human_seconds(elapsed)));
                 }
                 Err(e) => {
+                    let e = chain(&e);
                     r.status = Status::Failed;
                     r.error = Some(e.clone());
                     self.save()?;
@@ -348,7 +352,7 @@ impl Campaign<'_> {
 
     /// Run `program args` in the campaign directory, its output to `log` (relative), within
     /// `deadline`; `append` appends instead of truncating the log.
-    fn command(&mut self, args: &[String], log: &str, deadline: Duration, append: bool) -> Result<(), String> {
+    fn command(&mut self, args: &[String], log: &str, deadline: Duration, append: bool) -> Result<(), RunFailure> {
         let path = self.opts.dir.join(log);
         let out = File::options()
             .create(true)
@@ -356,8 +360,12 @@ impl Campaign<'_> {
             .append(append)
             .truncate(!append)
             .open(&path)
-            .map_err(|e| format!("{}: cannot open it: {e}", path.display()))?;
-        let err = out.try_clone().map_err(|e| e.to_string())?;
+            .and_then(|out| Ok((out.try_clone()?, out)))
+            .map_err(|source| RunFailure::Log {
+                path: path.clone(),
+                source,
+            });
+        let (err, out) = out?;
         let mut cmd = Command::new(&self.opts.program);
         cmd.args(args)
             .current_dir(&self.opts.dir)
@@ -382,22 +390,26 @@ impl Campaign<'_> {
                 Ok(())
             });
         }
-        let child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.opts.program.display()))?;
+        let child = cmd.spawn().map_err(|source| RunFailure::Start {
+            program: self.opts.program.clone(),
+            source,
+        })?;
         wait(child, deadline, self.abort).map_err(|e| {
             let tail = log_tail(&path, 4);
             if tail.is_empty() {
                 e
             } else {
-                format!("{e}: {tail}")
+                RunFailure::Logged {
+                    failure: Box::new(e),
+                    tail,
+                }
             }
         })
     }
 }
 
 /// Wait for `child` until `deadline`; at the deadline ask it to stop, then kill it.
-fn wait(mut child: Child, deadline: Duration, abort: &AtomicBool) -> Result<(), String> {
+fn wait(mut child: Child, deadline: Duration, abort: &AtomicBool) -> Result<(), RunFailure> {
     let start = Instant::now();
     let mut asked: Option<Instant> = None;
     loop {
@@ -405,17 +417,15 @@ fn wait(mut child: Child, deadline: Duration, abort: &AtomicBool) -> Result<(), 
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(status)) => {
                 return Err(match asked {
-                    Some(_) if !abort.load(Ordering::Relaxed) => {
-                        format!(
-                            "exceeded its deadline of {} and was stopped ({status})",
-                            human_seconds(deadline.as_secs_f64())
-                        )
-                    }
-                    _ => format!("exited with {status}"),
+                    Some(_) if !abort.load(Ordering::Relaxed) => RunFailure::Deadline {
+                        deadline: human_seconds(deadline.as_secs_f64()),
+                        status,
+                    },
+                    _ => RunFailure::Exit(status),
                 })
             }
             Ok(None) => {}
-            Err(e) => return Err(format!("waiting for it: {e}")),
+            Err(e) => return Err(RunFailure::Wait(e)),
         }
         let now = Instant::now();
         match asked {
@@ -429,10 +439,7 @@ fn wait(mut child: Child, deadline: Duration, abort: &AtomicBool) -> Result<(), 
             Some(t) if now - t >= STOP_GRACE => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "did not stop within {} of being asked; killed",
-                    human_seconds(STOP_GRACE.as_secs_f64())
-                ));
+                return Err(RunFailure::Killed(human_seconds(STOP_GRACE.as_secs_f64())));
             }
             _ => {}
         }
@@ -448,11 +455,70 @@ fn log_tail(path: &Path, n: usize) -> String {
 }
 
 /// The run's result document exists and says it is complete.
-fn complete_result(path: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("no result file {}: {e}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+fn complete_result(path: &Path) -> Result<(), RunFailure> {
+    let path_buf = || path.to_path_buf();
+    let text = std::fs::read_to_string(path).map_err(|source| RunFailure::NoResult { path: path_buf(), source })?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|source| RunFailure::NotJson { path: path_buf(), source })?;
     if v.get("complete") != Some(&serde_json::Value::Bool(true)) {
-        return Err(format!("{}: the result is not complete", path.display()));
+        return Err(RunFailure::Incomplete { path: path_buf() });
     }
     Ok(())
+}
+
+/// Why a run (or a lab command) of the campaign failed. The manifest records [`chain`]: the
+/// message with its causes.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFailure {
+    #[error("{}: cannot open it", path.display())]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start {}", program.display())]
+    Start {
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("exceeded its deadline of {deadline} and was stopped ({status})")]
+    Deadline {
+        deadline: String,
+        status: std::process::ExitStatus,
+    },
+    #[error("exited with {0}")]
+    Exit(std::process::ExitStatus),
+    #[error("waiting for it")]
+    Wait(#[source] std::io::Error),
+    #[error("did not stop within {0} of being asked; killed")]
+    Killed(String),
+    /// A failure and the end of the command's log (what it said last).
+    #[error("{}: {tail}", chain(failure))]
+    Logged { failure: Box<RunFailure>, tail: String },
+    #[error("no result file {}", path.display())]
+    NoResult {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not JSON", path.display())]
+    NotJson {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: the result is not complete", path.display())]
+    Incomplete { path: PathBuf },
+}
+
+/// An error's message and its causes, joined with ": ".
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        next = c.source();
+    }
+    s
 }

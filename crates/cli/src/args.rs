@@ -5,6 +5,7 @@
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
+use xlat_results::ValueError;
 
 /// The test description and its overrides.
 #[derive(Args, Clone, Debug)]
@@ -96,10 +97,11 @@ impl StatefulArgs {
 }
 
 /// Phase 1's rate: a rate, as `trial.rate` allows it (1 to 10^9 frames/s).
-pub fn parse_preliminary_rate(s: &str) -> Result<u64, String> {
+pub fn parse_preliminary_rate(s: &str) -> Result<u64, ValueError> {
     let v = parse_rate(s)?;
     if v > xlat_config::MAX_PRELIMINARY_RATE {
-        return Err(format!("{v} is above {} frames/s", xlat_config::MAX_PRELIMINARY_RATE));
+        let allowed = format!("at most {} frames/s", xlat_config::MAX_PRELIMINARY_RATE);
+        return Err(ValueError::range(s, allowed));
     }
     Ok(v)
 }
@@ -156,12 +158,11 @@ impl SearchError {
 pub const MAX_FRAME_SIZE_PARAM: usize = xlat_wire::frame::MAX_FRAME_SIZE + 20;
 
 /// A frame size parameter: 84 to [`MAX_FRAME_SIZE_PARAM`], as the configuration's.
-pub fn parse_frame_size(s: &str) -> Result<usize, String> {
-    let v: usize = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number of bytes"))?;
+pub fn parse_frame_size(s: &str) -> Result<usize, ValueError> {
+    let v: usize = s.trim().parse().map_err(|_| ValueError::form(s, "a whole number of bytes"))?;
     if !(84..=MAX_FRAME_SIZE_PARAM).contains(&v) {
-        return Err(format!(
-            "{v} is outside 84..{MAX_FRAME_SIZE_PARAM} bytes (the IPv6 frame size, FCS included)"
-        ));
+        let allowed = format!("84 to {MAX_FRAME_SIZE_PARAM} bytes (the IPv6 frame size, FCS included)");
+        return Err(ValueError::range(s, allowed));
     }
     Ok(v)
 }
@@ -169,61 +170,61 @@ pub fn parse_frame_size(s: &str) -> Result<usize, String> {
 pub use xlat_results::sweep::parse_number;
 
 /// A frame rate above 0: "20000", "20k", "1.5M", "14_880_952".
-pub fn parse_rate(s: &str) -> Result<u64, String> {
+pub fn parse_rate(s: &str) -> Result<u64, ValueError> {
     let v = parse_rate_or_zero(s)?;
     if v == 0 {
-        return Err("the rate must be above 0 frames/s".into());
+        return Err(ValueError::range(s, "above 0 frames/s"));
     }
     Ok(v)
 }
 
 /// A frame rate, 0 allowed.
-pub fn parse_rate_or_zero(s: &str) -> Result<u64, String> {
+pub fn parse_rate_or_zero(s: &str) -> Result<u64, ValueError> {
     let v = parse_number(s)?;
     if v.fract() != 0.0 {
-        return Err(format!("'{s}' is not a whole number of frames/s"));
+        return Err(ValueError::form(s, "a whole number of frames/s"));
     }
     if v > 1.0e12 {
-        return Err(format!("'{s}' is beyond any link's frame rate"));
+        return Err(ValueError::range(s, "within any link's frame rate (at most 10^12 frames/s)"));
     }
     Ok(v as u64)
 }
 
 /// A fraction in [0, 1): "0.001" or a percentage "0.1%".
-pub fn parse_fraction(s: &str) -> Result<f64, String> {
+pub fn parse_fraction(s: &str) -> Result<f64, ValueError> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => {
-            let p: f64 = p.trim().parse().map_err(|_| format!("'{s}' is not a percentage (example: 0.1%)"))?;
+            let p: f64 = p.trim().parse().map_err(|_| ValueError::form(s, "a percentage (example: 0.1%)"))?;
             p / 100.0
         }
         None => t
             .parse::<f64>()
-            .map_err(|_| format!("'{s}' is not a fraction (example: 0.001) or a percentage (example: 0.1%)"))?,
+            .map_err(|_| ValueError::form(s, "a fraction (example: 0.001) or a percentage (example: 0.1%)"))?,
     };
     if !(v.is_finite() && (0.0..1.0).contains(&v)) {
-        return Err(format!("'{s}' must be at least 0 and below 1 (100%)"));
+        return Err(ValueError::range(s, "at least 0 and below 1 (100%)"));
     }
     Ok(v)
 }
 
 /// The frame-loss step: a fraction in (0, 0.1] of the maximum rate, or a percentage.
-pub fn parse_step(s: &str) -> Result<f64, String> {
+pub fn parse_step(s: &str) -> Result<f64, ValueError> {
     let v = parse_fraction(s)?;
     if !(v > 0.0 && v <= 0.1 + 1e-12) {
-        return Err(format!("'{s}' must be above 0 and at most 10% (RFC 2544 section 26.3)"));
+        return Err(ValueError::range(s, "above 0 and at most 10% (RFC 2544 section 26.3)"));
     }
     Ok(v.min(0.1))
 }
 
 /// A search width: frames/s ("2000", "2k") or a percentage of the maximum rate ("1%").
-pub fn parse_error(s: &str) -> Result<SearchError, String> {
+pub fn parse_error(s: &str) -> Result<SearchError, ValueError> {
     let t = s.trim();
     match t.strip_suffix('%') {
         Some(p) => {
-            let p: f64 = p.trim().parse().map_err(|_| format!("'{s}' is not a percentage"))?;
+            let p: f64 = p.trim().parse().map_err(|_| ValueError::form(s, "a percentage"))?;
             if !(p.is_finite() && p > 0.0 && p <= 100.0) {
-                return Err(format!("'{s}' must be above 0% and at most 100%"));
+                return Err(ValueError::range(s, "above 0% and at most 100%"));
             }
             Ok(SearchError::PercentOfMax(p))
         }
@@ -234,52 +235,52 @@ pub fn parse_error(s: &str) -> Result<SearchError, String> {
     }
 }
 
-/// Seconds above 0 (fractions allowed), at most a day.
-pub fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
-        return Err(format!("'{s}' must be above 0 and at most 86400 seconds"));
+/// A number read from `s` (`expected`: what it is) for which `ok` holds (`allowed`: when).
+fn number_in(s: &str, expected: &'static str, ok: impl Fn(f64) -> bool, allowed: &str) -> Result<f64, ValueError> {
+    let v: f64 = s.trim().parse().map_err(|_| ValueError::form(s, expected))?;
+    if !(v.is_finite() && ok(v)) {
+        return Err(ValueError::range(s, allowed));
     }
     Ok(v)
+}
+
+/// Seconds above 0 (fractions allowed), at most a day.
+pub fn parse_seconds(s: &str) -> Result<f64, ValueError> {
+    let allowed = "above 0 and at most 86400 seconds";
+    number_in(s, "a number of seconds", |v| v > 0.0 && v <= 86_400.0, allowed)
 }
 
 /// Seconds, 0 allowed.
-pub fn parse_seconds_or_zero(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if !(v.is_finite() && (0.0..=86_400.0).contains(&v)) {
-        return Err(format!("'{s}' must be 0 to 86400 seconds"));
-    }
-    Ok(v)
+pub fn parse_seconds_or_zero(s: &str) -> Result<f64, ValueError> {
+    number_in(s, "a number of seconds", |v| (0.0..=86_400.0).contains(&v), "0 to 86400 seconds")
 }
 
 /// The idle time between back-to-back trials: RFC 2544 and RFC 9004 ask for at least 2 s.
-pub fn parse_idle(s: &str) -> Result<f64, String> {
+pub fn parse_idle(s: &str) -> Result<f64, ValueError> {
     let v = parse_seconds(s)?;
     if v < 2.0 {
-        return Err(format!("'{s}': RFC 2544 and RFC 9004 require at least 2 seconds between trials"));
+        let allowed = "at least 2 seconds: RFC 2544 and RFC 9004 require them between trials";
+        return Err(ValueError::range(s, allowed));
     }
     Ok(v)
 }
 
 /// A link speed, Gbit/s.
-pub fn parse_gbps(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number of Gbit/s"))?;
-    if !(v.is_finite() && v > 0.0 && v <= 10_000.0) {
-        return Err(format!("'{s}' must be above 0 and at most 10000 Gbit/s"));
-    }
-    Ok(v)
+pub fn parse_gbps(s: &str) -> Result<f64, ValueError> {
+    let allowed = "above 0 and at most 10000 Gbit/s";
+    number_in(s, "a number of Gbit/s", |v| v > 0.0 && v <= 10_000.0, allowed)
 }
 
 /// A factor of the throughput for the system recovery test.
-pub fn parse_factor(s: &str) -> Result<f64, String> {
+pub fn parse_factor(s: &str) -> Result<f64, ValueError> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
         None => t.parse::<f64>(),
     }
-    .map_err(|_| format!("'{s}' is not a factor (1.1) or a percentage (110%)"))?;
+    .map_err(|_| ValueError::form(s, "a factor (1.1) or a percentage (110%)"))?;
     if !(v.is_finite() && v > 0.0 && v <= 10.0) {
-        return Err(format!("'{s}' must be above 0 and at most 10 (1000%)"));
+        return Err(ValueError::range(s, "above 0 and at most 10 (1000%)"));
     }
     Ok(v)
 }

@@ -43,7 +43,7 @@ pub struct ReportArgs {
 /// Check every run before the first one starts: its command line parses (`parses` is the
 /// binary's own parser) and its configuration file loads (a lab's is written when the lab
 /// comes up).
-fn check_runs(plan: &Plan, manifest: &Manifest, parses: &dyn Fn(&[String]) -> Result<(), String>) -> Result<()> {
+fn check_runs(plan: &Plan, manifest: &Manifest, parses: &dyn Fn(&[String]) -> Result<(), clap::Error>) -> Result<()> {
     for t in &plan.tests {
         if let TestSource::Config(p) = &t.source {
             xlat_config::load(p, &[]).with_context(|| format!("{}: test {:?}", plan.file.display(), t.name))?;
@@ -51,6 +51,7 @@ fn check_runs(plan: &Plan, manifest: &Manifest, parses: &dyn Fn(&[String]) -> Re
     }
     for r in &manifest.runs {
         if let Err(e) = parses(&r.command) {
+            let e = e.to_string();
             let first = e.lines().next().unwrap_or_default().to_string();
             bail!("{}: run {}: `{}`: {first}", plan.file.display(), r.id, r.command.join(" "));
         }
@@ -59,7 +60,7 @@ fn check_runs(plan: &Plan, manifest: &Manifest, parses: &dyn Fn(&[String]) -> Re
 }
 
 /// Run `xlatperf campaign`.
-pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), String>) -> Result<()> {
+pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap::Error>) -> Result<()> {
     let plan = Plan::load(&a.plan)?;
     let text = std::fs::read_to_string(&a.plan).with_context(|| format!("reading {}", a.plan.display()))?;
     let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from(&plan.name));

@@ -552,7 +552,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::TeardownRate(a) if a.connections.len() > 1 => connections_sweep(argv, &a.common),
         Cmd::TeardownRate(a) => procedures::teardown(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Sweep(a) => sweep::run(a),
-        Cmd::Campaign(a) => campaign::campaign(a, &|argv| Cli::try_parse_from(argv).map(|_| ()).map_err(|e| e.to_string())),
+        Cmd::Campaign(a) => campaign::campaign(a, &|argv| Cli::try_parse_from(argv).map(|_| ())),
         Cmd::Report(a) => campaign::report(a),
         Cmd::Demo(a) => demo::run(a),
         // siitperf's exit codes (255 for an input error), as through the siitperf-* links.

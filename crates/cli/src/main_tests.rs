@@ -2,16 +2,16 @@
 
 use super::*;
 
-fn parse(args: &[&str]) -> Result<Cmd, String> {
+fn parse(args: &[&str]) -> Result<Cmd, clap::Error> {
     let mut v = vec!["xlatperf"];
     v.extend_from_slice(args);
-    Cli::try_parse_from(v).map(|c| c.cmd).map_err(|e| e.to_string())
+    Cli::try_parse_from(v).map(|c| c.cmd)
 }
 
 fn err(args: &[&str]) -> String {
     match parse(args) {
         Ok(_) => panic!("{args:?} parsed"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     }
 }
 

@@ -16,9 +16,9 @@ pub enum JsonTo {
 }
 
 /// The value parser of `--json`.
-pub fn parse_json_to(s: &str) -> Result<JsonTo, String> {
+pub fn parse_json_to(s: &str) -> Result<JsonTo, xlat_results::ValueError> {
     match s {
-        "" => Err("give a file name, or - for standard output".into()),
+        "" => Err(xlat_results::ValueError::form(s, "a file name, or - for standard output")),
         "-" => Ok(JsonTo::Stdout),
         _ => Ok(JsonTo::File(PathBuf::from(s))),
     }

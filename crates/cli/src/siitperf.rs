@@ -29,8 +29,18 @@ struct Common {
 /// siitperf's frame rate limit (10 Gbit/s Ethernet, 64-byte frames), for `<rate>`.
 const MAX_RATE: u64 = 14_880_952;
 
-/// An input error in siitperf's words (with xlatperf's detail where it adds one).
-type Input<T> = Result<T, String>;
+/// An input error in siitperf's words (its whole line, `Input Error: ...`, with xlatperf's
+/// detail where it adds one): what siitperf's users' scripts read.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+struct InputError(String);
+
+type Input<T> = Result<T, InputError>;
+
+/// Fail with siitperf's input error line `line`.
+fn input<T>(line: impl Into<String>) -> Input<T> {
+    Err(InputError(line.into()))
+}
 
 /// Check siitperf's stateful parameters `N M R T D` (already in range) against each other and
 /// the configuration, in siitperf's order, with 64-bit (128-bit for the combinations)
@@ -40,7 +50,7 @@ fn stateful_checks(setup: &Setup, n: u32, m: u32, p: &PreliminarySpec, info: &mu
     // 1. Phase 1 fits in D (siitperf's formula: the sending time rounded down, plus T).
     let needed = u128::from(p.frames) * 1000 / u128::from(p.rate) + u128::from(p.timeout_ms);
     if needed > u128::from(p.phase_delay_ms) {
-        return Err(format!(
+        return input(format!(
             "Input Error: 1000*N/R+T > D (preliminary test may not be performed in the available time period). \
              (1000*N/R+T: {needed} > D: {})",
             p.phase_delay_ms
@@ -51,7 +61,7 @@ fn stateful_checks(setup: &Setup, n: u32, m: u32, p: &PreliminarySpec, info: &mu
     //    N-N*(n-m)/n can be one less).
     let eff = xlat_config::foreground_frames(p.frames, n, m);
     if eff < p.state_table {
-        return Err(format!(
+        return input(format!(
             "Input Error: N-N*(n-m)/n < M (there are not enough foreground frames to fill the state table). \
              (xlatperf counts them exactly: {eff} foreground frames among N = {} with n = {n}, m = {m}; M = {}.)",
             p.frames, p.state_table
@@ -64,14 +74,14 @@ fn stateful_checks(setup: &Setup, n: u32, m: u32, p: &PreliminarySpec, info: &mu
         if c < u128::from(eff) {
             // siitperf says "IP address" also when both are enumerated (sic "foregound").
             let said = if what == "port number" { what } else { "IP address" };
-            return Err(format!(
+            return input(format!(
                 "Input Error: There are not enough unique {said} combinations for each (foregound) preliminary frames. ({c} < {eff})"
             ));
         }
     }
     // 4. More than one tuple to choose from needs a state table of more than one entry.
     if setup.stateful.responder_tuples != Variation::Fixed && p.state_table == 1 {
-        return Err("Input Error: 'Responder-tuples' MUST be set to 0, if the size of the state table (M) is 1.".into());
+        return input("Input Error: 'Responder-tuples' MUST be set to 0, if the size of the state table (M) is 1.");
     }
     // 5. (sic: siitperf's spelling, which scripts may match)
     info.push(format!(
@@ -89,7 +99,7 @@ fn arg(args: &[String], i: usize, lo: u64, hi: u64, message: &str) -> Input<u64>
     let digits: &str = &s[..s.bytes().take_while(u8::is_ascii_digit).count()];
     match digits.parse::<u64>() {
         Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-        _ => Err(format!("Input Error: {message}")),
+        _ => input(format!("Input Error: {message}")),
     }
 }
 
@@ -100,7 +110,7 @@ fn parse(cfg: TestConfig, args: &[String], extra: usize, info: &mut Vec<String>)
     let stateful = cfg.setup.stateful.mode != Stateful::Off;
     let base = if stateful { 11 } else { 6 };
     if args.len() < base + extra {
-        return Err("Input Error: Too few command line arguments.".into());
+        return input("Input Error: Too few command line arguments.");
     }
     let size = arg(args, 0, 84, 1538, "IPv6 frame size must be between 84 and 1538.")? as usize;
     let rate = arg(args, 1, 1, MAX_RATE, "Frame rate must be between 1 and 14880952.")?;
@@ -111,9 +121,8 @@ fn parse(cfg: TestConfig, args: &[String], extra: usize, info: &mut Vec<String>)
     let setup = &cfg.setup;
     let v6 = |d: bool, v: IpVersion| d && v == IpVersion::V6;
     if size > 1518 && (v6(setup.forward, setup.left.ip_version) || v6(setup.reverse, setup.right.ip_version) || m < n) {
-        return Err(
-            "Input Error: IPv6 frame sizes between 1518 and 1538 are allowed for pure IPv4 traffic only (as IPv4 frames are 20 bytes shorter)."
-                .into(),
+        return input(
+            "Input Error: IPv6 frame sizes between 1518 and 1538 are allowed for pure IPv4 traffic only (as IPv4 frames are 20 bytes shorter).",
         );
     }
     let preliminary = if stateful {
@@ -171,7 +180,7 @@ fn parse(cfg: TestConfig, args: &[String], extra: usize, info: &mut Vec<String>)
             phase_delay_ms: Some(p.phase_delay_ms),
         };
     }
-    xlat_config::validate(&cfg).map_err(|e| format!("Input Error: {e}"))?;
+    xlat_config::validate(&cfg).map_err(|e| InputError(format!("Input Error: {e}")))?;
     let spec = TrialSpec {
         preliminary,
         max_send_lag_ns: cfg.tester.max_send_lag_ns(),
@@ -188,12 +197,12 @@ fn program_spec(program: &str, c: &Common, args: &[String], at: usize) -> Input<
         "siitperf-lat" => {
             let delay = arg(args, at, 0, 3600, "Delay before timestamps must be between 0 and 3600.")?;
             if delay as f64 >= spec.duration_s {
-                return Err("Input Error: Test duration MUST be longer than the delay before timestamps.".into());
+                return input("Input Error: Test duration MUST be longer than the delay before timestamps.");
             }
             let tags = arg(args, at + 1, 1, 50_000, "Number of timestamps must be between 1 and 50000.")?;
             if (spec.duration_s - delay as f64) * (spec.rate as f64) < tags as f64 {
-                return Err(
-                    "Input Error: There are not enough test frames in the (duration-delay) interval to carry so many timestamps.".into(),
+                return input(
+                    "Input Error: There are not enough test frames in the (duration-delay) interval to carry so many timestamps.",
                 );
             }
             let latency = Some(LatencySpec {

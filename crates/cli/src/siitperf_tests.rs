@@ -33,7 +33,7 @@ fn err_info(c: TestConfig, line: &str) -> (String, Vec<String>) {
     let mut info = Vec::new();
     match parse(c, &args(line), 0, &mut info) {
         Ok(_) => panic!("{line}: accepted"),
-        Err(e) => (e, info),
+        Err(e) => (e.to_string(), info),
     }
 }
 
@@ -78,7 +78,7 @@ fn too_few_arguments_and_extra_ones_ignored() {
     assert_eq!(err_info(stateless(""), "84 1000 10 2000 2").0, too_few);
     let mut info = Vec::new();
     let lat = parse(cfg(""), &args("84 1000 10 2000 2 2 1000 1000 2000 500 1500 5"), 2, &mut info);
-    assert_eq!(lat.err().as_deref(), Some(too_few));
+    assert_eq!(lat.err().map(|e| e.to_string()).as_deref(), Some(too_few));
     // siitperf reads what it needs and ignores the rest.
     let (c, at, _) = ok("", "84 1000 10 2000 2 2 1000 1000 2000 500 1500 and more");
     assert_eq!((at, c.spec.preliminary.map(|p| p.phase_delay_ms)), (11, Some(1500)));
@@ -288,16 +288,20 @@ fn latency_and_pdv_arguments() {
     assert_eq!(lat("5 500"), Ok(Some(500)));
     assert_eq!(
         lat("10 500"),
-        Err("Input Error: Test duration MUST be longer than the delay before timestamps.".into())
+        Err(InputError(
+            "Input Error: Test duration MUST be longer than the delay before timestamps.".to_string()
+        ))
     );
-    assert!(lat("9 1001").is_err_and(|e| e.contains("not enough test frames")));
+    assert!(lat("9 1001").is_err_and(|e| e.0.contains("not enough test frames")));
     let pdv = |e: &str| program_spec("siitperf-pdv", &c, &extras(e), at).map(|(s, p)| (s.pdv.map(|p| p.frame_timeout_ms), p));
     assert_eq!(pdv("0"), Ok((Some(0), Program::Pdv { frame_timeout_ms: 0 })));
     // Below 1000 x duration + global timeout: 10 s and 2000 ms give at most 11999 ms.
     assert_eq!(pdv("11999").map(|x| x.0), Ok(Some(11_999)));
     assert_eq!(
         pdv("12000"),
-        Err("Input Error: Frame timeout must be between 0 and 11999 (below 1000*duration+global timeout).".into())
+        Err(InputError(
+            "Input Error: Frame timeout must be between 0 and 11999 (below 1000*duration+global timeout).".to_string()
+        ))
     );
 }
 

@@ -78,7 +78,7 @@ fn run_args(command: &[String], name: &str, value: &str, json: &Path) -> Vec<Str
 
 /// Run the sweep of `a`.
 pub fn run(a: &SweepArgs) -> Result<()> {
-    let (name, values) = xlat_results::sweep::parse_over(&a.over).map_err(anyhow::Error::msg)?;
+    let (name, values) = xlat_results::sweep::parse_over(&a.over).context("--over")?;
     sweep(&name, &values, &a.command, a.json.as_deref(), a.csv.as_deref(), a.plot.as_deref())
 }
 

@@ -6,6 +6,7 @@
 //! - the procedures (`xlat-bench`) link neither the engine nor the ports, and results are read
 //!   without them (`xlat-results`, and the campaign report through it);
 //! - no library links the test support (`xlat-testkit`: the simulated DUTs, skip, retry);
+//! - no `Result<_, String>` in any crate's sources;
 //! - the binary's code outside tests at most 3,000 lines (code: lines that are neither blank
 //!   nor comments, outside `*_tests.rs` files and `#[cfg(test)]` modules).
 
@@ -97,6 +98,26 @@ fn one_runner_trait() {
         found[0].starts_with("TrialRunner in ") && found[0].contains("crates/trial/src"),
         "{found:?}"
     );
+}
+
+/// Errors are types with their causes, not text: no `Result<_, String>` in any crate's
+/// sources (tests in `src/` included).
+#[test]
+fn no_error_is_a_string() {
+    let mut found = Vec::new();
+    for p in all_sources() {
+        let text = std::fs::read_to_string(&p).expect("read");
+        for (i, l) in text.lines().enumerate() {
+            if let Some(at) = l.find("Result<") {
+                let rest = &l[at..];
+                let end = rest.find(['{', ';', '=']).unwrap_or(rest.len());
+                if rest[..end].contains(", String>") {
+                    found.push(format!("{}:{}", p.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "give these errors a type: {found:?}");
 }
 
 /// The workspace crates `package` links outside its tests (`cargo tree -e normal`), by name.

@@ -1,6 +1,7 @@
 //! Print a configuration as the equivalent commented TOML (`xlatperf convert siitperf.conf`, and
 //! the configuration `xlatperf lab up` writes).
 
+use crate::error::SiitperfError;
 use crate::keys::{self, ENUMERATE_NAMES, STATEFUL_NAMES, VARIATION_NAMES};
 use crate::model::{Backend, SourceKind, TestConfig};
 use std::fmt::Write as _;
@@ -239,7 +240,7 @@ pub struct SiitperfFiles {
 /// ports as the companion TOML; what belongs on siitperf's command line (frame size, rate,
 /// duration, timeout, n, m, and N M R T D) is named in a comment. `Err` names the first key
 /// whose setting siitperf cannot express (its DUT hooks, a DUT MAC left to resolution).
-pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
+pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, SiitperfError> {
     let d = &cfg.dut;
     for (key, h) in [
         ("dut.before_trial", &d.before_trial),
@@ -250,28 +251,20 @@ pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
         ("dut.load", &d.load),
     ] {
         if let Some(h) = h {
-            return Err(format!(
-                "key '{key}' ({h:?}): siitperf runs no commands for the DUT; run it in your script instead"
-            ));
+            return Err(SiitperfError::DutCommand { key, command: h.clone() });
         }
     }
     let s = &cfg.setup;
     for (side, on, name) in [(&s.left, s.forward, "left"), (&s.right, s.reverse, "right")] {
         if side.tunnel.is_some() {
-            return Err(format!(
-                "key '{name}.tunnel': siitperf sends no encapsulated frames (it has no IPv4-in-IPv6 keys)"
-            ));
+            return Err(SiitperfError::Tunnel { side: name });
         }
         if side.dut_mac.is_none() && (on || s.stateful.mode != Stateful::Off) {
             let conf = if name == "left" { "MAC-L-DUT" } else { "MAC-R-DUT" };
-            return Err(format!(
-                "key '{name}.dut_mac' is not set: siitperf needs {conf} (xlatperf can resolve it from {name}.dut_ipv4/dut_ipv6, siitperf cannot)"
-            ));
+            return Err(SiitperfError::DutMac { side: name, conf });
         }
     }
-    let table: toml::Table = to_toml(cfg)
-        .parse()
-        .map_err(|e: toml::de::Error| format!("internal: the TOML written for the configuration does not parse: {e}"))?;
+    let table: toml::Table = to_toml(cfg).parse().map_err(SiitperfError::Internal)?;
     let lookup = |path: &str| -> Option<&toml::Value> {
         let mut parts = path.split('.');
         let mut v = table.get(parts.next()?)?;
@@ -324,7 +317,10 @@ pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, String> {
             keys::ConfValue::Stateful => code(&STATEFUL_NAMES),
         };
         let Some(text) = text else {
-            return Err(format!("key '{}': {v} has no siitperf.conf form", k.path));
+            return Err(SiitperfError::NoForm {
+                key: k.path,
+                value: v.to_string(),
+            });
         };
         let _ = writeln!(conf, "{name} {text}");
     }

@@ -269,3 +269,20 @@ pub(crate) fn quote(s: &str) -> String {
     out.push('\'');
     out
 }
+
+/// What siitperf cannot express of a configuration (`to_siitperf`): the key and why.
+#[derive(Debug, thiserror::Error)]
+pub enum SiitperfError {
+    #[error("key '{key}' ({command:?}): siitperf runs no commands for the DUT; run it in your script instead")]
+    DutCommand { key: &'static str, command: String },
+    #[error("key '{side}.tunnel': siitperf sends no encapsulated frames (it has no IPv4-in-IPv6 keys)")]
+    Tunnel { side: &'static str },
+    #[error(
+        "key '{side}.dut_mac' is not set: siitperf needs {conf} (xlatperf can resolve it from {side}.dut_ipv4/dut_ipv6, siitperf cannot)"
+    )]
+    DutMac { side: &'static str, conf: &'static str },
+    #[error("key '{key}': {value} has no siitperf.conf form")]
+    NoForm { key: &'static str, value: String },
+    #[error("internal: the TOML written for the configuration does not parse")]
+    Internal(#[source] toml::de::Error),
+}

@@ -14,7 +14,7 @@
 //! | `doc` | both readers into one TOML document that remembers lines; `--set` overrides | model, keys, error |
 //! | `validate` | the rules between keys, the addresses and ranges; also [`validate()`] | model, doc, error |
 //! | `build` | the document into a [`TestConfig`]: defaults, per-key ranges, then `validate` | model, keys, doc, validate, error |
-//! | `emit` | [`to_toml`]: a configuration as commented TOML | model, keys |
+//! | `emit` | [`to_toml`]: a configuration as commented TOML | model, keys, error |
 //! | [`files`] | writing the user's files atomically ([`files::write_atomic`]) | none |
 //!
 //! Imports only go down this table, never back (`tests/modules.rs` checks it), and the modules
@@ -32,10 +32,11 @@ mod model;
 mod validate;
 
 pub use emit::{to_siitperf, to_toml, to_toml_with_comment, SiitperfFiles};
-pub use error::{ConfigError, Loc};
+pub use error::{ConfigError, Loc, SiitperfError};
 pub use model::{
-    foreground_frames, frame_size_rule, Backend, Cpus, DutHooks, Preliminary, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig,
-    TrialDefaults, COMPANION, DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
+    foreground_frames, frame_size_rule, Backend, Cpus, DutHooks, FrameSizeRange, Preliminary, Source, SourceKind, StatefulTrial,
+    TestConfig, TesterConfig, TrialDefaults, COMPANION, DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE,
+    MAX_PRELIMINARY_TIMEOUT_MS,
 };
 
 use std::path::Path;

@@ -229,22 +229,31 @@ pub struct Source {
 /// hold (docs/siitperf-compat.md).
 pub const COMPANION: &str = "xlatperf.toml";
 
+/// The frame sizes a setup takes, when a size is outside them: 84 up to `max`, and why `max`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "84-{max}: {}{}",
+    if *all_ipv4 { "all frames are IPv4, 20 bytes shorter than the size" } else { "the IPv6 frame size, FCS included" },
+    if *tunnel { ", and 40 bytes longer in the tunnel" } else { "" }
+)]
+pub struct FrameSizeRange {
+    pub max: usize,
+    /// Every frame is IPv4 (20 bytes more allowed).
+    pub all_ipv4: bool,
+    /// A side sends through a tunnel (40 bytes fewer).
+    pub tunnel: bool,
+}
+
 /// Whether frame size `size` (siitperf's: the IPv6 frame's, FCS included) fits setup `s`:
 /// 84 up to the largest frame, 20 more when every frame is IPv4, 40 less with a tunnel (its
 /// frames are 40 bytes longer than the IPv4 frames they carry). The error says the range and
 /// why, for a message that names the key or option.
-pub fn frame_size_rule(s: &Setup, size: usize) -> Result<(), String> {
-    let all_v4 = s.left.ip_version == IpVersion::V4 && s.right.ip_version == IpVersion::V4 && !s.has_background();
+pub fn frame_size_rule(s: &Setup, size: usize) -> Result<(), FrameSizeRange> {
+    let all_ipv4 = s.left.ip_version == IpVersion::V4 && s.right.ip_version == IpVersion::V4 && !s.has_background();
     let tunnel = s.left.tunnel.is_some() || s.right.tunnel.is_some();
-    let max = xlat_wire::frame::MAX_FRAME_SIZE + if all_v4 { 20 } else { 0 } - if tunnel { 40 } else { 0 };
+    let max = xlat_wire::frame::MAX_FRAME_SIZE + if all_ipv4 { 20 } else { 0 } - if tunnel { 40 } else { 0 };
     if (84..=max).contains(&size) {
         return Ok(());
     }
-    let why = if all_v4 {
-        "all frames are IPv4, 20 bytes shorter than the size"
-    } else {
-        "the IPv6 frame size, FCS included"
-    };
-    let tunnel = if tunnel { ", and 40 bytes longer in the tunnel" } else { "" };
-    Err(format!("84-{max}: {why}{tunnel}"))
+    Err(FrameSizeRange { max, all_ipv4, tunnel })
 }

@@ -217,7 +217,7 @@ fn ranges(s: &Setup, n: &Names<'_>) -> Result<(), ConfigError> {
 
 fn frame_size(cfg: &TestConfig, n: &Names<'_>) -> Result<(), ConfigError> {
     let size = cfg.trial.frame_size;
-    crate::model::frame_size_rule(&cfg.setup, size).map_err(|why| n.bad("trial.frame_size", size, why))
+    crate::model::frame_size_rule(&cfg.setup, size).map_err(|why| n.bad("trial.frame_size", size, why.to_string()))
 }
 
 /// The siitperf rules on enumeration, varying addresses and destination networks.

@@ -93,7 +93,7 @@ fn toml_to_siitperf_and_back_keeps_the_test() {
         let files = match xlat_config::to_siitperf(&cfg) {
             Ok(f) => f,
             Err(why) => {
-                assert!(why.starts_with("key 'dut."), "{}: {why}", path.display());
+                assert!(why.to_string().starts_with("key 'dut."), "{}: {why}", path.display());
                 refused += 1;
                 continue;
             }
@@ -129,9 +129,12 @@ fn what_siitperf_cannot_express_is_refused_with_the_key() {
                 [right]\nip_version = 4\nipv4_real = \"198.19.0.2\"\ndut_mac = \"02:00:00:00:00:02\"\n";
     let cfg = xlat_config::parse_toml(text, "t.toml").expect("parse");
     let e = xlat_config::to_siitperf(&cfg).expect_err("no left DUT MAC");
-    assert!(e.starts_with("key 'left.dut_mac' is not set: siitperf needs MAC-L-DUT"), "{e}");
+    assert!(
+        e.to_string().starts_with("key 'left.dut_mac' is not set: siitperf needs MAC-L-DUT"),
+        "{e}"
+    );
     let text = format!("{text}[dut]\nbefore_trial = \"true\"\n").replace("dut_ipv4 = \"198.18.0.1\"", "dut_mac = \"02:00:00:00:00:01\"");
     let cfg = xlat_config::parse_toml(&text, "t.toml").expect("parse");
     let e = xlat_config::to_siitperf(&cfg).expect_err("hooks");
-    assert!(e.starts_with("key 'dut.before_trial'"), "{e}");
+    assert!(e.to_string().starts_with("key 'dut.before_trial'"), "{e}");
 }

@@ -37,7 +37,7 @@ fn a_b4_side_is_read_and_written_back() {
     let again = parse_toml(&to_toml(&c), "again.toml").expect("written back");
     assert_eq!(again.setup.left.tunnel, Some(t));
     // siitperf has no such keys: converting refuses, naming the key.
-    let e = to_siitperf(&c).unwrap_err();
+    let e = to_siitperf(&c).unwrap_err().to_string();
     assert!(
         e.contains("'left.tunnel'") && e.contains("siitperf sends no encapsulated frames"),
         "{e}"

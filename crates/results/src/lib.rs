@@ -55,7 +55,7 @@ pub use conn_rate::ConnRateResult;
 pub use delay::{
     Delay, DelayRecorder, DelayStats, HistogramStats, IpdvRecorder, IpdvStatistics, IpdvStats, LatencyStats, LogHistogram, PdvStats,
 };
-pub use error::ResultsError;
+pub use error::{ResultsError, ValueError};
 pub use frame_loss::{FrameLossPoint, FrameLossResult};
 pub use latency::{LatencyResult, LatencyRun, LatencySamples, LatencySummary};
 pub use mlrsearch::{Classification, GoalResult, MlrResult, MlrTrial, SearchGoal};

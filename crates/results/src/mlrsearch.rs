@@ -13,6 +13,19 @@ pub const DEFAULT_INITIAL_S: f64 = 1.0;
 /// CSIT's PDR loss ratio.
 pub const PDR_LOSS_RATIO: f64 = 0.005;
 
+/// Why a `--goal` value cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GoalError {
+    #[error("'{0}' is neither a preset (ndr, pdr) nor key=value")]
+    Part(String),
+    #[error("goal name '{0}': use letters, digits, '_', '-', '.'")]
+    Name(String),
+    #[error("'{part}': '{value}' is not a number")]
+    Number { part: String, value: String },
+    #[error("unknown goal attribute '{0}' (name, loss, exceed, width, initial, final, sum)")]
+    Attribute(String),
+}
+
 /// An RFC 9971 Search Goal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchGoal {
@@ -51,16 +64,16 @@ impl SearchGoal {
     /// A goal from a command line's `--goal` value: comma-separated `key=value` pairs (`name`,
     /// `loss`, `exceed`, `width`, `initial`, `final`, `sum`; ratios as fractions or with `%`)
     /// and the presets `ndr` (loss 0) and `pdr` (loss 0.005, named PDR), over `defaults`.
-    pub fn parse(spec: &str, defaults: &SearchGoal) -> Result<SearchGoal, String> {
+    pub fn parse(spec: &str, defaults: &SearchGoal) -> Result<SearchGoal, GoalError> {
         let mut g = defaults.clone();
         let mut named = false;
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let number = |v: &str| -> Result<f64, String> {
+            let number = |v: &str| -> Result<f64, GoalError> {
                 let (v, scale) = v.strip_suffix('%').map_or((v, 1.0), |p| (p, 0.01));
-                v.trim()
-                    .parse::<f64>()
-                    .map(|x| x * scale)
-                    .map_err(|_| format!("'{part}': '{v}' is not a number"))
+                v.trim().parse::<f64>().map(|x| x * scale).map_err(|_| GoalError::Number {
+                    part: part.to_string(),
+                    value: v.to_string(),
+                })
             };
             match part.split_once('=') {
                 None if part.eq_ignore_ascii_case("ndr") => {
@@ -75,12 +88,12 @@ impl SearchGoal {
                         g.name = "PDR".into();
                     }
                 }
-                None => return Err(format!("'{part}' is neither a preset (ndr, pdr) nor key=value")),
+                None => return Err(GoalError::Part(part.to_string())),
                 Some((k, v)) => match k.trim() {
                     "name" => {
                         let v = v.trim();
                         if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
-                            return Err(format!("goal name '{v}': use letters, digits, '_', '-', '.'"));
+                            return Err(GoalError::Name(v.to_string()));
                         }
                         g.name = v.to_string();
                         named = true;
@@ -91,11 +104,7 @@ impl SearchGoal {
                     "initial" => g.initial_trial_duration_s = number(v)?,
                     "final" => g.final_trial_duration_s = number(v)?,
                     "sum" => g.duration_sum_s = number(v)?,
-                    other => {
-                        return Err(format!(
-                            "unknown goal attribute '{other}' (name, loss, exceed, width, initial, final, sum)"
-                        ))
-                    }
+                    other => return Err(GoalError::Attribute(other.to_string())),
                 },
             }
         }

@@ -7,15 +7,15 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use crate::error::ResultsError;
+use crate::error::{ResultsError, ValueError};
 use crate::output::csv_field;
 use crate::svg::{LinePlot, Series};
 use crate::text::{group, text_table};
 use crate::view::{DocView, Metric, Procedure};
 
 /// Split `NAME=V1,V2,...` (a leading `--` of NAME is dropped).
-pub fn parse_over(over: &str) -> Result<(String, Vec<String>), String> {
-    let usage = || format!("--over {over:?}: give NAME=V1,V2,... (e.g. connections=10k,100k,1M)");
+pub fn parse_over(over: &str) -> Result<(String, Vec<String>), ValueError> {
+    let usage = || ValueError::form(over, "NAME=V1,V2,... (e.g. connections=10k,100k,1M)");
     let (name, values) = over.split_once('=').ok_or_else(usage)?;
     let name = name.trim().trim_start_matches('-').to_string();
     let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect();
@@ -37,7 +37,7 @@ pub fn parameter_args(name: &str, value: &str) -> [String; 2] {
 
 /// A number as the options write it: "20000", "20k", "1.5M", "14_880_952" (k, M, G: powers
 /// of 1000); finite and not negative.
-pub fn parse_number(s: &str) -> Result<f64, String> {
+pub fn parse_number(s: &str) -> Result<f64, ValueError> {
     let t = s.trim().replace('_', "");
     let (num, mult) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
@@ -47,10 +47,10 @@ pub fn parse_number(s: &str) -> Result<f64, String> {
     };
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("'{s}' is not a number (examples: 20000, 20k, 1.5M)"))?;
+        .map_err(|_| ValueError::form(s, "a number (examples: 20000, 20k, 1.5M)"))?;
     let v = v * mult;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("'{s}' must be a non-negative number"));
+        return Err(ValueError::range(s, "a non-negative number"));
     }
     Ok(v)
 }
