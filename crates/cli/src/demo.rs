@@ -15,6 +15,7 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser};
+use xlat_lab::Topology;
 use xlat_results::output::{human_results, SizeResult};
 use xlat_results::text::group;
 use xlat_results::BenchResult;
@@ -114,7 +115,19 @@ fn strings(v: &[&str]) -> Vec<String> {
 }
 
 /// Bring up the lab of `topology` (described as `what`); the guard takes it down again.
-fn lab(topology: xlat_lab::Topology, what: &str, keep: bool) -> Result<(String, LabGuard)> {
+/// The topology `--topology` names (the first of `allowed` without it), one of `allowed`.
+fn chosen(a: &DemoArgs, allowed: &[Topology], why: &str) -> Result<Topology> {
+    let t: Topology = match &a.topology {
+        Some(name) => name.parse().map_err(|e| anyhow::anyhow!("--topology: {e}"))?,
+        None => allowed[0],
+    };
+    if !allowed.contains(&t) {
+        bail!("--topology {t}: {why}");
+    }
+    Ok(t)
+}
+
+fn lab(topology: Topology, what: &str, keep: bool) -> Result<(String, LabGuard)> {
     interrupt::install();
     eprintln!("== xlatperf demo: building the lab ({topology}: {what})");
     let info = xlat_lab::up(
@@ -139,18 +152,11 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     if a.stateful {
         return stateful(a);
     }
-    let topology: xlat_lab::Topology = a
-        .topology
-        .as_deref()
-        .unwrap_or("router4")
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--topology: {e}"))?;
-    let what = match topology {
-        xlat_lab::Topology::Router4 | xlat_lab::Topology::Router6 => "the Linux kernel forwards between two namespaces",
-        xlat_lab::Topology::Lw4o6 => "lw4o6: a stateless lwAFTR (IPv4 in IPv6 from the tester as an lwB4, checked against a binding table)",
-        _ => bail!("--topology {topology}: the demo runs on router4, router6 or lw4o6 (nat44, nat64, xlat464 and dslite with --stateful)"),
-    };
-    let (conf, _guard) = lab(topology, what, a.keep)?;
+    // The stateless topologies whose DUT the kernel runs (TAYGA forwards too slowly for its
+    // minutes); the stateful ones with --stateful.
+    let why = "the demo runs on router4, router6 or lw4o6 (nat44, nat64, xlat464 and dslite with --stateful)";
+    let topology = chosen(a, &[Topology::ROUTER4, Topology::ROUTER6, Topology::LW4O6], why)?;
+    let (conf, _guard) = lab(topology, topology.summary(), a.keep)?;
 
     eprintln!("\n== 1. throughput (RFC 2544 26.1, RFC 8219 7.1): binary search with 2 s trials, then a 10 s confirmation");
     // On a small machine the tester may not keep up with --max-rate: the search then treats the
@@ -251,20 +257,9 @@ const DEMO_CONNECTIONS: &str = "100000";
 
 /// `xlatperf demo --stateful`.
 fn stateful(a: &DemoArgs) -> Result<()> {
-    let topology: xlat_lab::Topology = a
-        .topology
-        .as_deref()
-        .unwrap_or("nat44")
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--topology: {e}"))?;
-    let what = match topology {
-        xlat_lab::Topology::Nat44 => "nftables masquerade, stateful NAT44, in a namespace",
-        xlat_lab::Topology::Nat64 => "TAYGA with nftables masquerade, stateful NAT64, in a namespace",
-        xlat_lab::Topology::Xlat464 => "464XLAT: a CLAT (TAYGA) in front of a PLAT (TAYGA with nftables masquerade)",
-        xlat_lab::Topology::Dslite => "DS-Lite: an AFTR (IPv4 in IPv6 from the tester as a B4, NAT44 per B4)",
-        _ => bail!("--topology {topology}: the stateful demo runs on nat44, nat64, xlat464 or dslite"),
-    };
-    let (conf, _guard) = lab(topology, what, a.keep)?;
+    let why = "the stateful demo runs on nat44, nat64, xlat464 or dslite";
+    let topology = chosen(a, &[Topology::NAT44, Topology::NAT64, Topology::XLAT464, Topology::DSLITE], why)?;
+    let (conf, _guard) = lab(topology, topology.summary(), a.keep)?;
     let max = a.max_rate.to_string();
     let error = (a.max_rate / 20).max(1).to_string();
 

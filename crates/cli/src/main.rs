@@ -212,12 +212,11 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum LabCmd {
-    /// Create the lab with a DUT: router4, router6, siit (TAYGA), nat44, nat64, nat66, xlat464
-    /// (464XLAT: a CLAT and a PLAT in a chain), dslite (DS-Lite: an AFTR; the tester's left is a
-    /// B4 sending IPv4 in IPv6) (these five stateful: the printed configuration is a ready
-    /// stateful test), lw4o6 (lightweight 4over6: a stateless lwAFTR with a binding table; the
-    /// tester's left is an lwB4).
+    /// Create the lab with a DUT (the stateful ones' printed configuration is a ready stateful
+    /// test, RFC 9693).
     Up {
+        /// The topology (docs/lab.md).
+        #[arg(value_parser = topology_values(), ignore_case = true)]
         topology: String,
         /// Take down an existing lab first.
         #[arg(long)]
@@ -227,7 +226,7 @@ enum LabCmd {
         /// to this xlatperf.
         #[arg(long, value_name = "DIR")]
         siitperf_dir: Option<PathBuf>,
-        /// nat44, nat64, nat66, xlat464, dslite: set the DUT's connection tracking table to exactly N entries
+        /// The stateful DUTs (nat44, ...): set the connection tracking table to exactly N entries
         /// (host-wide nf_conntrack_max, restored at lab down); default: raised to at least 2^21.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=xlat_lab::CONNTRACK_LIMIT))]
         conntrack_max: Option<u64>,
@@ -255,6 +254,19 @@ enum LabCmd {
     Down,
     /// Show what exists.
     Status,
+}
+
+/// The lab's topologies with their summaries for `lab up --help` (and the planned ones,
+/// hidden, so that their names get the lab's own answer: not built yet).
+fn topology_values() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue as V;
+    let planned = xlat_lab::PLANNED.map(|(name, _)| V::new(name).hide(true));
+    clap::builder::PossibleValuesParser::new(
+        xlat_lab::Topology::ALL
+            .map(|t| V::new(t.name()).help(t.summary()))
+            .into_iter()
+            .chain(planned),
+    )
 }
 
 /// `--dut-cpus`: a CPU list as Linux writes one ("1", "2-3,6").

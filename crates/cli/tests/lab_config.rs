@@ -57,15 +57,15 @@ fn ip_versions_and_directions_per_topology() {
     use IpVersion::{V4, V6};
     // (topology, left version, right version, reverse direction on)
     let expected = [
-        (Topology::Router4, V4, V4, true),
-        (Topology::Router6, V6, V6, true),
-        (Topology::Siit, V6, V4, true),
-        (Topology::Nat44, V4, V4, true),
-        (Topology::Nat64, V6, V4, true),
-        (Topology::Nat66, V6, V6, true),
-        (Topology::Xlat464, V4, V4, true),
-        (Topology::Dslite, V4, V4, true),
-        (Topology::Lw4o6, V4, V4, true),
+        (Topology::ROUTER4, V4, V4, true),
+        (Topology::ROUTER6, V6, V6, true),
+        (Topology::SIIT, V6, V4, true),
+        (Topology::NAT44, V4, V4, true),
+        (Topology::NAT64, V6, V4, true),
+        (Topology::NAT66, V6, V6, true),
+        (Topology::XLAT464, V4, V4, true),
+        (Topology::DSLITE, V4, V4, true),
+        (Topology::LW4O6, V4, V4, true),
     ];
     assert_eq!(expected.map(|e| e.0), Topology::ALL);
     for (t, left, right, reverse) in expected {
@@ -88,11 +88,11 @@ fn ip_versions_and_directions_per_topology() {
 #[test]
 fn the_nat_topologies_write_stateful_tests() {
     for t in [
-        Topology::Nat44,
-        Topology::Nat64,
-        Topology::Nat66,
-        Topology::Xlat464,
-        Topology::Dslite,
+        Topology::NAT44,
+        Topology::NAT64,
+        Topology::NAT66,
+        Topology::XLAT464,
+        Topology::DSLITE,
     ] {
         let cfg = read(t);
         xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
@@ -101,7 +101,7 @@ fn the_nat_topologies_write_stateful_tests() {
         assert_eq!(s.stateful.enumerate_ports, Variation::Pseudorandom, "{t}");
         assert_eq!(s.stateful.enumerate_ips, Variation::Fixed, "{t}");
         assert_eq!(s.stateful.responder_tuples, Variation::Pseudorandom, "{t}");
-        let responder = if t == Topology::Nat66 { IpVersion::V6 } else { IpVersion::V4 };
+        let responder = if t == Topology::NAT66 { IpVersion::V6 } else { IpVersion::V4 };
         assert_eq!(s.right.ip_version, responder, "{t}: the Responder's IP version");
         assert!(s.forward && s.reverse, "{t}");
         let p = s.forward_ports;
@@ -135,7 +135,7 @@ fn the_nat_topologies_write_stateful_tests() {
             "{t}"
         );
         // xlat464's chain of two TAYGAs on one core takes phase 1 at 20,000/s.
-        let (rate, delay) = if t == Topology::Xlat464 {
+        let (rate, delay) = if t == Topology::XLAT464 {
             (20_000, 54_000)
         } else {
             (50_000, 24_000)
@@ -144,7 +144,7 @@ fn the_nat_topologies_write_stateful_tests() {
         assert_eq!(cfg.dut.before_trial.as_deref(), Some("ip netns exec xlat-dut conntrack -F"), "{t}");
         assert_eq!(cfg.dut.between_phases, None, "{t}");
     }
-    for t in [Topology::Router4, Topology::Router6, Topology::Siit, Topology::Lw4o6] {
+    for t in [Topology::ROUTER4, Topology::ROUTER6, Topology::SIIT, Topology::LW4O6] {
         // (The emitter writes every key: an unset one as a "# before_trial (not set)" comment.)
         assert!(
             t.stateful().is_none() && !config_toml(t).lines().any(|l| l.starts_with("before_trial")),
@@ -171,11 +171,11 @@ fn addresses_match_the_lab() {
         assert_eq!((r.dut_ipv4, r.dut_ipv6), (v4("198.19.0.1"), v6("2001:2:0:8000::1")), "{t}");
         assert_eq!((l.dut_mac, r.dut_mac), (None, None), "{t}: the tester resolves the DUT by ARP/NDP");
         // siit: the left tester appears on the right as 198.18.1.2 (TAYGA's static map).
-        let left_virt = if t == Topology::Siit { v4("198.18.1.2") } else { None };
+        let left_virt = if t == Topology::SIIT { v4("198.18.1.2") } else { None };
         assert_eq!(l.ipv4_virt, left_virt, "{t}");
         assert_eq!(l.ipv6_virt, None, "{t}");
         // TAYGA: the right tester is reached from the left inside the lab's NAT64 prefix.
-        let right_virt = if matches!(t, Topology::Siit | Topology::Nat64) {
+        let right_virt = if [Topology::SIIT, Topology::NAT64].contains(&t) {
             v6("2001:2:0:6464::198.19.0.2")
         } else {
             None
@@ -226,17 +226,20 @@ fn the_file_says_what_the_dut_is() {
             Some(format!("# written by `xlatperf lab up {t}`").as_str())
         );
         let dut = comment.get(1).copied().unwrap_or_default();
-        let what = match t {
-            Topology::Router4 => "the Linux kernel forwarding IPv4",
-            Topology::Router6 => "the Linux kernel forwarding IPv6",
-            Topology::Siit => "TAYGA stateless NAT64",
-            Topology::Nat44 => "nftables masquerade",
-            Topology::Nat64 => "TAYGA (prefix 2001:2:0:6464::/96",
-            Topology::Nat66 => "nftables IPv6 masquerade",
-            Topology::Xlat464 => "464XLAT (RFC 6877), two translators in a chain",
-            Topology::Dslite => "Dual-Stack Lite AFTR (RFC 6333)",
-            Topology::Lw4o6 => "lightweight 4over6 lwAFTR (RFC 7596)",
-        };
+        let what = [
+            (Topology::ROUTER4, "the Linux kernel forwarding IPv4"),
+            (Topology::ROUTER6, "the Linux kernel forwarding IPv6"),
+            (Topology::SIIT, "TAYGA stateless NAT64"),
+            (Topology::NAT44, "nftables masquerade"),
+            (Topology::NAT64, "TAYGA (prefix 2001:2:0:6464::/96"),
+            (Topology::NAT66, "nftables IPv6 masquerade"),
+            (Topology::XLAT464, "464XLAT (RFC 6877), two translators in a chain"),
+            (Topology::DSLITE, "Dual-Stack Lite AFTR (RFC 6333)"),
+            (Topology::LW4O6, "lightweight 4over6 lwAFTR (RFC 7596)"),
+        ]
+        .into_iter()
+        .find_map(|(x, what)| (x == t).then_some(what))
+        .expect("every topology's comment is checked");
         assert!(dut.starts_with(&format!("# DUT: {what}")), "{t}: {dut}");
     }
 }
@@ -247,7 +250,7 @@ fn the_file_says_what_the_dut_is() {
 /// as nat44, so that the two files differ only in what IPv6 changes.
 #[test]
 fn nat66_is_nat44_on_ipv6() {
-    let cfg = read(Topology::Nat66);
+    let cfg = read(Topology::NAT66);
     xlat_config::validate(&cfg).unwrap_or_else(|e| panic!("{e}"));
     let s = &cfg.setup;
     assert_eq!((s.left.ip_version, s.right.ip_version), (IpVersion::V6, IpVersion::V6));
@@ -257,7 +260,7 @@ fn nat66_is_nat44_on_ipv6() {
         (s.left.ipv4_virt, s.left.ipv6_virt, s.right.ipv4_virt, s.right.ipv6_virt),
         (None, None, None, None)
     );
-    let nat44 = read(Topology::Nat44);
+    let nat44 = read(Topology::NAT44);
     assert_eq!(s.stateful, nat44.setup.stateful);
     assert_eq!(
         (s.forward_ports, s.reverse_ports),
@@ -282,7 +285,7 @@ fn nat66_is_nat44_on_ipv6() {
         "{reset}"
     );
     assert_eq!(cfg.trial, nat44.trial);
-    let text = config_toml(Topology::Nat66);
+    let text = config_toml(Topology::NAT66);
     assert!(text.contains("# stateful: the right side sees 2001:2:0:8000::1;"), "{text}");
     for key in [
         "mode = \"initiator-left\"",
@@ -305,7 +308,7 @@ fn nat66_is_nat44_on_ipv6() {
             .map(|l| l.replace("ipv6/conf/all/forwarding", "ipv4/ip_forward"))
             .collect()
     };
-    let nat44_text = config_toml(Topology::Nat44);
+    let nat44_text = config_toml(Topology::NAT44);
     for name in ["[stateful]", "[dut]"] {
         assert_eq!(section(&text, name), section(&nat44_text, name), "{name}");
         assert!(!section(&text, name).is_empty(), "{name}");

@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(DownReport::default().to_string(), "no lab found; nothing to do\n");
         let r = DownReport {
             had_state: true,
-            topology: Some(Topology::Siit),
+            topology: Some(Topology::SIIT),
             killed: vec![7],
             namespaces_removed: vec![DUT_NS.into()],
             ..Default::default()

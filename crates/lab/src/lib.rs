@@ -2,7 +2,9 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | `topology` | [`Topology`], the names and addresses, the test configuration: [`config`], [`config_toml`] |
+//! | `names` | the lab's fixed names and addresses |
+//! | `topologies` | every topology declared once ([`Declaration`]: its DUT, sides, forwarding, stateful test) |
+//! | `topology` | what each [`Topology`] is, derived from its declaration; the test configuration: [`config`], [`config_toml`] |
 //! | `placement` | [`Placement`]: the DUT's CPUs and the tester's |
 //! | `steer` | steering the veth ends' receive processing to them (RPS), and reading it back |
 //! | `setup` | building a topology ([`up`]) and tearing everything down ([`down`]) |
@@ -52,7 +54,7 @@
 //! 198.19.0.1. To the tester it is nat44: IPv4 both sides, the same stateful test, the
 //! connection table in xlat-dut.
 //!
-//! nat44, nat64, nat66 and xlat464 are stateful DUTs (RFC 9693), and their configurations are stateful
+//! nat44, nat64, nat66, xlat464 and dslite are stateful DUTs (RFC 9693), and their configurations are stateful
 //! tests: Initiator left, every combination of source ports 10000-10999 and destination ports
 //! 1-1000 (1,000,000) opened in pseudorandom order in phase 1, the Responder right (IPv4 for
 //! nat44, nat64 and xlat464, IPv6 for nat66, which sees 2001:2:0:8000::1 as the source). `up` sets
@@ -79,6 +81,7 @@ mod cmd;
 mod dut;
 mod error;
 mod lwaftr;
+mod names;
 mod placement;
 mod report;
 mod setup;
@@ -87,6 +90,7 @@ mod state;
 mod status;
 mod steer;
 mod tayga;
+mod topologies;
 mod topology;
 
 use cmd::require_root;
@@ -100,13 +104,14 @@ pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, PlacedPart, Status};
 pub use topology::{
-    config, config_toml, config_toml_for, StatefulLab, Topology, CLAT_IPV4_ROUTE, CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6, CLAT_NS,
-    CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S, DSLITE_AFTR, DSLITE_B4_IPV4_ROUTE,
-    DSLITE_B4_PREFIX, DSLITE_LEFT_MTU, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6,
-    LEFT_PORT, LINK_NAMES, LW4O6_BINDINGS, LW4O6_PORTS, LW4O6_PSID_BITS, NAMESPACES, NAT64_POOL, NAT64_PREFIX, RIGHT_IPV6_VIRT, RIGHT_PORT,
-    SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS, STATEFUL_COUNT, STATEFUL_DPORT,
-    STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE,
-    TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
+    config, config_toml, config_toml_for, Declaration, Dut, StatefulLab, Topology, CLAT_IPV4_ROUTE, CLAT_LEFT, CLAT_MAP_IPV4,
+    CLAT_MAP_IPV6, CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX, CONNTRACK_UDP_TIMEOUT_S,
+    DSLITE_AFTR, DSLITE_B4_IPV4_ROUTE, DSLITE_B4_PREFIX, DSLITE_LEFT_MTU, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6, DUT_NS, DUT_RIGHT,
+    DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, LW4O6_BINDINGS, LW4O6_PORTS, LW4O6_PSID_BITS, NAMESPACES, NAT64_POOL,
+    NAT64_PREFIX, PLANNED, RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL,
+    STATEFUL_CONNECTIONS, STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE,
+    STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT, TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6,
+    TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,
 };
 
 fn require_tools(t: Topology) -> Result<(), LabError> {
@@ -134,8 +139,10 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
     require_tools(t)?;
     if let Some((max, buckets)) = opts.conntrack {
         if !t.uses_nat() {
+            let stateful: Vec<&str> = Topology::ALL.into_iter().filter(|t| t.uses_nat()).map(Topology::name).collect();
             return Err(LabError::InvalidInput(format!(
-                "the connection tracking table is set for the stateful DUTs (nat44, nat64, nat66, xlat464), not {t}"
+                "the connection tracking table is set for the stateful DUTs ({}), not {t}",
+                stateful.join(", ")
             )));
         }
         for (what, v) in [("table size", max), ("hash size", buckets)] {

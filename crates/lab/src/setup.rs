@@ -59,9 +59,11 @@ fn tester_ruleset() -> String {
 /// solicitations and advertisements from the right (conntrack does not track them): without
 /// them the DUT could not resolve the right tester, nor be resolved by it.
 fn nat_ruleset(t: Topology) -> String {
-    let (family, ndp) = match t {
-        Topology::Nat66 => ("ip6", "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept; "),
-        _ => ("ip", ""),
+    let family = t.nat_family().unwrap_or("ip");
+    let ndp = if family == "ip6" {
+        "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept; "
+    } else {
+        ""
     };
     format!(
         "table {family} xlat {{\n{}\
@@ -69,7 +71,7 @@ fn nat_ruleset(t: Topology) -> String {
          \tchain forward {{ type filter hook forward priority filter; policy accept; ct state established,related accept; iifname \"{DUT_RIGHT}\" drop; }}\n\
          \tchain input {{ type filter hook input priority filter; policy accept; ct state established,related accept; {ndp}iifname \"{DUT_RIGHT}\" drop; }}\n\
          }}\n",
-        if t == Topology::Dslite { b4_chains() } else { String::new() }
+        if t.dut() == Dut::Aftr { b4_chains() } else { String::new() }
     )
 }
 
@@ -272,7 +274,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         tune_conntrack(st, opts.conntrack)?;
     }
     if t.softwire() {
-        if t == Topology::Lw4o6 {
+        if t.dut() == Dut::Lwaftr {
             crate::lwaftr::attach()?;
         } else {
             crate::aftr::attach()?;
@@ -594,7 +596,7 @@ mod tests {
         let t = tester_ruleset();
         assert!(t.contains("table netdev xlat") && t.contains("\"xlat-tl\"") && t.contains("\"xlat-tr\""));
         assert_eq!(t.matches("policy drop").count(), 2);
-        for t in [Topology::Nat44, Topology::Nat64, Topology::Nat66] {
+        for t in [Topology::NAT44, Topology::NAT64, Topology::NAT66] {
             let nat = nat_ruleset(t);
             let family = t.nat_family().unwrap();
             assert!(nat.starts_with(&format!("table {family} xlat {{\n")), "{nat}");
@@ -606,7 +608,7 @@ mod tests {
                 "{nat}"
             );
             // IPv6 neighbour discovery with the right tester still reaches the DUT.
-            let ndp = if t == Topology::Nat66 {
+            let ndp = if t == Topology::NAT66 {
                 "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept; "
             } else {
                 ""

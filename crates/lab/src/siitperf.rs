@@ -53,9 +53,9 @@ mod tests {
 
     #[test]
     fn notes_for_the_stateful_topologies_only() {
-        assert!(script_notes(Topology::Router4).is_none());
-        assert!(script_notes(Topology::Siit).is_none());
-        let n = script_notes(Topology::Nat44).expect("nat44");
+        assert!(script_notes(Topology::ROUTER4).is_none());
+        assert!(script_notes(Topology::SIIT).is_none());
+        let n = script_notes(Topology::NAT44).expect("nat44");
         for want in [
             "Fwd-sport 10000-10999 x Fwd-dport 1-1000: 1000000 distinct connections",
             "'Forward 0'",
@@ -66,6 +66,6 @@ mod tests {
         ] {
             assert!(n.contains(want), "{want}: {n}");
         }
-        assert!(script_notes(Topology::Nat64).is_some_and(|n| n.contains("lab nat64")));
+        assert!(script_notes(Topology::NAT64).is_some_and(|n| n.contains("lab nat64")));
     }
 }

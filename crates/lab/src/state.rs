@@ -122,7 +122,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("lab.json");
         assert!(read_from(&path).unwrap().is_none());
-        let mut st = LabState::new(Topology::Siit);
+        let mut st = LabState::new(Topology::SIIT);
         st.tayga_pid = Some(42);
         st.clat_pid = Some(43);
         st.saved_sysctls.push(SavedSysctl {
@@ -144,6 +144,6 @@ mod tests {
 
     #[test]
     fn config_path_names_the_topology() {
-        assert_eq!(config_path(Topology::Router6), PathBuf::from("/run/xlatperf/lab-router6.toml"));
+        assert_eq!(config_path(Topology::ROUTER6), PathBuf::from("/run/xlatperf/lab-router6.toml"));
     }
 }

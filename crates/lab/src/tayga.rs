@@ -15,9 +15,10 @@ use crate::topology::*;
 /// and of xlat464's PLAT.
 pub(crate) fn dut_conf(t: Topology) -> String {
     let mut s = format!("# written by `xlatperf lab up {t}`\ntun-device {TAYGA_TUN}\nipv4-addr {TAYGA_IPV4}\nprefix {NAT64_PREFIX}\n");
-    match t {
-        Topology::Siit => s.push_str(&format!("map {SIIT_MAP_IPV4} {SIIT_MAP_IPV6}\n")),
-        _ => s.push_str(&format!("dynamic-pool {NAT64_POOL}\n")),
+    if t.dut() == Dut::TaygaStatic {
+        s.push_str(&format!("map {SIIT_MAP_IPV4} {SIIT_MAP_IPV6}\n"));
+    } else {
+        s.push_str(&format!("dynamic-pool {NAT64_POOL}\n"));
     }
     s
 }
@@ -50,7 +51,7 @@ pub(crate) fn checksum_repair() -> String {
 /// Start the DUT's TAYGA (siit, nat64, xlat464's PLAT) in the DUT namespace, routing its
 /// addresses into its TUN device; its pid goes into `st`.
 pub(crate) fn start_dut(t: Topology, st: &mut LabState) -> Result<(), LabError> {
-    let pool = if t == Topology::Siit { SIIT_MAP_IPV4 } else { NAT64_POOL };
+    let pool = if t.dut() == Dut::TaygaStatic { SIIT_MAP_IPV4 } else { NAT64_POOL };
     let routes = [("-4", TAYGA_IPV4_ROUTE), ("-4", pool), ("-6", NAT64_PREFIX)];
     let files = (TAYGA_CONF, TAYGA_PIDFILE);
     start(DUT_NS, files, &dut_conf(t), &routes, st, |s| &mut s.tayga_pid)
@@ -186,10 +187,10 @@ mod tests {
 
     #[test]
     fn tayga_configurations() {
-        let s = dut_conf(Topology::Siit);
+        let s = dut_conf(Topology::SIIT);
         assert!(s.contains("tun-device xlat-nat64\n") && s.contains("prefix 2001:2:0:6464::/96\n"));
         assert!(s.contains("map 198.18.1.0/24 2001:2::/120\n") && !s.contains("dynamic-pool"));
-        for t in [Topology::Nat64, Topology::Xlat464] {
+        for t in [Topology::NAT64, Topology::XLAT464] {
             let n = dut_conf(t);
             assert!(n.contains("dynamic-pool 198.18.128.0/18\n") && !n.contains("map "), "{n}");
         }

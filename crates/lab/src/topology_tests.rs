@@ -70,7 +70,7 @@ fn the_dut_gets_cpus_of_its_own_in_every_topology() {
         assert!(config_comment(t, steer_off.as_ref()).contains("on CPU 2-3 (NOT steered"), "{t}");
         assert!(config_comment(t, none.as_ref()).contains("one CPU"), "{t}");
     }
-    assert!(config_comment(Topology::Xlat464, two.as_ref()).contains("both TAYGAs and the kernel's packet processing"));
+    assert!(config_comment(Topology::XLAT464, two.as_ref()).contains("both TAYGAs and the kernel's packet processing"));
     // This machine's file: the default placement (the DUT on the highest CPU).
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     for t in Topology::ALL {
@@ -86,7 +86,7 @@ fn names_round_trip() {
         assert_eq!(t.to_string().parse::<Topology>().unwrap(), t);
         assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{t}\""));
     }
-    assert_eq!(" Router4 ".parse::<Topology>().unwrap(), Topology::Router4);
+    assert_eq!(" Router4 ".parse::<Topology>().unwrap(), Topology::ROUTER4);
     let e = "router5".parse::<Topology>().unwrap_err();
     assert!(matches!(e, LabError::UnknownTopology { .. }));
     // The list is every topology there is (it once forgot lw4o6).
@@ -159,8 +159,8 @@ timeout_ms = 2000
     let before = xlat_config::parse_toml(before, "before.toml").unwrap();
     // The same, but for where the tester and the DUT run: the placement (tested above) adds
     // tester.cpus and dut.cpus.
-    assert_same(&before, &config_for(Topology::Router4, None), "router4");
-    let now = config_toml(Topology::Router4);
+    assert_same(&before, &config_for(Topology::ROUTER4, None), "router4");
+    let now = config_toml(Topology::ROUTER4);
     assert!(now.starts_with("# written by `xlatperf lab up router4`\n# DUT: the Linux kernel forwarding IPv4 in namespace xlat-dut\n"));
 }
 
@@ -173,10 +173,10 @@ fn versions_and_virtual_addresses() {
     for t in Topology::ALL {
         assert_eq!(v(t), t.ip_versions(), "{t}");
     }
-    assert_eq!(v(Topology::Router6), (6, 6));
-    assert_eq!(v(Topology::Siit), (6, 4));
-    assert_eq!(v(Topology::Nat66), (6, 6));
-    let nat66 = config(Topology::Nat66).setup;
+    assert_eq!(v(Topology::ROUTER6), (6, 6));
+    assert_eq!(v(Topology::SIIT), (6, 4));
+    assert_eq!(v(Topology::NAT66), (6, 6));
+    let nat66 = config(Topology::NAT66).setup;
     assert_eq!(
         (nat66.left.ipv6_real, nat66.right.ipv6_real),
         (v6(TESTER_LEFT_IPV6), v6(TESTER_RIGHT_IPV6))
@@ -185,11 +185,11 @@ fn versions_and_virtual_addresses() {
         (nat66.left.ipv4_virt, nat66.right.ipv4_virt, nat66.right.ipv6_virt),
         (None, None, None)
     );
-    let siit = config(Topology::Siit).setup;
+    let siit = config(Topology::SIIT).setup;
     assert_eq!(siit.left.ipv4_virt, Some(Ipv4Addr::new(198, 18, 1, 2)));
     assert_eq!(siit.right.ipv6_virt, Some("2001:2:0:6464::198.19.0.2".parse().unwrap()));
-    assert_eq!(config(Topology::Nat64).setup.left.ipv4_virt, None);
-    assert!(config(Topology::Nat64).setup.right.ipv6_virt.is_some());
+    assert_eq!(config(Topology::NAT64).setup.left.ipv4_virt, None);
+    assert!(config(Topology::NAT64).setup.right.ipv6_virt.is_some());
     for t in Topology::ALL {
         assert!(config(t).setup.forward && config(t).setup.reverse, "{t}");
     }
@@ -204,7 +204,7 @@ fn the_nat_topologies_are_stateful() {
         if !t.uses_nat() {
             assert_eq!(s.stateful, StatefulSpec::default(), "{t}");
             // (lw4o6's ports are its port set's: lw4o6_ports_are_the_testers_port_set.)
-            if t != Topology::Lw4o6 {
+            if t != Topology::LW4O6 {
                 assert_eq!(s.forward_ports, PortSpec::default(), "{t}");
             }
             assert!(t.stateful().is_none(), "{t}");
@@ -217,7 +217,7 @@ fn the_nat_topologies_are_stateful() {
         assert_eq!(s.stateful.enumerate_ports, Variation::Pseudorandom, "{t}");
         assert_eq!(s.stateful.enumerate_ips, Variation::Fixed, "{t}");
         assert_eq!(s.stateful.responder_tuples, Variation::Pseudorandom, "{t}");
-        let responder = if t == Topology::Nat66 { IpVersion::V6 } else { IpVersion::V4 };
+        let responder = if t == Topology::NAT66 { IpVersion::V6 } else { IpVersion::V4 };
         assert_eq!(s.right.ip_version, responder, "{t}");
         let p = s.forward_ports;
         assert_eq!(
@@ -253,7 +253,7 @@ fn stateful_timing_fits_the_dut() {
             1000 * sf.preliminary_frames / sf.preliminary_rate + 2 * sf.preliminary_timeout_ms
         );
         // xlat464's chain of two TAYGAs on one core forwards about 30,000 frames/s.
-        let rate = if t == Topology::Xlat464 { 20_000 } else { 50_000 };
+        let rate = if t == Topology::XLAT464 { 20_000 } else { 50_000 };
         assert_eq!(sf.preliminary_rate, rate, "{t}");
         let trial = config(t).trial;
         let end_of_phase2_s = (sf.phase_delay_ms + trial.timeout_ms) as f64 / 1000.0 + trial.duration_s;
@@ -301,15 +301,15 @@ fn addresses_parse_and_stay_in_benchmarking_ranges() {
 /// CLAT-side prefix by RFC 6052's /96 rule, and the two prefixes differ.
 #[test]
 fn xlat464_is_nat44_to_the_tester_with_a_clat_in_front() {
-    let (x, n) = (config(Topology::Xlat464).setup, config(Topology::Nat44).setup);
+    let (x, n) = (config(Topology::XLAT464).setup, config(Topology::NAT44).setup);
     assert_eq!(x, n);
-    assert_eq!(Topology::Xlat464.namespaces(), &[TESTER_NS, DUT_NS, CLAT_NS]);
-    assert_eq!(Topology::Nat64.namespaces(), &[TESTER_NS, DUT_NS]);
-    assert_eq!(Topology::Xlat464.left_peer(), (CLAT_NS, CLAT_LEFT));
-    assert_eq!(Topology::Router4.left_peer(), (DUT_NS, DUT_LEFT));
-    assert_eq!(Topology::Xlat464.links().len(), LINK_NAMES.len());
-    assert!(!Topology::Nat64.links().contains(&CLAT_LEFT) && Topology::Nat64.links().contains(&TAYGA_TUN));
-    assert!(!Topology::Nat44.links().contains(&TAYGA_TUN));
+    assert_eq!(Topology::XLAT464.namespaces(), &[TESTER_NS, DUT_NS, CLAT_NS]);
+    assert_eq!(Topology::NAT64.namespaces(), &[TESTER_NS, DUT_NS]);
+    assert_eq!(Topology::XLAT464.left_peer(), (CLAT_NS, CLAT_LEFT));
+    assert_eq!(Topology::ROUTER4.left_peer(), (DUT_NS, DUT_LEFT));
+    assert_eq!(Topology::XLAT464.links().len(), LINK_NAMES.len());
+    assert!(!Topology::NAT64.links().contains(&CLAT_LEFT) && Topology::NAT64.links().contains(&TAYGA_TUN));
+    assert!(!Topology::NAT44.links().contains(&TAYGA_TUN));
     let map4: Ipv4Addr = addr(CLAT_MAP_IPV4).parse().unwrap();
     let map6: Ipv6Addr = addr(CLAT_MAP_IPV6).parse().unwrap();
     let prefix: Ipv6Addr = addr(CLAT_PREFIX).parse().unwrap();
@@ -340,15 +340,15 @@ fn dslite_addresses_and_the_b4_side() {
     assert_eq!(b4.segments()[..3], [0x2001, 2, 0]);
     let route: std::net::Ipv4Addr = DSLITE_B4_IPV4_ROUTE.split('/').next().unwrap().parse().unwrap();
     assert_eq!(route.octets()[..2], [198, 18]);
-    assert_eq!("dslite".parse::<Topology>().unwrap(), Topology::Dslite);
-    let c = config(Topology::Dslite);
+    assert_eq!("dslite".parse::<Topology>().unwrap(), Topology::DSLITE);
+    let c = config(Topology::DSLITE);
     let t = c.setup.left.tunnel.expect("the left side is a B4");
     assert_eq!((t.local, t.remote), (tester, DSLITE_AFTR.parse().unwrap()));
     assert_eq!((c.setup.left.dut_ipv4, c.setup.left.dut_ipv6), (None, Some(t.remote)));
     assert!(c.setup.right.tunnel.is_none());
-    assert_eq!(c.setup.stateful.mode, config(Topology::Nat44).setup.stateful.mode);
-    assert_eq!(Topology::Dslite.nat_family(), Some("ip"));
-    assert_eq!(Topology::Dslite.forwarding(), (true, false));
+    assert_eq!(c.setup.stateful.mode, config(Topology::NAT44).setup.stateful.mode);
+    assert_eq!(Topology::DSLITE.nat_family(), Some("ip"));
+    assert_eq!(Topology::DSLITE.forwarding(), (true, false));
 }
 
 /// lw4o6: the left tester is the binding table's first lwB4, and its ports, forward source
@@ -356,8 +356,8 @@ fn dslite_addresses_and_the_b4_side() {
 /// stateful test).
 #[test]
 fn lw4o6_ports_are_the_testers_port_set() {
-    assert_eq!("lw4o6".parse::<Topology>().unwrap(), Topology::Lw4o6);
-    let c = config(Topology::Lw4o6);
+    assert_eq!("lw4o6".parse::<Topology>().unwrap(), Topology::LW4O6);
+    let c = config(Topology::LW4O6);
     let t = c.setup.left.tunnel.expect("the left side is an lwB4");
     let (v4, psid, b4) = crate::lwaftr::binding(0);
     assert_eq!((t.local, t.remote), (b4, DSLITE_AFTR.parse().unwrap()));
@@ -367,7 +367,7 @@ fn lw4o6_ports_are_the_testers_port_set() {
     for p in [f, r] {
         assert_eq!((p.variation, p.min, p.max), (Variation::Pseudorandom, LW4O6_PORTS.0, LW4O6_PORTS.1));
     }
-    assert!(Topology::Lw4o6.stateful().is_none() && !Topology::Lw4o6.uses_nat());
-    assert_eq!(Topology::Lw4o6.forwarding(), (true, false));
-    assert!(Topology::Lw4o6.softwire() && Topology::Dslite.softwire() && !Topology::Xlat464.softwire());
+    assert!(Topology::LW4O6.stateful().is_none() && !Topology::LW4O6.uses_nat());
+    assert_eq!(Topology::LW4O6.forwarding(), (true, false));
+    assert!(Topology::LW4O6.softwire() && Topology::DSLITE.softwire() && !Topology::XLAT464.softwire());
 }

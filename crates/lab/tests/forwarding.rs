@@ -62,7 +62,7 @@ fn router4_forwards_until_forwarding_is_off() {
     need_root!();
     let _serial = serial();
     let _guard = cleanup_guard();
-    up(Topology::Router4, &UpOptions::default()).unwrap();
+    up(Topology::ROUTER4, &UpOptions::default()).unwrap();
     let p = ports();
     let (src, dst) = (v4(TESTER_LEFT_IPV4), v4(TESTER_RIGHT_IPV4));
 
@@ -98,7 +98,7 @@ fn router6_forwards() {
     need_root!();
     let _serial = serial();
     let _guard = cleanup_guard();
-    up(Topology::Router6, &UpOptions::default()).unwrap();
+    up(Topology::ROUTER6, &UpOptions::default()).unwrap();
     let p = ports();
     let (src, dst) = (v6(TESTER_LEFT_IPV6), v6(TESTER_RIGHT_IPV6));
 
@@ -127,7 +127,7 @@ fn siit_translates_both_ways() {
     need_root!("tayga");
     let _serial = serial();
     let _guard = cleanup_guard();
-    let info = up(Topology::Siit, &UpOptions::default()).unwrap();
+    let info = up(Topology::SIIT, &UpOptions::default()).unwrap();
     let st = status().unwrap();
     let (pid, alive) = st.tayga.expect("tayga pid recorded");
     assert!(alive, "{st}");
@@ -181,7 +181,7 @@ fn tayga_keeps_no_descriptor_of_the_caller() {
     // shell's descriptors are.
     assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), 0) }, 0);
     let ours = std::fs::read_link(format!("/proc/self/fd/{}", fds[1])).unwrap();
-    let result = up(Topology::Siit, &UpOptions::default()).map(|_| status());
+    let result = up(Topology::SIIT, &UpOptions::default()).map(|_| status());
     let theirs: Vec<_> = match &result {
         Ok(Ok(st)) => {
             let (pid, _) = st.tayga.expect("tayga pid recorded");
@@ -228,7 +228,7 @@ fn siit_down_finds_tayga_without_state_file() {
     need_root!("tayga");
     let _serial = serial();
     let _guard = cleanup_guard();
-    up(Topology::Siit, &UpOptions::default()).unwrap();
+    up(Topology::SIIT, &UpOptions::default()).unwrap();
     let state: LabState = serde_json::from_str(&std::fs::read_to_string(STATE_FILE).unwrap()).unwrap();
     let pid = state.tayga_pid.unwrap();
     std::fs::remove_file(STATE_FILE).unwrap();
@@ -244,7 +244,7 @@ fn nat44_masquerades_and_answers_return_traffic() {
     need_root!();
     let _serial = serial();
     let _guard = cleanup_guard();
-    let info = up(Topology::Nat44, &UpOptions::default()).unwrap();
+    let info = up(Topology::NAT44, &UpOptions::default()).unwrap();
     assert!(status().unwrap().dut_nat_table);
     assert!(std::fs::read_to_string(&info.config_path)
         .unwrap()
@@ -273,7 +273,7 @@ fn nat66_masquerades_and_answers_only_known_connections() {
     need_root!("conntrack");
     let _serial = serial();
     let _guard = cleanup_guard();
-    let info = up(Topology::Nat66, &UpOptions::default()).unwrap();
+    let info = up(Topology::NAT66, &UpOptions::default()).unwrap();
     let st = status().unwrap();
     assert!(st.dut_nat_table, "{st}");
     assert_eq!((st.ipv4_forwarding, st.ipv6_forwarding), (Some(false), Some(true)), "{st}");
@@ -322,7 +322,7 @@ fn nat64_translates_masquerades_and_returns() {
     need_root!("tayga");
     let _serial = serial();
     let _guard = cleanup_guard();
-    up(Topology::Nat64, &UpOptions::default()).unwrap();
+    up(Topology::NAT64, &UpOptions::default()).unwrap();
     let st = status().unwrap();
     assert!(st.dut_nat_table && st.tayga.is_some_and(|(_, alive)| alive), "{st}");
     let p = ports();
@@ -353,7 +353,7 @@ fn xlat464_translates_twice_and_down_finds_both_taygas() {
     need_root!("tayga");
     let _serial = serial();
     let _guard = cleanup_guard();
-    let info = up(Topology::Xlat464, &UpOptions::default()).unwrap();
+    let info = up(Topology::XLAT464, &UpOptions::default()).unwrap();
     assert_eq!(info.clat_ns.as_deref(), Some(CLAT_NS));
     let st = status().unwrap();
     let text = st.to_string();
@@ -440,7 +440,7 @@ fn dslite_aftr_decapsulates_nats_per_b4_and_encapsulates() {
     need_root!("conntrack");
     let _serial = serial();
     let _guard = cleanup_guard();
-    up(Topology::Dslite, &UpOptions::default()).unwrap();
+    up(Topology::DSLITE, &UpOptions::default()).unwrap();
     let p = ports();
     let (aftr, public) = (v6(DSLITE_AFTR), v4(DUT_RIGHT_IPV4));
     let (left4, right4, tester6) = (v4(TESTER_LEFT_IPV4), v4(TESTER_RIGHT_IPV4), v6(TESTER_LEFT_IPV6));
@@ -504,7 +504,7 @@ fn lw4o6_lwaftr_forwards_by_binding_only() {
     need_root!();
     let _serial = serial();
     let _guard = cleanup_guard();
-    up(Topology::Lw4o6, &UpOptions::default()).unwrap();
+    up(Topology::LW4O6, &UpOptions::default()).unwrap();
     let p = ports();
     let (aftr, right4, tester6) = (v6(DSLITE_AFTR), v4(TESTER_RIGHT_IPV4), v6(TESTER_LEFT_IPV6));
     let quiet = Duration::from_millis(300);

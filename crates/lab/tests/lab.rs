@@ -128,7 +128,7 @@ fn check_common(info: &LabInfo, t: Topology) {
 }
 
 fn check_up_twice_fails() {
-    let err = up(Topology::Router4, &UpOptions::default()).unwrap_err();
+    let err = up(Topology::ROUTER4, &UpOptions::default()).unwrap_err();
     assert!(matches!(err, LabError::AlreadyUp { .. }), "{err:?}");
     assert!(err.to_string().contains("xlatperf lab down"), "{err}");
     // ... and leaves the lab alone.
@@ -153,8 +153,8 @@ fn router4_up_status_down() {
     let _guard = cleanup_guard();
     let thresh_before = sh("sysctl", &["-n", "net.ipv4.neigh.default.gc_thresh3"]);
 
-    let info = up(Topology::Router4, &UpOptions::default()).unwrap();
-    check_common(&info, Topology::Router4);
+    let info = up(Topology::ROUTER4, &UpOptions::default()).unwrap();
+    check_common(&info, Topology::ROUTER4);
     let st = status().unwrap();
     assert_eq!((st.ipv4_forwarding, st.ipv6_forwarding), (Some(true), Some(false)));
     assert!(st.to_string().contains("DUT forwarding: IPv4 on, IPv6 off"));
@@ -183,8 +183,8 @@ fn router6_up_status_down() {
     let _serial = serial();
     let _guard = cleanup_guard();
 
-    let info = up(Topology::Router6, &UpOptions::default()).unwrap();
-    check_common(&info, Topology::Router6);
+    let info = up(Topology::ROUTER6, &UpOptions::default()).unwrap();
+    check_common(&info, Topology::ROUTER6);
     let st = status().unwrap();
     assert_eq!((st.ipv4_forwarding, st.ipv6_forwarding), (Some(false), Some(true)));
     let cfg = std::fs::read_to_string(&info.config_path).unwrap();
@@ -205,7 +205,7 @@ fn down_after_a_crash_without_state_file() {
     let _serial = serial();
     let _guard = cleanup_guard();
 
-    up(Topology::Router4, &UpOptions::default()).unwrap();
+    up(Topology::ROUTER4, &UpOptions::default()).unwrap();
     // A crash: the state file is lost. Remember the host-wide sysctls it would have restored.
     let state: LabState = serde_json::from_str(&std::fs::read_to_string(STATE_FILE).unwrap()).unwrap();
     std::fs::remove_file(STATE_FILE).unwrap();
@@ -213,7 +213,7 @@ fn down_after_a_crash_without_state_file() {
     let st = status().unwrap();
     assert!(st.exists() && st.state.is_none());
     assert!(st.to_string().contains("no state file"), "{st}");
-    let err = up(Topology::Router6, &UpOptions::default()).unwrap_err();
+    let err = up(Topology::ROUTER6, &UpOptions::default()).unwrap_err();
     assert!(err.to_string().contains("namespace xlat-tester"), "{err}");
 
     let report = down().unwrap();
@@ -234,16 +234,16 @@ fn down_with_a_corrupt_state_file_and_replace() {
     let _serial = serial();
     let _guard = cleanup_guard();
 
-    up(Topology::Router4, &UpOptions::default()).unwrap();
+    up(Topology::ROUTER4, &UpOptions::default()).unwrap();
     let info = up(
-        Topology::Router6,
+        Topology::ROUTER6,
         &UpOptions {
             replace: true,
             ..Default::default()
         },
     )
     .unwrap();
-    assert_eq!(status().unwrap().topology(), Some(Topology::Router6));
+    assert_eq!(status().unwrap().topology(), Some(Topology::ROUTER6));
     assert!(info.config_path.exists() && !Path::new("/run/xlatperf/lab-router4.toml").exists());
 
     // A torn state file: `down` still removes everything (and the bad file).
@@ -281,9 +281,9 @@ fn a_failure_midway_tears_down_what_up_made() {
 
     // The last step (writing the configuration) fails: its path is a link into nowhere.
     std::fs::create_dir_all(RUN_DIR).unwrap();
-    let cfg = config_path(Topology::Router4);
+    let cfg = config_path(Topology::ROUTER4);
     std::os::unix::fs::symlink("/nonexistent-xlat-lab-dir/x.toml", &cfg).unwrap();
-    let err = up(Topology::Router4, &UpOptions::default()).unwrap_err();
+    let err = up(Topology::ROUTER4, &UpOptions::default()).unwrap_err();
     assert!(matches!(err, LabError::Io { .. }), "{err:?}");
     assert!(err.to_string().contains("lab-router4.toml"), "{err}");
     assert!(std::fs::symlink_metadata(&cfg).is_err(), "teardown removes the lab's files");
@@ -311,7 +311,7 @@ fn load_nf_conntrack() {
         .output()
         .map_or(true, |o| !o.status.success())
     {
-        up(Topology::Nat44, &UpOptions::default()).unwrap();
+        up(Topology::NAT44, &UpOptions::default()).unwrap();
         down().unwrap();
     }
 }
@@ -332,7 +332,7 @@ fn nat_labs_tune_conntrack_and_down_restores_the_host() {
     let before = host_values();
     let host_udp_timeout = sh("sysctl", &["-n", "net.netfilter.nf_conntrack_udp_timeout"]);
 
-    for t in [Topology::Nat44, Topology::Nat66] {
+    for t in [Topology::NAT44, Topology::NAT66] {
         up(t, &UpOptions::default()).unwrap();
         for key in [
             "net.netfilter.nf_conntrack_udp_timeout",
@@ -380,7 +380,7 @@ fn nat_labs_tune_conntrack_and_down_restores_the_host() {
 
     // A crash leaves nat64 up with its state file: `up --replace` restores and raises again,
     // and a later `down` (after another crash) restores; the same from nat66 to nat44.
-    for (crashed, replacement) in [(Topology::Nat64, Topology::Nat44), (Topology::Nat66, Topology::Nat44)] {
+    for (crashed, replacement) in [(Topology::NAT64, Topology::NAT44), (Topology::NAT66, Topology::NAT44)] {
         up(crashed, &UpOptions::default()).unwrap();
         up(
             replacement,
@@ -412,13 +412,13 @@ fn a_set_conntrack_table_holds_exactly_its_size_and_down_restores_the_host() {
         conntrack: Some((150_000, 100_000)),
         ..Default::default()
     };
-    up(Topology::Nat44, &opts).unwrap();
+    up(Topology::NAT44, &opts).unwrap();
     assert_eq!(dut_sysctl("net.netfilter.nf_conntrack_max"), 150_000);
     let buckets: u64 = sh("cat", &["/sys/module/nf_conntrack/parameters/hashsize"]).trim().parse().unwrap();
     assert!((100_000..=101_000).contains(&buckets), "hash size {buckets} for 100,000");
     // A crash, then `up --replace` with the default table: raised again; `down` restores all.
     up(
-        Topology::Nat66,
+        Topology::NAT66,
         &UpOptions {
             replace: true,
             ..Default::default()
@@ -429,14 +429,14 @@ fn a_set_conntrack_table_holds_exactly_its_size_and_down_restores_the_host() {
     down().unwrap();
     assert_nothing_left();
     assert_eq!(host_values(), before, "{HOST_KEYS:?} not restored");
-    up(Topology::Nat44, &opts).unwrap();
+    up(Topology::NAT44, &opts).unwrap();
     check_down();
     assert_eq!(host_values(), before, "{HOST_KEYS:?} not restored");
     // Not for a stateless DUT, and not beyond the limit.
-    let e = up(Topology::Router4, &opts).unwrap_err();
+    let e = up(Topology::ROUTER4, &opts).unwrap_err();
     assert!(e.to_string().contains("not router4"), "{e}");
     let e = up(
-        Topology::Nat44,
+        Topology::NAT44,
         &UpOptions {
             conntrack: Some((CONNTRACK_LIMIT + 1, 10)),
             ..Default::default()
