@@ -205,6 +205,7 @@ mod tests {
     use super::*;
     use crate::runner::NoProgress;
     use xlat_results::BenchResult;
+    use xlat_testkit::fake::Fake;
     use xlat_testkit::sim::SimDut;
 
     fn cfg() -> CapacityConfig {
@@ -265,30 +266,21 @@ mod tests {
     }
 
     /// A tester that sends phase 1 at 20,000 conn/s up to 2,000 connections and at 1,000 above.
-    struct SlowerWithMore(SimDut);
-
-    impl TrialRunner for SlowerWithMore {
-        fn run(&mut self, spec: &xlat_trial::TrialSpec) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
-            self.0.run(spec)
-        }
-        fn run_preliminary(
-            &mut self,
-            spec: &xlat_trial::TrialSpec,
-            validation: Option<u64>,
-        ) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
-            let mut r = self.0.run_preliminary(spec, validation)?;
+    fn slower_with_more(mut dut: SimDut) -> Fake<'static> {
+        Fake::preliminary(move |spec, validation| {
+            let mut r = dut.run_preliminary(spec, validation)?;
             let p = spec.preliminary.expect("phase 1");
             let limit = if p.state_table <= 2_000 { 20_000 } else { 1_000 };
             if p.rate > limit {
                 r.invalidate("Preliminary sending was too slow".into());
             }
             Ok(r)
-        }
+        })
     }
 
     #[test]
     fn a_size_the_tester_could_not_send_fast_enough_to_judge_is_the_testers_bound() {
-        let mut dut = SlowerWithMore(SimDut::new(1e9, 1));
+        let mut dut = slower_with_more(SimDut::new(1e9, 1));
         let r = conntrack_capacity(&mut dut, &cfg(), &mut NoProgress).unwrap();
         // 2,000 fit at about 20,000 conn/s; above, the tester could not send a single step the
         // searches tried (down to their precision): no size above was judged the DUT's.

@@ -307,47 +307,25 @@ mod tests {
     use super::*;
     use crate::runner::NoProgress;
     use xlat_results::BenchResult;
-    use xlat_trial::{PreliminaryReport, TrialSpec};
+    use xlat_testkit::fake::{phase_one, Fake};
+    use xlat_trial::TrialSpec;
 
-    /// A DUT that establishes connections up to `limit` per second and a tester that cannot
-    /// send faster than `tester`.
-    struct Dut {
-        limit: u64,
-        tester: u64,
+    /// Phase 1 through a DUT that establishes connections up to `limit` per second, from a
+    /// tester that cannot send faster than `tester`.
+    fn phase_one_at(spec: &TrialSpec, limit: u64, tester: u64) -> TrialReport {
+        let p = spec.preliminary.expect("phase 1");
+        let got = if p.rate <= limit { p.frames } else { p.frames * limit / p.rate };
+        let mut r = phase_one(spec, got);
+        if p.rate > tester {
+            r.valid = false;
+            r.invalid_reasons = vec!["Preliminary sending was too slow (only 90 percent of required rate), the test is invalid".into()];
+        }
+        r
     }
 
-    impl TrialRunner for Dut {
-        fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-            Err(xlat_trial::TrialError::unsupported("phase 2"))
-        }
-        fn run_preliminary(&mut self, spec: &TrialSpec, _validation: Option<u64>) -> Result<TrialReport, xlat_trial::TrialError> {
-            let p = spec.preliminary.expect("phase 1");
-            let mut r = TrialReport::of(spec);
-            let got = if p.rate <= self.limit {
-                p.frames
-            } else {
-                p.frames * self.limit / p.rate
-            };
-            if p.rate > self.tester {
-                r.invalidate("Preliminary sending was too slow (only 90 percent of required rate), the test is invalid".into());
-            } else if got < p.state_table {
-                r.invalidate(format!(
-                    "Failed to fill state table (valid entries: {got}, state table size: {})",
-                    p.state_table
-                ));
-            }
-            r.preliminary = Some(PreliminaryReport {
-                frames: p.frames,
-                rate: p.rate,
-                sent: p.frames,
-                received: got,
-                valid_entries: got,
-                state_table: p.state_table,
-                duplicate_tuples: Some(0),
-                ..Default::default()
-            });
-            Ok(r)
-        }
+    /// [`phase_one_at`] as a runner.
+    fn dut(limit: u64, tester: u64) -> Fake<'static> {
+        Fake::preliminary(move |spec, _| Ok(phase_one_at(spec, limit, tester)))
     }
 
     fn cfg() -> ConnRateConfig {
@@ -365,15 +343,7 @@ mod tests {
 
     #[test]
     fn finds_the_dut_limit_within_the_error_and_reports_the_highest_pass() {
-        let r = conn_rate(
-            &mut Dut {
-                limit: 37_000,
-                tester: u64::MAX,
-            },
-            &cfg(),
-            &mut NoProgress,
-        )
-        .unwrap();
+        let r = conn_rate(&mut dut(37_000, u64::MAX), &cfg(), &mut NoProgress).unwrap();
         let rate = r.rate.unwrap();
         assert!((36_000..=37_000).contains(&rate), "{rate}");
         assert_eq!(r.tester_bound, None);
@@ -400,15 +370,7 @@ mod tests {
 
     #[test]
     fn every_step_passing_stops_at_the_maximum_and_says_so() {
-        let r = conn_rate(
-            &mut Dut {
-                limit: u64::MAX,
-                tester: u64::MAX,
-            },
-            &cfg(),
-            &mut NoProgress,
-        )
-        .unwrap();
+        let r = conn_rate(&mut dut(u64::MAX, u64::MAX), &cfg(), &mut NoProgress).unwrap();
         assert_eq!((r.rate, r.trials.len()), (Some(100_000), 1));
         assert!(r.human_table().contains("the DUT's limit is higher"), "{}", r.human_table());
         assert_eq!(r.bound, xlat_results::bound::Bound::Range { max: 100_000 });
@@ -416,15 +378,7 @@ mod tests {
 
     #[test]
     fn a_tester_that_cannot_keep_up_bounds_the_search_and_is_named() {
-        let r = conn_rate(
-            &mut Dut {
-                limit: u64::MAX,
-                tester: 60_000,
-            },
-            &cfg(),
-            &mut NoProgress,
-        )
-        .unwrap();
+        let r = conn_rate(&mut dut(u64::MAX, 60_000), &cfg(), &mut NoProgress).unwrap();
         let rate = r.rate.unwrap();
         assert!((59_000..=60_000).contains(&rate), "{rate}");
         assert_eq!(r.tester_bound.map(|b| b > 60_000), Some(true));
@@ -463,18 +417,12 @@ mod tests {
     fn the_accelerated_variant_finds_the_limit_with_fewer_step_seconds() {
         // A DUT whose rate falls with the number of connections: 40,000/s at 10,000, up to 5 %
         // more with fewer (the small phases overestimate it, the last one corrects).
-        struct Scaling(Vec<(u64, u64)>);
-        impl TrialRunner for Scaling {
-            fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-                Err(xlat_trial::TrialError::unsupported("phase 2"))
-            }
-            fn run_preliminary(&mut self, spec: &TrialSpec, v: Option<u64>) -> Result<TrialReport, xlat_trial::TrialError> {
-                let p = spec.preliminary.expect("phase 1");
-                let limit = 40_000 + 2_000 * (10_000 - p.frames) / 10_000;
-                self.0.push((p.frames, p.rate));
-                Dut { limit, tester: u64::MAX }.run_preliminary(spec, v)
-            }
-        }
+        let scaling = || {
+            Fake::preliminary(|spec, _| {
+                let frames = spec.preliminary.expect("phase 1").frames;
+                Ok(phase_one_at(spec, 40_000 + 2_000 * (10_000 - frames) / 10_000, u64::MAX))
+            })
+        };
         let accelerated = ConnRateConfig {
             accelerated: Some(Accelerated {
                 initial_connections: 1_000,
@@ -483,7 +431,7 @@ mod tests {
             error: 500,
             ..cfg()
         };
-        let mut dut = Scaling(Vec::new());
+        let mut dut = scaling();
         let r = conn_rate(&mut dut, &accelerated, &mut NoProgress).unwrap();
         let rate = r.rate.unwrap();
         assert!((39_500..=40_000).contains(&rate), "{rate}");
@@ -495,18 +443,12 @@ mod tests {
             .iter()
             .any(|t| t.frames == 10_000 && t.rate == rate && t.pass == Some(true)));
         // Fewer connections sent than the plain binary search sends.
-        let sent = |v: &[(u64, u64)]| v.iter().map(|x| x.0).sum::<u64>();
-        let accelerated_sent = sent(&dut.0);
-        let mut plain = Scaling(Vec::new());
+        let sent = |f: &Fake| f.asked.iter().map(|s| s.preliminary.map_or(0, |p| p.frames)).sum::<u64>();
+        let accelerated_sent = sent(&dut);
+        let mut plain = scaling();
         let p = conn_rate(&mut plain, &ConnRateConfig { error: 500, ..cfg() }, &mut NoProgress).unwrap();
         assert!(p.rate.unwrap().abs_diff(rate) <= 500);
-        assert!(
-            accelerated_sent < sent(&plain.0),
-            "{accelerated_sent} vs {}: {:?} {:?}",
-            sent(&plain.0),
-            dut.0,
-            plain.0
-        );
+        assert!(accelerated_sent < sent(&plain), "{accelerated_sent} vs {}", sent(&plain));
     }
 
     #[test]
@@ -535,7 +477,7 @@ mod tests {
                 ..cfg()
             },
         ] {
-            assert!(conn_rate(&mut Dut { limit: 1, tester: 1 }, &c, &mut NoProgress).is_err(), "{c:?}");
+            assert!(conn_rate(&mut dut(1, 1), &c, &mut NoProgress).is_err(), "{c:?}");
         }
     }
 }

@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use xlat_bench::b2b::corrected_buffer_time_s;
-use xlat_bench::{back_to_back, system_recovery, BackToBackConfig, BenchError, NoProgress, NoSleep, RecoveryConfig, TrialRunner};
+use xlat_bench::{back_to_back, system_recovery, BackToBackConfig, BenchError, NoProgress, NoSleep, RecoveryConfig};
+use xlat_testkit::fake::Fake;
 use xlat_testkit::sim::SimDut;
-use xlat_trial::{TrialReport, TrialSpec};
 
 const LINE: u64 = 1_488_095;
 
@@ -198,22 +198,18 @@ fn invalid_recovery_trials_are_retried_then_reported() {
 }
 
 /// A runner that counts losses but does not say which frame was lost last.
-struct NoLastLost(SimDut);
-
-impl TrialRunner for NoLastLost {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-        let mut r = self.0.run(spec)?;
+fn no_last_lost() -> Fake<'static> {
+    Fake::around(SimDut::new(1.0, 1), |_, r| {
         for d in [&mut r.forward, &mut r.reverse].into_iter().flatten() {
             d.last_lost_seq = None;
         }
-        Ok(r)
-    }
+    })
 }
 
 #[test]
 fn recovery_needs_the_last_lost_sequence_number() {
     let cfg = RecoveryConfig::new(64, 400_000);
-    let err = system_recovery(&mut NoLastLost(SimDut::new(1.0, 1)), &cfg, &mut NoProgress).unwrap_err();
+    let err = system_recovery(&mut no_last_lost(), &cfg, &mut NoProgress).unwrap_err();
     assert!(matches!(err, BenchError::Unsupported(_)), "{err}");
 }
 

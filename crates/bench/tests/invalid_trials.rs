@@ -6,6 +6,7 @@
 
 use xlat_bench::*;
 use xlat_results::*;
+use xlat_testkit::fake::Fake;
 use xlat_testkit::sim::SimDut;
 use xlat_trial::{TrialReport, TrialSpec};
 
@@ -146,19 +147,14 @@ fn frame_loss_tester_bound_step_is_neither_loss_nor_zero_loss() {
     // Every trial at 400,000 fps is invalid (retries too): between two zero-loss steps it does
     // not end the series early (it is no zero-loss trial) nor restart the count (it is no loss).
     let cfg = FrameLossConfig::new(64, 1_000_000);
-    struct At400k(SimDut);
-    impl TrialRunner for At400k {
-        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-            let mut r = self.0.run(spec)?;
-            if spec.rate == 400_000 {
-                r.valid = false;
-                r.invalid_reasons = vec![REASON.into()];
-                r.forward.as_mut().unwrap().counts.received = 0;
-            }
-            Ok(r)
+    let mut at_400k = Fake::around(SimDut::new(500_000.0, 1), |spec, r| {
+        if spec.rate == 400_000 {
+            r.valid = false;
+            r.invalid_reasons = vec![REASON.into()];
+            r.forward.as_mut().unwrap().counts.received = 0;
         }
-    }
-    let r = frame_loss(&mut At400k(SimDut::new(500_000.0, 1)), &cfg, &mut NoProgress).unwrap();
+    });
+    let r = frame_loss(&mut at_400k, &cfg, &mut NoProgress).unwrap();
     let rates: Vec<(u64, bool)> = r.points.iter().map(|p| (p.rate, p.tester_bound)).collect();
     assert_eq!(
         rates,

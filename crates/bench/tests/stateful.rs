@@ -9,6 +9,7 @@ use xlat_bench::*;
 use xlat_results::output::{trial_csv_row, Document, SizeResult, TRIALS_CSV_HEADER};
 use xlat_results::text::trials_table;
 use xlat_results::*;
+use xlat_testkit::fake::Fake;
 use xlat_testkit::sim::SimDut;
 use xlat_trial::{PreliminarySpec, TrialSpec};
 
@@ -220,20 +221,12 @@ fn phase_1_sending_too_slowly_is_the_tester_limit() {
     every_trial_had_phase_1(&dut);
 
     // Once only (the next attempt sends in time): retried like an invalid trial.
-    struct OnceSlow(SimDut, bool);
-    impl TrialRunner for OnceSlow {
-        fn run(&mut self, spec: &TrialSpec) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
-            if !self.1 {
-                self.1 = true;
-                let mut slow = SimDut::new(400_000.0, 1).preliminary_tester_max(80_000);
-                self.0.log.push(spec.clone());
-                return slow.run(spec);
-            }
-            self.0.run(spec)
-        }
-    }
-    let mut r = OnceSlow(SimDut::new(400_000.0, 1), false);
-    let res = throughput(&mut r, &tp_config(SearchMethod::Binary), &mut NoProgress).unwrap();
+    let (mut dut, mut slow) = (
+        SimDut::new(400_000.0, 1),
+        Some(SimDut::new(400_000.0, 1).preliminary_tester_max(80_000)),
+    );
+    let mut once_slow = Fake::new(|spec| slow.take().map_or_else(|| dut.run(spec), |mut s| s.run(spec)));
+    let res = throughput(&mut once_slow, &tp_config(SearchMethod::Binary), &mut NoProgress).unwrap();
     assert!(res.throughput > 390_000);
     assert_eq!((res.trials[0].attempt, res.trials[0].pass), (1, None));
     assert!(!res.trials[0].preliminary.as_ref().unwrap().sending_valid);

@@ -5,33 +5,24 @@ use xlat_bench::*;
 use xlat_results::output::{trial_csv_row, TRIALS_CSV_HEADER};
 use xlat_results::text::trials_table;
 use xlat_results::*;
+use xlat_testkit::fake::Fake;
 use xlat_testkit::sim::SimDut;
-use xlat_trial::{TrialReport, TrialSpec};
 
 /// A SimDut whose tester reports drops: forward tx 3 / rx 4, reverse tx 5 / rx 6.
-struct Drops(SimDut);
-
-impl TrialRunner for Drops {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-        let mut r = self.0.run(spec)?;
+fn drops() -> Fake<'static> {
+    Fake::around(SimDut::new(400_000.0, 1), |_, r| {
         for (d, (tx, rx)) in [(&mut r.forward, (3, 4)), (&mut r.reverse, (5, 6))] {
             if let Some(d) = d {
                 d.counts.tester_tx_dropped = tx;
                 d.counts.tester_rx_dropped = rx;
             }
         }
-        Ok(r)
-    }
+    })
 }
 
 #[test]
 fn drops_reach_the_record_the_csv_the_table_and_the_json() {
-    let r = throughput(
-        &mut Drops(SimDut::new(400_000.0, 1)),
-        &ThroughputConfig::new(84, 1_000_000, 10_000),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let r = throughput(&mut drops(), &ThroughputConfig::new(84, 1_000_000, 10_000), &mut NoProgress).unwrap();
     let t = &r.trials[0];
     let (f, v) = (t.forward.as_ref().unwrap(), t.reverse.as_ref().unwrap());
     assert_eq!((f.tester_tx_dropped, f.tester_rx_dropped), (3, 4));
@@ -71,12 +62,7 @@ fn drops_reach_the_record_the_csv_the_table_and_the_json() {
 
 #[test]
 fn recovery_trials_carry_the_drops() {
-    let r = system_recovery(
-        &mut Drops(SimDut::new(400_000.0, 1)),
-        &RecoveryConfig::new(64, 400_000),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let r = system_recovery(&mut drops(), &RecoveryConfig::new(64, 400_000), &mut NoProgress).unwrap();
     let f = r.trials[0].forward.as_ref().unwrap();
     assert_eq!((f.tester_tx_dropped, f.tester_rx_dropped), (3, 4));
     let table = r.human_table();
