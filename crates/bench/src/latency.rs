@@ -89,17 +89,7 @@ impl LatencyConfig {
 /// The median of delays: the middle value, or for an even count the mean of the two middle
 /// values (infinite if either is).
 pub fn median_delay(values: &[Delay]) -> Option<Delay> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_unstable();
-    let n = v.len();
-    if n % 2 == 1 {
-        return Some(v[n / 2]);
-    }
-    let (a, b) = (v[n / 2 - 1], v[n / 2]);
-    Some(match (a.ns(), b.ns()) {
+    xlat_results::repeat::median_of(values, |a, b| match (a.ns(), b.ns()) {
         (Some(a), Some(b)) => Delay(((u128::from(a) + u128::from(b)) / 2) as u64),
         _ => Delay::INFINITE,
     })

@@ -73,17 +73,8 @@ impl PdvConfig {
     }
 }
 
-fn median_i64(mut v: Vec<i64>) -> Option<i64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_unstable();
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        ((i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])) / 2) as i64
-    })
+fn median_i64(v: Vec<i64>) -> Option<i64> {
+    xlat_results::repeat::median_of(&v, |a, b| ((i128::from(a) + i128::from(b)) / 2) as i64)
 }
 
 fn summarise(dirs: Vec<&PdvDirection>) -> Option<PdvSummary> {

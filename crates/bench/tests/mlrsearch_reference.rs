@@ -111,14 +111,8 @@ fn ours(model: &LossModel, goals: &[SearchGoal], seeds: &[u64]) -> Vec<Run> {
         .collect()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+fn median(v: Vec<f64>) -> f64 {
+    xlat_results::Summary::of(&v).map_or(f64::NAN, |s| s.median)
 }
 
 #[test]
