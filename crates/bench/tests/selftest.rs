@@ -2,6 +2,7 @@
 //! with its own active directions, and a check trial at the bidirectional rate.
 
 use xlat_bench::{selftest, NoProgress, SelftestConfig, TrialRunner};
+use xlat_testkit::fake::Fake;
 use xlat_testkit::sim::SimDut;
 use xlat_trial::StampSource;
 
@@ -114,17 +115,12 @@ fn the_latency_floor_is_measured_with_every_source_the_ports_offer() {
 
 /// A runner that cannot choose directions refuses a spec that does (as every runner must
 /// refuse what it cannot do), and the self-test fails clearly on its first trial.
-struct Fixed;
-
-impl TrialRunner for Fixed {
-    fn run(&mut self, spec: &xlat_trial::TrialSpec) -> Result<xlat_trial::TrialReport, xlat_trial::TrialError> {
-        assert!(spec.directions.is_some(), "the self-test asks for its directions");
-        Err(xlat_trial::TrialError::unsupported("choosing the active directions"))
-    }
-}
-
 #[test]
 fn a_runner_that_cannot_choose_directions_is_refused() {
-    let e = selftest(&mut Fixed, &cfg(), &mut NoProgress).unwrap_err();
+    let mut fixed = Fake::new(|spec| {
+        assert!(spec.directions.is_some(), "the self-test asks for its directions");
+        Err(xlat_trial::TrialError::unsupported("choosing the active directions"))
+    });
+    let e = selftest(&mut fixed, &cfg(), &mut NoProgress).unwrap_err();
     assert!(e.to_string().contains("directions"), "{e}");
 }

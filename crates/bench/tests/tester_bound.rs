@@ -5,8 +5,8 @@
 use xlat_bench::*;
 use xlat_results::output::TRIALS_CSV_HEADER;
 use xlat_results::*;
+use xlat_testkit::fake::Fake;
 use xlat_testkit::sim::SimDut;
-use xlat_trial::{TrialReport, TrialSpec};
 
 const MAX: u64 = 1_000_000;
 const ERROR: u64 = 1000;
@@ -215,30 +215,18 @@ fn a_dut_failing_below_the_tester_bound_gives_zero_not_an_error() {
 
 /// A SimDut whose tester cannot send above `rate` for longer than `seconds` (it can for short
 /// trials): the confirmation of the short-trial search is where it shows.
-struct ShortOnly {
-    dut: SimDut,
-    rate: u64,
-    seconds: f64,
-}
-
-impl TrialRunner for ShortOnly {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-        let mut r = self.dut.run(spec)?;
-        if spec.rate > self.rate && spec.duration_s > self.seconds {
+fn short_only(dut: SimDut, rate: u64, seconds: f64) -> Fake<'static> {
+    Fake::around(dut, move |spec, r| {
+        if spec.rate > rate && spec.duration_s > seconds {
             r.valid = false;
             r.invalid_reasons = vec!["simulated: the sender fell behind in a long trial".into()];
         }
-        Ok(r)
-    }
+    })
 }
 
 #[test]
 fn an_invalid_confirmation_goes_on_below_it() {
-    let mut run = ShortOnly {
-        dut: SimDut::new(500_000.0, 1).invalid_above(400_000),
-        rate: 250_000,
-        seconds: 2.0,
-    };
+    let mut run = short_only(SimDut::new(500_000.0, 1).invalid_above(400_000), 250_000, 2.0);
     let c = cfg(&SearchMethod::ShortThenConfirm { short_s: 2.0 });
     let r = throughput(&mut run, &c, &mut NoProgress).unwrap();
     assert!(r.throughput <= 250_000 && 250_000 - r.throughput <= ERROR, "{}", r.throughput);
@@ -247,11 +235,7 @@ fn an_invalid_confirmation_goes_on_below_it() {
     assert!(r.bounded_by_tester);
     assert!(r.tester_bound.is_some_and(|b| b > 250_000 && b - r.throughput <= ERROR));
     // The accelerated search, whose longer phases meet the same limit.
-    let mut run = ShortOnly {
-        dut: SimDut::new(500_000.0, 1),
-        rate: 250_000,
-        seconds: 2.0,
-    };
+    let mut run = short_only(SimDut::new(500_000.0, 1), 250_000, 2.0);
     let c = cfg(&SearchMethod::Accelerated { initial_s: 1.0, phases: 3 });
     let r = throughput(&mut run, &c, &mut NoProgress).unwrap();
     assert!(r.throughput <= 250_000 && 250_000 - r.throughput <= ERROR, "{}", r.throughput);
@@ -308,20 +292,13 @@ fn frame_loss_whose_lowest_rate_the_tester_cannot_send_is_an_error() {
 }
 
 /// The tester cannot send bursts longer than `frames` at line rate.
-struct BurstLimit {
-    dut: SimDut,
-    frames: u64,
-}
-
-impl TrialRunner for BurstLimit {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-        let mut r = self.dut.run(spec)?;
-        if spec.frames() > self.frames {
+fn burst_limit(dut: SimDut, frames: u64) -> Fake<'static> {
+    Fake::around(dut, move |spec, r| {
+        if spec.frames() > frames {
             r.valid = false;
             r.invalid_reasons = vec!["simulated: the sender fell behind in the burst".into()];
         }
-        Ok(r)
-    }
+    })
 }
 
 #[test]
@@ -332,10 +309,7 @@ fn back_to_back_bursts_the_tester_cannot_send_bound_the_search() {
     c.error = 100;
     c.retries = 1;
     // A DUT with a huge buffer; the tester sends bursts of 100,000 frames at most.
-    let mut run = BurstLimit {
-        dut: SimDut::new(400_000.0, 1).buffer(10_000_000),
-        frames: 100_000,
-    };
+    let mut run = burst_limit(SimDut::new(400_000.0, 1).buffer(10_000_000), 100_000);
     let r = back_to_back(&mut run, &c, &mut NoProgress, &mut NoSleep::default()).unwrap();
     for x in &r.runs {
         assert!(x.frames <= 100_000 && 100_000 - x.frames <= 100, "{x:?}");
@@ -346,18 +320,12 @@ fn back_to_back_bursts_the_tester_cannot_send_bound_the_search() {
     assert!(r.trials.iter().all(|t| t.valid || t.pass.is_none()));
     assert!(r.human_table().contains("bounded by the tester"));
     // Not even a 1-frame burst... the shortest burst tried is tester-bound: an error.
-    let mut run = BurstLimit {
-        dut: SimDut::new(400_000.0, 1).buffer(10_000_000),
-        frames: 0,
-    };
+    let mut run = burst_limit(SimDut::new(400_000.0, 1).buffer(10_000_000), 0);
     let e = back_to_back(&mut run, &c, &mut NoProgress, &mut NoSleep::default()).unwrap_err();
     assert!(matches!(&e, BenchError::TesterLimit { rate, .. } if *rate == line), "{e:?}");
     assert!(e.to_string().contains("cannot send even at"), "{e}");
     // A DUT whose buffer is below the tester's limit: measured as before.
-    let mut run = BurstLimit {
-        dut: SimDut::new(400_000.0, 1).buffer(20_000),
-        frames: 100_000,
-    };
+    let mut run = burst_limit(SimDut::new(400_000.0, 1).buffer(20_000), 100_000);
     let r = back_to_back(&mut run, &c, &mut NoProgress, &mut NoSleep::default()).unwrap();
     let expected = 20_000.0 / (1.0 - 400_000.0 / line as f64);
     assert!(r.runs.iter().all(|x| (x.frames as f64 - expected).abs() <= 101.0), "{:?}", r.runs);
