@@ -102,20 +102,20 @@ pub const CLAT_MAP_IPV6: &str = "2001:2:0:4646::c612:0/113";
 /// xlat464: what the CLAT sends into TAYGA: the right side's IPv4 addresses.
 pub const CLAT_IPV4_ROUTE: &str = "198.19.0.0/16";
 
-/// nat44, nat64 and nat66: the connection tracking table and hash size the lab makes room for
+/// The stateful topologies: the connection tracking table and hash size the lab makes room for
 /// (host-wide; `up` raises them if lower and `down` restores them): 2^21, above 2,000,000
 /// connections.
 pub const CONNTRACK_MAX: u64 = 1 << 21;
 pub const CONNTRACK_BUCKETS: u64 = 1 << 21;
-/// nat44, nat64 and nat66: the DUT's UDP connection tracking timeouts, seconds (unreplied and
+/// The stateful topologies: the DUT's UDP connection tracking timeouts, seconds (unreplied and
 /// "stream"), far above phase 1 + the delay to phase 2 + phase 2 + the timeout of the lab's
 /// stateful configuration ([`STATEFUL_PHASE_DELAY_MS`] + 60 s + 2 s).
 pub const CONNTRACK_UDP_TIMEOUT_S: u64 = 600;
 
-/// nat44, nat64 and nat66: the Initiator's (forward) source ports, pseudorandom in phase 2 and
+/// The stateful topologies: the Initiator's (forward) source ports, pseudorandom in phase 2 and
 /// enumerated in phase 1.
 pub const STATEFUL_SPORT: (u16, u16) = (10_000, 10_999);
-/// nat44, nat64 and nat66: the Initiator's (forward) destination ports.
+/// The stateful topologies: the Initiator's (forward) destination ports.
 pub const STATEFUL_DPORT: (u16, u16) = (1, 1000);
 /// N = M: phase 1 enumerates every (source port, destination port) combination once, 1000 x
 /// 1000, so that every entry the DUT makes is a distinct connection and phase 2's pseudorandom

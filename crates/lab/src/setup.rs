@@ -21,7 +21,7 @@ const GC_THRESH: [(&str, u64); 6] = [
     ("net.ipv6.neigh.default.gc_thresh3", 262_144),
 ];
 
-/// Connection tracking limits of the initial namespace, raised for nat44, nat64 and nat66 (on this
+/// Connection tracking limits of the initial namespace, raised for the stateful DUTs (on this
 /// kernel, 6.x, both are global: read-only in every other namespace; the hash size is the same
 /// value as `/sys/module/nf_conntrack/parameters/hashsize`). A hash as large as the table, as in
 /// seeds/001's measurements.

@@ -78,7 +78,7 @@ impl PlacedPart {
     }
 }
 
-/// The DUT's connection tracking (nat44, nat64, nat66).
+/// The DUT's connection tracking (the stateful topologies).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConntrackStatus {
     pub count: u64,

@@ -151,7 +151,7 @@ impl FromStr for Topology {
     }
 }
 
-/// The parts of the lab's stateful configuration (nat44, nat64, nat66) beyond
+/// The parts of the lab's stateful configuration (the stateful topologies) beyond
 /// [`StatefulSpec`]: siitperf's `N M R T D` (`[stateful]`) and the DUT command before every
 /// trial (`[dut] before_trial`).
 #[derive(Debug, Clone, PartialEq, Eq)]
