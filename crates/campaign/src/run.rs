@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use xlat_trial::chain;
 
 use crate::estimate::{deadline_s, human_seconds};
 use crate::manifest::{check_plan_copy, host, DirError, Manifest, RunEntry, Session, Status, LOG};
@@ -465,8 +466,8 @@ fn complete_result(path: &Path) -> Result<(), RunFailure> {
     Ok(())
 }
 
-/// Why a run (or a lab command) of the campaign failed. The manifest records [`chain`]: the
-/// message with its causes.
+/// Why a run (or a lab command) of the campaign failed. The manifest records
+/// `xlat_trial::chain`: the message with its causes.
 #[derive(Debug, thiserror::Error)]
 pub enum RunFailure {
     #[error("{}: cannot open it", path.display())]
@@ -509,16 +510,4 @@ pub enum RunFailure {
     },
     #[error("{}: the result is not complete", path.display())]
     Incomplete { path: PathBuf },
-}
-
-/// An error's message and its causes, joined with ": ".
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut next = e.source();
-    while let Some(c) = next {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        next = c.source();
-    }
-    s
 }

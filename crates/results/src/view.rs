@@ -41,35 +41,37 @@ impl Procedure {
         Procedure::Reset,
     ];
 
-    /// The name a document records and the command runs ("back-to-back" also runs as "b2b").
+    /// The name a document records and the command runs (its last command).
     pub fn name(self) -> &'static str {
+        let commands = self.commands_of();
+        commands[commands.len() - 1]
+    }
+
+    /// The commands that run it, its name last (`b2b` also runs back-to-back).
+    pub fn commands_of(self) -> &'static [&'static str] {
         match self {
-            Procedure::Throughput => "throughput",
-            Procedure::FrameLoss => "frame-loss",
-            Procedure::Latency => "latency",
-            Procedure::Pdv => "pdv",
-            Procedure::BackToBack => "back-to-back",
-            Procedure::Recovery => "recovery",
-            Procedure::ConnRate => "conn-rate",
-            Procedure::ConntrackCapacity => "conntrack-capacity",
-            Procedure::TeardownRate => "teardown-rate",
-            Procedure::Mlrsearch => "mlrsearch",
-            Procedure::Reset => "reset",
+            Procedure::Throughput => &["throughput"],
+            Procedure::FrameLoss => &["frame-loss"],
+            Procedure::Latency => &["latency"],
+            Procedure::Pdv => &["pdv"],
+            Procedure::BackToBack => &["b2b", "back-to-back"],
+            Procedure::Recovery => &["recovery"],
+            Procedure::ConnRate => &["conn-rate"],
+            Procedure::ConntrackCapacity => &["conntrack-capacity"],
+            Procedure::TeardownRate => &["teardown-rate"],
+            Procedure::Mlrsearch => &["mlrsearch"],
+            Procedure::Reset => &["reset"],
         }
     }
 
-    /// The procedure a command or a document names (`b2b` is `back-to-back`'s short command).
+    /// The procedure a command or a document names.
     pub fn from_name(name: &str) -> Option<Procedure> {
-        if name == "b2b" {
-            return Some(Procedure::BackToBack);
-        }
-        Procedure::ALL.into_iter().find(|p| p.name() == name)
+        Procedure::ALL.into_iter().find(|p| p.commands_of().contains(&name))
     }
 
     /// Every command that runs a procedure with results, for messages ("throughput, frame-loss, ...").
     pub fn commands() -> String {
-        let mut names: Vec<&str> = Procedure::ALL.iter().map(|p| p.name()).collect();
-        names.insert(4, "b2b");
+        let names: Vec<&str> = Procedure::ALL.iter().flat_map(|p| p.commands_of()).copied().collect();
         names.join(", ")
     }
 

@@ -67,15 +67,21 @@ impl TrialError {
 
     /// The message with every cause after it, `": "`-separated (anyhow's `{:#}`).
     pub fn chain(&self) -> String {
-        let mut s = self.message.clone();
-        let mut next = self.source();
-        while let Some(e) = next {
-            s.push_str(": ");
-            s.push_str(&e.to_string());
-            next = e.source();
-        }
-        s
+        chain(self)
     }
+}
+
+/// Any error's message with every cause after it, `": "`-separated (anyhow's `{:#}`), for a
+/// record that keeps text (a trial's, a campaign manifest's).
+pub fn chain(e: &dyn Error) -> String {
+    let mut s = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        next = c.source();
+    }
+    s
 }
 
 impl std::fmt::Display for TrialError {

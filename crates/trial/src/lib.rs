@@ -29,7 +29,7 @@ pub mod spec;
 mod stamps;
 
 pub use dut::{DutHooks, HookError, PhaseHook};
-pub use error::{TrialError, TrialErrorKind};
+pub use error::{chain, TrialError, TrialErrorKind};
 pub use load::{CpuLoad, LoadReport};
 pub use report::{loss_percent, DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use runner::TrialRunner;
