@@ -119,7 +119,7 @@ fn the_nat_topologies_write_stateful_tests() {
         assert!(combinations >= 1_000_000, "{t}");
         assert_eq!(
             sf.phase_delay_ms,
-            1000 * sf.preliminary_frames / sf.preliminary_rate + 2 * sf.preliminary_timeout_ms
+            (1000 * sf.preliminary_frames).div_ceil(sf.preliminary_rate) + 2 * sf.preliminary_timeout_ms
         );
         // The file carries phase 1 and the DUT hook as keys the reader knows.
         let pre = xlat_config::preliminary(&cfg).unwrap_or_else(|e| panic!("{t}: {e}"));
@@ -134,9 +134,12 @@ fn the_nat_topologies_write_stateful_tests() {
             (1_000_000, 1_000_000, sf.preliminary_rate, 2000, sf.phase_delay_ms),
             "{t}"
         );
-        // xlat464's chain of two TAYGAs on one core takes phase 1 at 20,000/s.
+        // xlat464's chain of two TAYGAs on one core takes phase 1 at 20,000/s, nat64's TAYGA
+        // at 30,000/s (D = ceil(1000 N / R) + 2 T).
         let (rate, delay) = if t == Topology::XLAT464 {
             (20_000, 54_000)
+        } else if t == Topology::NAT64 {
+            (30_000, 37_334)
         } else {
             (50_000, 24_000)
         };

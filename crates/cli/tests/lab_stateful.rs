@@ -25,10 +25,19 @@ impl Lab {
         Some(Lab(TrialLab::up(topology, extra)))
     }
 
-    /// A stateful trial: phase 1 of `n` connections (N = M) at 50,000 frames/s over the
+    /// The phase 1 rate the lab's configuration declares for its DUT (`preliminary_rate`): what
+    /// the DUT creates connections at without loss.
+    fn phase_one_rate(&self) -> u64 {
+        let text = std::fs::read_to_string(&self.0.config).unwrap();
+        let line = text.lines().find_map(|l| l.strip_prefix("preliminary_rate = "));
+        let rate = line.and_then(|l| l.split_whitespace().next()?.parse().ok());
+        rate.unwrap_or_else(|| panic!("no preliminary_rate in {}", self.0.config))
+    }
+
+    /// A stateful trial: phase 1 of `n` connections (N = M) at the configuration's R over the
     /// 100 x 1,000 port pairs 10000-10099 x 1-1000, then phase 2 at `rate` for 2 s.
     fn trial(&self, n: u64, rate: u64, extra: &[&str]) -> Value {
-        self.trial_at(n, 50_000, rate, extra)
+        self.trial_at(n, self.phase_one_rate(), rate, extra)
     }
 
     /// [`Lab::trial`] with phase 1 at `r1` frames/s.
@@ -72,18 +81,19 @@ impl Lab {
 
 impl Lab {
     /// A procedure with phase 1 of 20,000 connections (every port pair 10000-10019 x 1-1000
-    /// once) at 50,000 frames/s before each trial, T 500 ms: the first run of its JSON
+    /// once) at the configuration's R before each trial, T 500 ms: the first run of its JSON
     /// document, and its standard output.
     fn procedure(&self, name: &str, args: &[&str]) -> (Value, String) {
         let json = std::env::temp_dir().join(format!("xlat-stateful-{name}-{}.json", std::process::id()));
         let json_s = json.to_str().unwrap().to_string();
+        let r1 = self.phase_one_rate().to_string();
         let phase1 = [
             "--timeout",
             "500",
             "--preliminary-frames",
             "20000",
             "--preliminary-rate",
-            "50000",
+            &r1,
             "--set",
             "traffic.forward_ports.sport.max=10019",
             "--json",
@@ -443,8 +453,8 @@ fn nat44_latency_in_a_stateful_test() {
 /// The DUT forwards 15,000 reverse frames/s (nftables `limit rate over` on what arrives on its
 /// right, before nat64's TAYGA: IPv4 only, once), far below what the DUT itself forwards on its
 /// one CPU (nat64's TAYGA about 20,000 per direction: a limit on both directions' sum near it,
-/// 70,000, let the DUT's own limit decide), and never phase 1's 50,000 forward frames/s; the
-/// search takes several steps and ends within its error below the limit.
+/// 70,000, let the DUT's own limit decide), and never phase 1's forward frames (the
+/// configuration's R); the search takes several steps and ends within its error below the limit.
 fn stateful_throughput_counts_n_connections_after_every_phase_one(topology: &str) {
     let Some(lab) = Lab::up(topology) else { return };
     dut_exec(&["nft", "add table inet xlat_limit"]);

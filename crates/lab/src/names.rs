@@ -124,13 +124,20 @@ pub const STATEFUL_CONNECTIONS: u64 = 1_000_000;
 /// R: the phase 1 rate, frames/s; safely below what the lab's NAT DUTs forward on a 2-core
 /// machine (BENCHMARKS.md: nat64 168,750 frames/s forward, without connection set-up).
 pub const STATEFUL_PRELIMINARY_RATE: u64 = 50_000;
+/// R for nat64: TAYGA, on the DUT's one CPU, creates its dynamic-pool mappings slower than
+/// nftables creates conntrack entries; phase 1 of 100,000 connections at 50,000/s filled only
+/// 86-97 % of them, at 40,000/s and 30,000/s every one (2 trials each, `xlatperf trial -c
+/// /run/xlatperf/lab-nat64.toml --preliminary-frames 100000 --preliminary-rate R`).
+pub const NAT64_PRELIMINARY_RATE: u64 = 30_000;
 /// R for xlat464: its two TAYGAs share one core and forward about 30,000 frames/s
 /// (BENCHMARKS.md, "IPv4aaS").
 pub const XLAT464_PRELIMINARY_RATE: u64 = 20_000;
 /// T: how long the Responder keeps receiving after phase 1 sending ended, ms.
 pub const STATEFUL_PRELIMINARY_TIMEOUT_MS: u64 = 2000;
-/// D = 1000 N / R + 2 T ms (siitperf's scripts): phase 2 starts when phase 1 has surely ended.
-pub const STATEFUL_PHASE_DELAY_MS: u64 = 1000 * STATEFUL_CONNECTIONS / STATEFUL_PRELIMINARY_RATE + 2 * STATEFUL_PRELIMINARY_TIMEOUT_MS;
+/// D = ceil(1000 N / R) + 2 T ms (siitperf's scripts, rounded up): phase 2 starts when phase 1
+/// has surely ended.
+pub const STATEFUL_PHASE_DELAY_MS: u64 =
+    (1000 * STATEFUL_CONNECTIONS).div_ceil(STATEFUL_PRELIMINARY_RATE) + 2 * STATEFUL_PRELIMINARY_TIMEOUT_MS;
 /// The DUT command before every trial: empty the connection table.
 pub const STATEFUL_BEFORE_TRIAL: &str = "ip netns exec xlat-dut conntrack -F";
 /// The stateful DUTs' connection count (`[dut] count`).

@@ -155,7 +155,7 @@ impl Topology {
         clat: false,
         ip_versions: (6, 4),
         forwarding: (true, true),
-        preliminary_rate: Some(STATEFUL_PRELIMINARY_RATE),
+        preliminary_rate: Some(NAT64_PRELIMINARY_RATE),
         left_ipv4_virt: None,
         right_ipv6_virt: Some(RIGHT_IPV6_VIRT),
         describe: || {

@@ -177,14 +177,16 @@ impl Default for StatefulLab {
 }
 
 impl StatefulLab {
-    /// N = M = [`STATEFUL_CONNECTIONS`] at phase 1 rate `rate`, D by siitperf's rule.
+    /// N = M = [`STATEFUL_CONNECTIONS`] at phase 1 rate `rate`, D by the configuration's rule
+    /// (the one a configuration without `phase_delay_ms` gets).
     fn at_rate(rate: u64) -> Self {
+        let frames = u32::try_from(STATEFUL_CONNECTIONS).unwrap_or(u32::MAX);
         StatefulLab {
             preliminary_frames: STATEFUL_CONNECTIONS,
             state_table: STATEFUL_CONNECTIONS,
             preliminary_rate: rate,
             preliminary_timeout_ms: STATEFUL_PRELIMINARY_TIMEOUT_MS,
-            phase_delay_ms: 1000 * STATEFUL_CONNECTIONS / rate + 2 * STATEFUL_PRELIMINARY_TIMEOUT_MS,
+            phase_delay_ms: xlat_config::StatefulTrial::default_phase_delay_ms(frames, rate, STATEFUL_PRELIMINARY_TIMEOUT_MS),
             before_trial: STATEFUL_BEFORE_TRIAL.to_string(),
         }
     }
