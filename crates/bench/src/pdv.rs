@@ -147,6 +147,7 @@ mod tests {
     use crate::NoProgress;
     use xlat_results::record::TrialRecord;
     use xlat_results::result::BenchResult;
+    use xlat_testkit::fake::Fake;
     use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
     use xlat_trial::DirectionReport;
     use xlat_trial::{PdvReport, TrialReport};
@@ -171,36 +172,36 @@ mod tests {
         }
     }
 
-    /// A runner that returns fixed PDV statistics.
-    struct Fake {
-        pdv_ns: u64,
-        calls: usize,
-        invalid_first: bool,
+    /// Both directions of `spec` without loss, with `pdv` recorded.
+    fn lossless(spec: &TrialSpec, pdv: Option<PdvReport>) -> TrialReport {
+        let d = DirectionReport {
+            counts: xlat_trial::DirectionCounts {
+                sent: spec.frames(),
+                received: spec.frames(),
+                ..Default::default()
+            },
+            pdv,
+            ..Default::default()
+        };
+        TrialReport {
+            forward: Some(d.clone()),
+            reverse: Some(d),
+            ..TrialReport::of(spec)
+        }
     }
 
-    impl TrialRunner for Fake {
-        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-            self.calls += 1;
-            let frames = spec.frames();
-            let d = DirectionReport {
-                counts: xlat_trial::DirectionCounts {
-                    sent: frames,
-                    received: frames,
-                    ..Default::default()
-                },
-                pdv: Some(recorded(frames, self.pdv_ns, self.calls as u64 * 1000)),
-                ..Default::default()
-            };
-            let valid = !(self.invalid_first && self.calls == 1);
-            Ok(TrialReport {
-                dut_hooks: Vec::new(),
-                valid,
-                invalid_reasons: if valid { vec![] } else { vec!["late".into()] },
-                forward: Some(d.clone()),
-                reverse: Some(d),
-                ..Default::default()
-            })
-        }
+    /// Fixed PDV statistics (`pdv_ns`), an IPDV swing of 1000 ns per call; with `invalid_first`
+    /// the first trial invalid.
+    fn fixed(pdv_ns: u64, invalid_first: bool) -> Fake<'static> {
+        let mut calls = 0u64;
+        Fake::new(move |spec| {
+            calls += 1;
+            let mut r = lossless(spec, Some(recorded(spec.frames(), pdv_ns, calls * 1000)));
+            if invalid_first && calls == 1 {
+                r.invalidate("late".into());
+            }
+            Ok(r)
+        })
     }
 
     fn config(reps: u32) -> PdvConfig {
@@ -215,13 +216,9 @@ mod tests {
 
     #[test]
     fn medians_over_repetitions_and_retry_of_invalid_trials() {
-        let mut f = Fake {
-            pdv_ns: 5000,
-            calls: 0,
-            invalid_first: true,
-        };
+        let mut f = fixed(5000, true);
         let r = pdv(&mut f, &config(3), &mut NoProgress).unwrap();
-        assert_eq!(f.calls, 4);
+        assert_eq!(f.asked.len(), 4);
         assert_eq!(r.trials.len(), 4);
         assert_eq!(r.runs.len(), 3);
         assert_eq!(r.runs[0].trial, 1);
@@ -235,55 +232,34 @@ mod tests {
         assert!(r.human_table().contains("Forward PDV (median): 0.005000 ms"));
     }
 
-    /// Valid trials: no loss, PDV 5 us. Calls in `invalid`: invalid, with half the frames lost
-    /// and a PDV of 1 s, which would show if they were used. `interrupt_at`: that call reports
-    /// a Ctrl-C.
-    struct Poisoned {
-        calls: usize,
-        invalid: Vec<usize>,
-        interrupt_at: Option<usize>,
-    }
-
-    impl TrialRunner for Poisoned {
-        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-            let n = self.calls;
-            self.calls += 1;
-            if self.interrupt_at == Some(n) {
+    /// Valid trials: no loss, PDV 5 us. Calls (from 0) in `invalid`: invalid, with half the
+    /// frames lost and a PDV of 1 s, which would show if they were used. `interrupt_at`: that
+    /// call reports a Ctrl-C.
+    fn poisoned(invalid: Vec<u64>, interrupt_at: Option<u64>) -> Fake<'static> {
+        let mut n = 0u64;
+        Fake::new(move |spec| {
+            let call = n;
+            n += 1;
+            if interrupt_at == Some(call) {
                 return Err(xlat_trial::TrialError::interrupted());
             }
-            let bad = self.invalid.contains(&n);
-            let frames = spec.frames();
-            let pdv_ns = if bad { 1_000_000_000 } else { 5000 };
-            let d = DirectionReport {
-                counts: xlat_trial::DirectionCounts {
-                    sent: frames,
-                    received: if bad { frames / 2 } else { frames },
-                    lost: if bad { frames - frames / 2 } else { 0 },
-                    ..Default::default()
-                },
-                pdv: Some(recorded(frames, pdv_ns, 0)),
-                ..Default::default()
-            };
-            Ok(TrialReport {
-                dut_hooks: Vec::new(),
-                preliminary: None,
-                valid: !bad,
-                invalid_reasons: if bad { vec!["injected".into()] } else { vec![] },
-                forward: Some(d.clone()),
-                reverse: Some(d),
-                ..Default::default()
-            })
-        }
+            if !invalid.contains(&call) {
+                return Ok(lossless(spec, Some(recorded(spec.frames(), 5000, 0))));
+            }
+            let mut r = lossless(spec, Some(recorded(spec.frames(), 1_000_000_000, 0)));
+            for d in [&mut r.forward, &mut r.reverse].into_iter().flatten() {
+                d.counts.received = spec.frames() / 2;
+                d.counts.lost = spec.frames() - spec.frames() / 2;
+            }
+            r.invalidate("injected".into());
+            Ok(r)
+        })
     }
 
     #[test]
     fn invalid_trials_are_listed_but_never_judged_or_summarised() {
         for timeout in [0, 10] {
-            let mut f = Poisoned {
-                calls: 0,
-                invalid: vec![0, 2, 3],
-                interrupt_at: None,
-            };
+            let mut f = poisoned(vec![0, 2, 3], None);
             let mut c = config(3);
             c.frame_timeout_ms = timeout;
             let r = pdv(&mut f, &c, &mut NoProgress).unwrap();
@@ -301,11 +277,7 @@ mod tests {
 
     #[test]
     fn a_rate_that_stays_invalid_is_an_error_and_an_interruption_keeps_the_trials() {
-        let mut f = Poisoned {
-            calls: 0,
-            invalid: vec![1, 2, 3],
-            interrupt_at: None,
-        };
+        let mut f = poisoned(vec![1, 2, 3], None);
         let e = pdv(&mut f, &config(3), &mut NoProgress).unwrap_err();
         assert!(
             matches!(
@@ -319,11 +291,7 @@ mod tests {
             "{e:?}"
         );
         assert!(e.to_string().contains("cannot send even at 1000 frames/s"), "{e}");
-        let mut f = Poisoned {
-            calls: 0,
-            invalid: vec![1],
-            interrupt_at: Some(3),
-        };
+        let mut f = poisoned(vec![1], Some(3));
         match pdv(&mut f, &config(5), &mut NoProgress) {
             Err(BenchError::Interrupted { trials }) => {
                 assert_eq!(trials.len(), 3);
@@ -335,30 +303,12 @@ mod tests {
 
     #[test]
     fn missing_statistics_are_an_error_not_zero() {
-        struct NoPdv;
-        impl TrialRunner for NoPdv {
-            fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-                Ok(TrialReport {
-                    dut_hooks: Vec::new(),
-                    preliminary: None,
-                    valid: true,
-                    forward: Some(DirectionReport {
-                        counts: xlat_trial::DirectionCounts {
-                            sent: spec.frames(),
-                            received: spec.frames(),
-                            ..Default::default()
-                        },
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                })
-            }
-        }
-        let e = pdv(&mut NoPdv, &config(1), &mut NoProgress).unwrap_err();
+        let mut no_pdv = Fake::new(|spec| Ok(lossless(spec, None)));
+        let e = pdv(&mut no_pdv, &config(1), &mut NoProgress).unwrap_err();
         assert!(e.to_string().contains("no PDV statistics"), "{e}");
         let mut c = config(1);
         c.frame_timeout_ms = 10;
-        let r = pdv(&mut NoPdv, &c, &mut NoProgress).unwrap();
+        let r = pdv(&mut no_pdv, &c, &mut NoProgress).unwrap();
         assert!(r.runs[0].pass);
     }
 }

@@ -102,48 +102,23 @@ pub fn teardown_rate(
 mod tests {
     use super::*;
     use crate::runner::NoProgress;
+    use std::cell::Cell;
     use xlat_results::BenchResult;
-    use xlat_trial::{PreliminaryReport, TrialReport};
+    use xlat_testkit::fake::{phase_one, Fake};
 
-    /// A DUT that loads every connection and deletes at `per_s` connections/s plus `fixed_s`.
-    struct Dut {
-        loaded: u64,
-        per_s: f64,
-        fixed_s: f64,
-        fills: bool,
-    }
-
-    impl TrialRunner for Dut {
-        fn run(&mut self, _: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-            Err(xlat_trial::TrialError::unsupported("phase 2"))
-        }
-        fn run_preliminary(&mut self, spec: &TrialSpec, _validation: Option<u64>) -> Result<TrialReport, xlat_trial::TrialError> {
+    /// A DUT that loads every connection (with `fills`, else half of them) and deletes at
+    /// `per_s` connections/s plus `fixed_s`; `loaded` holds its table's size.
+    fn dut(loaded: &Cell<u64>, per_s: f64, fixed_s: f64, fills: bool) -> Fake<'_> {
+        Fake::preliminary(move |spec, _| {
             let p = spec.preliminary.expect("phase 1");
-            let mut r = TrialReport::of(spec);
-            let got = if self.fills { p.frames } else { p.frames / 2 };
-            if !self.fills {
-                r.invalidate(format!(
-                    "Failed to fill state table (valid entries: {got}, state table size: {})",
-                    p.state_table
-                ));
-            }
-            self.loaded = got;
-            r.preliminary = Some(PreliminaryReport {
-                frames: p.frames,
-                sent: p.frames,
-                received: got,
-                valid_entries: got,
-                state_table: p.state_table,
-                ..Default::default()
-            });
-            Ok(r)
-        }
-        fn time_dut_command(&mut self, key: &str) -> Result<f64, xlat_trial::TrialError> {
+            let got = if fills { p.frames } else { p.frames / 2 };
+            loaded.set(got);
+            Ok(phase_one(spec, got))
+        })
+        .with_dut_command(move |key| {
             assert_eq!(key, DELETE_ALL);
-            let t = self.fixed_s + self.loaded as f64 / self.per_s;
-            self.loaded = 0;
-            Ok(t)
-        }
+            Ok(fixed_s + loaded.replace(0) as f64 / per_s)
+        })
     }
 
     fn cfg() -> TeardownConfig {
@@ -158,12 +133,8 @@ mod tests {
 
     #[test]
     fn the_rate_is_the_connections_over_the_difference_of_the_two_deletions() {
-        let mut d = Dut {
-            loaded: 0,
-            per_s: 400_000.0,
-            fixed_s: 0.01,
-            fills: true,
-        };
+        let loaded = Cell::new(0);
+        let mut d = dut(&loaded, 400_000.0, 0.01, true);
         let r = teardown_rate(&mut d, &cfg(), &mut NoProgress).unwrap();
         assert!((r.full_s - 0.26).abs() < 1e-9 && (r.empty_s - 0.01).abs() < 1e-9, "{r:?}");
         assert!((r.rate_cps.unwrap() - 400_000.0).abs() < 1e-3);
@@ -173,12 +144,8 @@ mod tests {
 
     #[test]
     fn a_table_that_does_not_fill_is_reloaded_then_reported() {
-        let mut d = Dut {
-            loaded: 0,
-            per_s: 1.0,
-            fixed_s: 0.0,
-            fills: false,
-        };
+        let loaded = Cell::new(0);
+        let mut d = dut(&loaded, 1.0, 0.0, false);
         let e = teardown_rate(&mut d, &cfg(), &mut NoProgress).unwrap_err();
         assert!(e.to_string().contains("in 3 attempts"), "{e}");
         assert!(e.to_string().contains("Failed to fill state table"), "{e}");

@@ -8,63 +8,50 @@ use xlat_bench::*;
 use xlat_results::*;
 use xlat_testkit::fake::Fake;
 use xlat_testkit::sim::SimDut;
-use xlat_trial::{TrialReport, TrialSpec};
 
 const REASON: &str = "injected: the sender fell behind its schedule";
 
-/// Runs `inner`, and turns the calls for which `invalid(call number from 0)` holds into invalid
-/// trials with misleading counts.
-struct Inject {
-    inner: SimDut,
-    calls: usize,
-    invalid: fn(usize) -> bool,
-    injected: usize,
-}
-
-impl Inject {
-    fn new(inner: SimDut, invalid: fn(usize) -> bool) -> Inject {
-        Inject {
-            inner,
-            calls: 0,
-            invalid,
-            injected: 0,
+/// `inner`'s trials, the calls for which `invalid(call number from 0)` holds turned into
+/// invalid trials with misleading counts.
+fn inject(inner: SimDut, invalid: fn(usize) -> bool) -> Fake<'static> {
+    let mut n = 0;
+    Fake::around(inner, move |_, r| {
+        n += 1;
+        if !invalid(n - 1) {
+            return;
         }
-    }
-
-    fn next(&mut self) -> bool {
-        let n = self.calls;
-        self.calls += 1;
-        let hit = (self.invalid)(n);
-        self.injected += usize::from(hit);
-        hit
-    }
-}
-
-impl TrialRunner for Inject {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, xlat_trial::TrialError> {
-        let mut r = self.inner.run(spec)?;
-        if self.next() {
-            r.valid = false;
-            r.invalid_reasons = vec![REASON.into()];
-            for d in [&mut r.forward, &mut r.reverse].into_iter().flatten() {
-                if d.counts.lost == 0 {
-                    d.counts.received = d.counts.sent / 2;
-                } else {
-                    d.counts.received = d.counts.sent;
-                }
-                d.counts.lost = d.counts.sent - d.counts.received;
-                for l in &mut d.latency_ns {
-                    *l = 1_000_000_000;
-                }
+        r.valid = false;
+        r.invalid_reasons = vec![REASON.into()];
+        for d in [&mut r.forward, &mut r.reverse].into_iter().flatten() {
+            if d.counts.lost == 0 {
+                d.counts.received = d.counts.sent / 2;
+            } else {
+                d.counts.received = d.counts.sent;
+            }
+            d.counts.lost = d.counts.sent - d.counts.received;
+            for l in &mut d.latency_ns {
+                *l = 1_000_000_000;
             }
         }
-        Ok(r)
-    }
+    })
+}
+
+/// How many of the trials `run` was asked [`inject`] turned invalid.
+fn injected(run: &Fake, invalid: fn(usize) -> bool) -> usize {
+    (0..run.asked.len()).filter(|&n| invalid(n)).count()
 }
 
 /// Every third call, never two in a row: with one retry each injected trial is redone.
 fn every_third(n: usize) -> bool {
     n % 3 == 1
+}
+
+fn first_and_fourth(n: usize) -> bool {
+    n == 0 || n == 3
+}
+
+fn first_two(n: usize) -> bool {
+    n < 2
 }
 
 /// The injected trials are in the list, invalid, without a verdict and without a tester bound;
@@ -106,7 +93,7 @@ fn throughput_searches_do_not_judge_invalid_trials() {
             c.method = method.clone();
             c.retries = 1;
             let clean = throughput(&mut SimDut::new(cap, 3).buffer(buf), &c, &mut NoProgress).unwrap();
-            let mut run = Inject::new(SimDut::new(cap, 3).buffer(buf), every_third);
+            let mut run = inject(SimDut::new(cap, 3).buffer(buf), every_third);
             let r = throughput(&mut run, &c, &mut NoProgress).unwrap_or_else(|e| panic!("{method:?} {cap}: {e}"));
             if clean.trials.len() < 2 {
                 // One trial at max passed; nothing was injected.
@@ -116,7 +103,7 @@ fn throughput_searches_do_not_judge_invalid_trials() {
             assert_eq!(r.throughput, clean.throughput, "{method:?} {cap}");
             assert_eq!((r.lower, r.upper), (clean.lower, clean.upper));
             assert_eq!((r.tester_bound, r.bounded_by_tester), (None, false));
-            check(&r.trials, &clean.trials, run.injected);
+            check(&r.trials, &clean.trials, injected(&run, every_third));
             let extra: f64 = r.trials.iter().filter(|t| !t.valid).map(|t| t.duration_s).sum();
             assert!((r.trial_seconds - clean.trial_seconds - extra).abs() < 1e-6);
         }
@@ -127,9 +114,9 @@ fn throughput_searches_do_not_judge_invalid_trials() {
 fn frame_loss_does_not_count_invalid_trials_as_loss() {
     let cfg = FrameLossConfig::new(64, 1_000_000);
     let clean = frame_loss(&mut SimDut::new(500_000.0, 1), &cfg, &mut NoProgress).unwrap();
-    let mut run = Inject::new(SimDut::new(500_000.0, 1), every_third);
+    let mut run = inject(SimDut::new(500_000.0, 1), every_third);
     let r = frame_loss(&mut run, &cfg, &mut NoProgress).unwrap();
-    check(&r.trials, &clean.trials, run.injected);
+    check(&r.trials, &clean.trials, injected(&run, every_third));
     assert_eq!(r.points.len(), clean.points.len());
     for (p, q) in r.points.iter().zip(&clean.points) {
         assert_eq!(
@@ -186,9 +173,9 @@ fn latency_summarises_valid_trials_only() {
     cfg.retries = 1;
     let sim = || SimDut::new(400_000.0, 9).latency(20_000, 5_000);
     let clean = latency(&mut sim(), &cfg, &mut NoProgress).unwrap();
-    let mut run = Inject::new(sim(), |n| n == 0 || n == 3);
+    let mut run = inject(sim(), first_and_fourth);
     let r = latency(&mut run, &cfg, &mut NoProgress).unwrap();
-    assert_eq!(run.injected, 2);
+    assert_eq!(injected(&run, first_and_fourth), 2);
     let invalid: Vec<&TrialRecord> = r.trials.iter().filter(|t| !t.valid).collect();
     assert_eq!(invalid.len(), 2);
     assert!(invalid.iter().all(|t| t.pass.is_none()));
@@ -216,9 +203,9 @@ fn back_to_back_does_not_judge_invalid_bursts() {
     cfg.retries = 1;
     let sim = || SimDut::new(400_000.0, 1).buffer(50_000);
     let clean = back_to_back(&mut sim(), &cfg, &mut NoProgress, &mut NoSleep::default()).unwrap();
-    let mut run = Inject::new(sim(), every_third);
+    let mut run = inject(sim(), every_third);
     let r = back_to_back(&mut run, &cfg, &mut NoProgress, &mut NoSleep::default()).unwrap();
-    check(&r.trials, &clean.trials, run.injected);
+    check(&r.trials, &clean.trials, injected(&run, every_third));
     assert_eq!(
         r.runs.iter().map(|x| (x.frames, x.at_max, x.tester_bound)).collect::<Vec<_>>(),
         clean.runs.iter().map(|x| (x.frames, x.at_max, None)).collect::<Vec<_>>()
@@ -237,7 +224,7 @@ fn system_recovery_does_not_judge_invalid_trials() {
     cfg.overload_s = 10.0;
     cfg.recovery_s = 10.0;
     let clean = system_recovery(&mut sim(), &cfg, &mut NoProgress).unwrap();
-    let mut run = Inject::new(sim(), |n| n < 2);
+    let mut run = inject(sim(), first_two);
     let r = system_recovery(&mut run, &cfg, &mut NoProgress).unwrap();
     assert_eq!(r.trials.len(), 3);
     assert!(r.trials[..2].iter().all(|t| !t.valid && t.pass.is_none() && !t.tester_bound));

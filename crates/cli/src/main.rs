@@ -12,13 +12,14 @@
 //! | [`progress`] | the progress display on standard error |
 //! | [`interrupt`] | Ctrl-C: stop before the next trial |
 //! | [`siitperf`] | siitperf's command lines (`siitperf-tp`, `-lat`, `-pdv`) |
-//! | [`selftest`], [`sender_bench`], [`receiver_bench`] | the tester's self-test and the sender and receiver benchmarks |
+//! | [`selftest`], [`bench`] | the tester's self-test; the sender and receiver benchmarks |
 //! | [`demo`] | `xlatperf demo` |
 //! | [`sweep`] | `xlatperf sweep`: a procedure once per value of a parameter, one table and plot |
 //! | [`campaign`] | `xlatperf campaign` and `xlatperf report` (the work is `xlat_campaign`'s) |
 //! | `dpdk_glue` | DPDK's EAL arguments (feature `dpdk`) |
 
 mod args;
+mod bench;
 mod campaign;
 mod demo;
 #[cfg(feature = "dpdk")]
@@ -29,10 +30,8 @@ mod output;
 mod procedure_args;
 mod procedures;
 mod progress;
-mod receiver_bench;
 mod runner;
 mod selftest;
-mod sender_bench;
 mod siitperf;
 mod sweep;
 
@@ -51,31 +50,6 @@ use xlat_engine::{PreliminarySpec, TrialSpec};
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-}
-
-/// What `bench-sender` and `bench-receiver` take.
-#[derive(clap::Args, Debug)]
-struct BenchArgs {
-    #[command(flatten)]
-    cfg: ConfigArgs,
-    /// Seconds to run.
-    #[arg(long, default_value_t = 5.0)]
-    seconds: f64,
-    /// Frame size with FCS, as trial.frame_size (its default): the IPv6 size, IPv4 frames are
-    /// 20 bytes shorter.
-    #[arg(long = "frame-size")]
-    frame_size: Option<usize>,
-    /// Frames per burst sent.
-    #[arg(long, default_value_t = 32)]
-    burst: usize,
-    /// Pin to this core.
-    #[arg(long)]
-    core: Option<usize>,
-    /// A stateful configuration: the Responder's phase 2 frames instead of the Initiator's
-    /// phase 1, on a state table of this many made-up connections (chosen as
-    /// stateful.responder_tuples says).
-    #[arg(long, value_name = "CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
-    responder: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -130,7 +104,7 @@ enum Cmd {
     #[command(name = "bench-sender")]
     BenchSender {
         #[command(flatten)]
-        b: BenchArgs,
+        b: bench::BenchArgs,
         /// Work as testpmd's txonly does, for a like-for-like comparison: every mbuf reset
         /// (rte_pktmbuf_reset) and its frame's template written whole, in every frame, instead
         /// of patching a recycled mbuf that still holds the template.
@@ -142,7 +116,7 @@ enum Cmd {
     #[command(name = "bench-receiver")]
     BenchReceiver {
         #[command(flatten)]
-        b: BenchArgs,
+        b: bench::BenchArgs,
     },
     /// Throughput: the highest rate without loss, by binary search (RFC 2544 26.1, RFC 8219 7.1).
     Throughput(procedures::ThroughputArgs),
@@ -577,35 +551,8 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             xlat_config::refuse_stateful(&c, "selftest")?;
             selftest::run(&c, args).map(|_| ())
         }
-        Cmd::BenchSender { b, reset_mbufs } => {
-            // A stateful configuration benchmarks the Initiator's phase 1 sender (sender_bench).
-            let c = load(&b.cfg)?;
-            let b = sender_bench::SenderBench {
-                seconds: b.seconds,
-                frame_size: b.frame_size.unwrap_or(c.trial.frame_size),
-                burst: b.burst,
-                core: b.core,
-                reset_mbufs: *reset_mbufs,
-                responder: b.responder,
-            };
-            let fps = sender_bench::run(&c, &b)?;
-            println!("sender frames/s: {fps:.0}");
-            Ok(())
-        }
-        Cmd::BenchReceiver { b } => {
-            let c = load(&b.cfg)?;
-            let b = receiver_bench::ReceiverBench {
-                seconds: b.seconds,
-                frame_size: b.frame_size.unwrap_or(c.trial.frame_size),
-                burst: b.burst.max(1),
-                core: b.core,
-                responder: b.responder,
-            };
-            let (count, secs) = receiver_bench::run(&c, &b)?;
-            println!("receiver frames: {}", count.received);
-            println!("receiver frames/s (sending included): {:.0}", count.received as f64 / secs);
-            Ok(())
-        }
+        Cmd::BenchSender { b, reset_mbufs } => bench::sender(b, *reset_mbufs),
+        Cmd::BenchReceiver { b } => bench::receiver(b),
     }
 }
 

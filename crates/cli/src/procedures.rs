@@ -582,15 +582,15 @@ pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<Reco
 mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
+    use xlat_testkit::fake::Fake;
 
-    /// Records the trials it is asked to run.
-    struct Recorder(Arc<Mutex<Vec<TrialSpec>>>);
-
-    impl TrialRunner for Recorder {
-        fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
-            self.0.lock().expect("lock").push(spec.clone());
+    /// Records the trials it is asked to run into `seen`, each an empty report.
+    fn recorder(seen: &Arc<Mutex<Vec<TrialSpec>>>) -> Box<Fake<'static>> {
+        let seen = Arc::clone(seen);
+        Box::new(Fake::new(move |spec| {
+            seen.lock().expect("lock").push(spec.clone());
             Ok(TrialReport::default())
-        }
+        }))
     }
 
     #[test]
@@ -603,7 +603,7 @@ mod tests {
             timeout_ms: 500,
             phase_delay_ms: 2000,
         };
-        let mut r = CliRunner::new(Box::new(Recorder(seen.clone())), Some(phase_1));
+        let mut r = CliRunner::new(recorder(&seen), Some(phase_1));
         // A spec without phase 1 (as xlat_bench's PDV procedure builds it) gets it ...
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
         // ... one with its own keeps it.
@@ -614,7 +614,7 @@ mod tests {
         })
         .expect("trial");
         // Stateless: nothing added.
-        let mut r = CliRunner::new(Box::new(Recorder(seen.clone())), None);
+        let mut r = CliRunner::new(recorder(&seen), None);
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
         let seen: Vec<Option<PreliminarySpec>> = seen.lock().expect("lock").iter().map(|s| s.preliminary).collect();
         assert_eq!(seen, vec![Some(phase_1), Some(own), None]);
@@ -623,9 +623,9 @@ mod tests {
     #[test]
     fn every_trial_gets_the_send_lag_bound() {
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let mut r = CliRunner::new(Box::new(Recorder(seen.clone())), None).with_send_lag_bound(Some(1_000_000));
+        let mut r = CliRunner::new(recorder(&seen), None).with_send_lag_bound(Some(1_000_000));
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
-        let mut r = CliRunner::new(Box::new(Recorder(seen.clone())), None);
+        let mut r = CliRunner::new(recorder(&seen), None);
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
         let seen: Vec<Option<u64>> = seen.lock().expect("lock").iter().map(|s| s.max_send_lag_ns).collect();
         assert_eq!(seen, vec![Some(1_000_000), None]);

@@ -297,7 +297,7 @@ fn bench_receiver_counts_every_frame_sent() {
 
 /// `bench-sender` on a net_null vdev, recycling mbufs and, with `--reset-mbufs`, resetting every
 /// mbuf and writing its frame whole as testpmd txonly does (bench/modes.sh `fixedreset`), and
-/// the Responder's sender (`--responder`): all send (the frames are the same, crates/engine/src/saturate.rs's test; here: DPDK's path).
+/// the Responder's sender (`--responder`): all send (the frames are the same, crates/engine/src/bench/saturate.rs's test; here: DPDK's path).
 #[test]
 fn bench_sender_runs_with_recycled_and_with_reset_mbufs() {
     let _serial = lab_lock();

@@ -1,4 +1,6 @@
 use super::*;
+use std::cell::Cell;
+use xlat_testkit::fake::Fake;
 
 /// A hook killed at its deadline takes what it started with it: a `sleep` the shell runs (not
 /// execs) would otherwise outlive it, holding whatever the shell had open.
@@ -67,14 +69,9 @@ fn hooks_succeed_fail_and_time_out() {
     );
 }
 
-/// Records the trials it is asked to run.
-struct Recorder(Arc<Mutex<Vec<TrialSpec>>>);
-
-impl TrialRunner for Recorder {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
-        self.0.lock().expect("lock").push(spec.clone());
-        Ok(TrialReport::default())
-    }
+/// Records the trials it is asked to run (`asked`), each an empty report.
+fn recorder() -> Fake<'static> {
+    Fake::new(|_| Ok(TrialReport::default()))
 }
 
 fn before_trial(command: &str) -> DutHooks {
@@ -89,8 +86,7 @@ fn before_trial_runs_first_and_a_failure_skips_the_trial() {
     let dir = std::env::temp_dir().join(format!("xlatperf-hook-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let marker = dir.join("count");
-    let trials = Arc::new(Mutex::new(Vec::new()));
-    let mut r = Hooks::new(Recorder(trials.clone()), before_trial(&format!("echo x >> {}", marker.display())));
+    let mut r = Hooks::new(recorder(), before_trial(&format!("echo x >> {}", marker.display())));
     let spec = TrialSpec::new(84, 1000, 1.0, 10);
     r.run(&spec).expect("trial 1");
     let report = r.run(&spec).expect("trial 2");
@@ -100,38 +96,34 @@ fn before_trial_runs_first_and_a_failure_skips_the_trial() {
     assert_eq!((h.key.as_str(), h.exit_status), ("dut.before_trial", Some(0)));
     assert!(h.seconds > 0.0 && h.command.starts_with("echo x"), "{h:?}");
     assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "x\nx\n");
-    assert_eq!(trials.lock().expect("lock").len(), 2);
-    let mut r = Hooks::new(Recorder(trials.clone()), before_trial("echo conntrack: no such table >&2; exit 1"));
+    assert_eq!(r.inner.asked.len(), 2);
+    let mut r = Hooks::new(recorder(), before_trial("echo conntrack: no such table >&2; exit 1"));
     let e = r.run(&spec).expect_err("hook fails").to_string();
     assert!(e.contains("DUT hook dut.before_trial"), "{e}");
     assert!(e.contains("(exit status: 1)"), "{e}");
     assert!(e.contains("conntrack: no such table"), "{e}");
     assert!(e.ends_with("the trial was not run"), "{e}");
-    assert_eq!(trials.lock().expect("lock").len(), 2, "the trial ran after a failed hook");
+    assert_eq!(r.inner.asked.len(), 0, "the trial ran after a failed hook");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Phase 1, valid, alone (a stateful DUT's conn-rate step) or followed by phase 2 with the
 /// hook between them, as the engine runs it.
-struct PhaseOne;
-
-impl TrialRunner for PhaseOne {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
-        let mut r = self.run_preliminary(spec, None)?;
+fn phase_one() -> Fake<'static> {
+    let phase_one = |spec: &TrialSpec| TrialReport {
+        preliminary: Some(xlat_trial::PreliminaryReport::default()),
+        ..TrialReport::of(spec)
+    };
+    Fake::new(move |spec| {
         if let Some(hook) = &spec.between_phases {
             hook.run().map_err(TrialError::new)?;
         }
-        r.forward = Some(xlat_trial::DirectionReport::default());
-        Ok(r)
-    }
-    fn run_preliminary(&mut self, spec: &TrialSpec, _: Option<u64>) -> Result<TrialReport, TrialError> {
-        let mut r = TrialReport::of(spec);
-        r.preliminary = Some(xlat_trial::PreliminaryReport::default());
-        Ok(r)
-    }
-    fn describe(&self) -> String {
-        "phase one".into()
-    }
+        Ok(TrialReport {
+            forward: Some(xlat_trial::DirectionReport::default()),
+            ..phase_one(spec)
+        })
+    })
+    .with_preliminary(move |spec, _| Ok(phase_one(spec)))
 }
 
 #[test]
@@ -142,7 +134,7 @@ fn the_count_after_phase_one_is_reported_and_must_be_a_number() {
         count: Some("echo 1234".into()),
         ..DutHooks::default()
     };
-    let mut r = Hooks::new(PhaseOne, dut);
+    let mut r = Hooks::new(phase_one(), dut);
     let report = r.run_preliminary(&spec, None).expect("step");
     assert_eq!(report.preliminary.as_ref().and_then(|p| p.dut_connections), Some(1234));
     let keys: Vec<&str> = report.dut_hooks.iter().map(|h| h.key.as_str()).collect();
@@ -153,7 +145,7 @@ fn the_count_after_phase_one_is_reported_and_must_be_a_number() {
         count: Some("echo table full".into()),
         ..DutHooks::default()
     };
-    let mut r = Hooks::new(PhaseOne, dut);
+    let mut r = Hooks::new(phase_one(), dut);
     let e = r.run_preliminary(&spec, None).expect_err("not a number");
     assert!(
         e.to_string().contains("printed \"table full\", not a whole number of connections"),
@@ -183,7 +175,7 @@ fn between_phases_and_the_count_run_between_the_phases() {
         count: Some("echo 77".into()),
         ..DutHooks::default()
     };
-    let mut r = Hooks::new(PhaseOne, dut);
+    let mut r = Hooks::new(phase_one(), dut);
     let report = r.run(&spec).expect("trial");
     let keys: Vec<&str> = report.dut_hooks.iter().map(|h| h.key.as_str()).collect();
     assert_eq!(keys, ["dut.between_phases", "dut.count"]);
@@ -193,11 +185,10 @@ fn between_phases_and_the_count_run_between_the_phases() {
         between_phases: Some("true".into()),
         ..DutHooks::default()
     };
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let mut r = Hooks::new(Recorder(Arc::clone(&asked)), dut);
+    let mut r = Hooks::new(recorder(), dut);
     r.run(&spec).expect("stateful");
     r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("stateless");
-    let hooks: Vec<bool> = asked.lock().expect("lock").iter().map(|s| s.between_phases.is_some()).collect();
+    let hooks: Vec<bool> = r.inner.asked.iter().map(|s| s.between_phases.is_some()).collect();
     assert_eq!(hooks, [true, false]);
 }
 
@@ -207,10 +198,10 @@ fn delete_all_is_timed_or_named_missing() {
         delete_all: Some("sleep 0.05".into()),
         ..DutHooks::default()
     };
-    let mut r = Hooks::new(Recorder(Arc::default()), dut);
+    let mut r = Hooks::new(recorder(), dut);
     let s = r.time_dut_command("dut.delete_all").expect("timed");
     assert!(s >= 0.05, "{s}");
-    let mut r = Hooks::new(Recorder(Arc::default()), DutHooks::default());
+    let mut r = Hooks::new(recorder(), DutHooks::default());
     let e = r.time_dut_command("dut.delete_all").expect_err("none");
     assert_eq!(e.kind(), TrialErrorKind::Config);
     assert_eq!(
@@ -219,18 +210,14 @@ fn delete_all_is_timed_or_named_missing() {
     );
 }
 
-/// Sends for the spec's duration (sleeps), and notes whether `marker` existed by its end.
-struct Sender {
-    marker: std::path::PathBuf,
-    seen_during: bool,
-}
-
-impl TrialRunner for Sender {
-    fn run(&mut self, spec: &TrialSpec) -> Result<TrialReport, TrialError> {
+/// Sends for the spec's duration (sleeps), and notes in `seen_during` whether `marker` existed
+/// by its end.
+fn sender<'a>(marker: &'a std::path::Path, seen_during: &'a Cell<bool>) -> Fake<'a> {
+    Fake::new(move |spec| {
         std::thread::sleep(Duration::from_secs_f64(spec.duration_s));
-        self.seen_during = self.marker.exists();
+        seen_during.set(marker.exists());
         Ok(TrialReport::of(spec))
-    }
+    })
 }
 
 fn load(command: &str) -> DutHooks {
@@ -248,14 +235,11 @@ fn the_dut_load_command_runs_during_the_sending_and_its_figure_is_the_dut_load()
         "touch {}; sleep \"$XLAT_TRIAL_SECONDS\"; test \"$XLAT_TRIAL_SECONDS\" = 0.3 && echo 42.5",
         marker.display()
     );
-    let sender = Sender {
-        marker: marker.clone(),
-        seen_during: false,
-    };
-    let mut r = Hooks::new(sender, load(&command));
+    let seen_during = Cell::new(false);
+    let mut r = Hooks::new(sender(&marker, &seen_during), load(&command));
     let report = r.run(&TrialSpec::new(84, 1000, 0.3, 10)).expect("trial");
     let _ = std::fs::remove_file(&marker);
-    assert!(r.inner.seen_during, "dut.load did not start with the sending");
+    assert!(seen_during.get(), "dut.load did not start with the sending");
     let dut = report.load.as_ref().and_then(|l| l.dut.as_ref()).expect("the DUT's load");
     assert_eq!((dut.busy, dut.busy_max), (0.425, 0.425));
     assert!(dut.cpus.is_empty(), "{dut:?}");
@@ -272,7 +256,7 @@ fn a_dut_load_that_is_no_percent_or_fails_stops_the_run() {
         ("echo busy", "printed \"busy\", not a CPU busy percent"),
         ("echo 50; exit 2", "DUT hook dut.load (\"echo 50; exit 2\") failed (exit status: 2)"),
     ] {
-        let mut r = Hooks::new(Recorder(Arc::default()), load(command));
+        let mut r = Hooks::new(recorder(), load(command));
         let e = r.run(&spec).expect_err(command).to_string();
         assert!(e.contains(says), "{command}: {e}");
     }

@@ -14,18 +14,17 @@
 //! | `delay`, `report`, `spec` | re-exported from `xlat-trial`: the trial boundary's types, which the engine fills in |
 //! | [`load`] | the DUT's and the tester's CPU load over a trial, from `/proc/stat` and `/proc/softirqs` |
 //! | [`clock`], [`pin`] | the TSC clock; pinning and priority of worker threads |
-//! | [`saturate`] | the sender's hot path flat out, for benchmarks |
-//! | `trial/loopback.rs` | the receiver's hot path for benchmarks: a looped-back pair, sending and receiving in turns on one thread |
+//! | [`bench`] | the performance harness: the benchmarks' streams, the sender flat out, the receiver on a looped-back pair |
 //!
 //! Threads: one per core that has a role. By default each port gets its own core, its worker
 //! sending the port's direction and receiving the other; a [`CpuPlan`] that gives roles the same
 //! core puts them in one thread (on 2 CPUs the lab's TAYGA topologies run all four on CPU 0).
 
+pub mod bench;
 pub mod clock;
 pub mod load;
 pub mod neighbour;
 pub mod pin;
-pub mod saturate;
 pub mod trial;
 
 // The trial boundary's types live in xlat-trial (the procedures use them without the engine);

@@ -1,17 +1,19 @@
 //! The one hand-made [`TrialRunner`] of the tests: each trial (phase 2, and phase 1 with its
 //! validation rate) answered by a closure over its spec, or another runner's reports changed by
-//! one; every spec it was asked recorded in order. A test says in a few lines what its "DUT"
+//! one, and the DUT's timed commands by another; every spec it was asked recorded in order. A test says in a few lines what its "DUT"
 //! does instead of declaring a runner type of its own.
 
 use xlat_trial::{PreliminaryReport, TrialError, TrialReport, TrialRunner, TrialSpec};
 
 type Trial<'a> = Box<dyn FnMut(&TrialSpec) -> Result<TrialReport, TrialError> + 'a>;
 type Preliminary<'a> = Box<dyn FnMut(&TrialSpec, Option<u64>) -> Result<TrialReport, TrialError> + 'a>;
+type DutCommand<'a> = Box<dyn FnMut(&str) -> Result<f64, TrialError> + 'a>;
 
 /// A runner made of closures.
 pub struct Fake<'a> {
     trial: Trial<'a>,
     preliminary: Option<Preliminary<'a>>,
+    dut_command: Option<DutCommand<'a>>,
     /// Every spec asked for, phase 1 and phase 2 alike, in order.
     pub asked: Vec<TrialSpec>,
 }
@@ -23,6 +25,7 @@ impl<'a> Fake<'a> {
         Fake {
             trial: Box::new(trial),
             preliminary: None,
+            dut_command: None,
             asked: Vec::new(),
         }
     }
@@ -36,6 +39,13 @@ impl<'a> Fake<'a> {
     /// This fake, with phase 1 on its own answered by `f`.
     pub fn with_preliminary(mut self, f: impl FnMut(&TrialSpec, Option<u64>) -> Result<TrialReport, TrialError> + 'a) -> Fake<'a> {
         self.preliminary = Some(Box::new(f));
+        self
+    }
+
+    /// This fake, with the DUT's commands (`TrialRunner::time_dut_command`, by configuration
+    /// key) timed by `f`.
+    pub fn with_dut_command(mut self, f: impl FnMut(&str) -> Result<f64, TrialError> + 'a) -> Fake<'a> {
+        self.dut_command = Some(Box::new(f));
         self
     }
 
@@ -60,6 +70,13 @@ impl TrialRunner for Fake<'_> {
         match &mut self.preliminary {
             Some(f) => f(spec, validation),
             None => Err(TrialError::unsupported("phase 1 on its own")),
+        }
+    }
+
+    fn time_dut_command(&mut self, key: &str) -> Result<f64, TrialError> {
+        match &mut self.dut_command {
+            Some(f) => f(key),
+            None => Err(TrialError::unsupported(format!("running the DUT command {key}"))),
         }
     }
 }

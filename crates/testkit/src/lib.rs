@@ -7,7 +7,7 @@
 //! | [`retry`] | the one retry rule of tests judged by the tester's own timing, and its suite-wide budget |
 //! | [`layers`] | the check that a crate's modules form layers (no two use each other) |
 //! | `sim` (feature `sim`) | the simulated DUTs the procedures are tested against |
-//! | `fake` (feature `sim`) | [`fake::Fake`], the one hand-made runner: closures over the spec |
+//! | `fake` (feature `sim`) | [`fake::Fake`], the one hand-made runner: closures over the spec (phase 2, phase 1, the DUT's timed commands) |
 
 #[cfg(feature = "sim")]
 pub mod fake;

@@ -18,12 +18,10 @@
 //! | [`enumerate`] | the preliminary phase's enumeration of connections: increasing, decreasing, or a keyed pseudorandom permutation computed per frame |
 //! | [`state`] | the Responder's state table: learnt 4-tuples in a lock-free ring |
 //! | `responder` | phase 2's Responder: which entry each frame answers on, chosen a burst at a time |
-//! | [`bench`] | the benchmarks' streams: the traffic, phase 1, the Responder on made-up connections |
 //! | [`stream`] | [`DirectionStream`]: a direction's templates, which frame is foreground, single frames and bursts; phase 1's enumerating stream and phase 2's Responder stream |
 //!
 //! Test frames are written into pcap files with `xlat_wire::pcap`.
 
-pub mod bench;
 mod burst;
 pub mod enumerate;
 pub mod permutation;

@@ -10,12 +10,11 @@
 
 mod assemble;
 mod error;
-mod loopback;
-pub use loopback::{loopback_ports, LoopbackCount, MAX_LOOPBACK_FRAMES};
 mod phase;
 mod plan;
 mod port;
 mod receiver;
+pub(crate) use receiver::{Count, Receiver};
 mod runner;
 mod schedule;
 mod sender;

@@ -12,7 +12,6 @@ use crate::pin::{allowed_cores, pin_current_thread};
 use std::sync::atomic::Ordering;
 use xlat_io::{Port, Queues, RxQueue, TxQueue};
 use xlat_traffic::{BurstScratch, Direction, Setup, SideId};
-use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
 use xlat_trial::spec::CpuPlan;
 use xlat_trial::LagHistogram;
 
@@ -128,48 +127,21 @@ pub(super) fn plan_workers<'s, P: Port>(
             let lanes = rx.lanes().max(1);
             let mut nb = Neighbour::new(setup, id, mac);
             nb.learnt_dut_mac = dut_mac;
-            at(&mut workers, recv_core).receivers.push(Receiver {
-                rx,
-                ctl,
-                nb,
-                dir: counting.then_some(recv_dir),
-                count: Count {
-                    tags: if counting { trial.tags } else { None },
-                    rx_ts: if counting {
-                        vec![0; trial.tags.map_or(0, |p| p.count as usize)]
-                    } else {
-                        Vec::new()
-                    },
-                    pdv: match trial.spec.pdv {
-                        Some(p) if counting => Some(PdvState {
-                            frame_timeout_ns: p.frame_timeout_ms.saturating_mul(1_000_000),
-                            delays: if p.exact {
-                                DelayRecorder::exact()
-                            } else {
-                                DelayRecorder::histogram()
-                            },
-                            ipdv: if p.exact {
-                                IpdvRecorder::exact()
-                            } else {
-                                IpdvRecorder::histogram()
-                            },
-                            prev_seq: None,
-                            timed: 0,
-                            late: 0,
-                            mul: trial.ns_mul,
-                            pending: trial.kernel.map(|_| std::collections::VecDeque::new()),
-                            unstamped: 0,
-                        }),
-                        _ => None,
-                    },
-                    ..Count::new(trial.tag, trial.own, trial.total, counting, split, queues as usize * lanes)
+            let pdv = trial.spec.pdv.filter(|_| counting);
+            let count = Count {
+                tags: if counting { trial.tags } else { None },
+                rx_ts: if counting {
+                    vec![0; trial.tags.map_or(0, |p| p.count as usize)]
+                } else {
+                    Vec::new()
                 },
-                frame_ts: &trial.frame_ts[dir_index(recv_dir)],
-                learn: if counting { trial.phase.learns(recv_dir) } else { None },
-                fg: (u64::from(setup.fg_n.max(1)), u64::from(setup.fg_m)),
-                kernel: trial.kernel,
-                stamp_wait: trial.stamp_wait,
-            });
+                pdv: pdv.map(|p| PdvState::new(p, trial.ns_mul, trial.kernel.is_some())),
+                ..Count::new(trial.tag, trial.own, trial.total, counting, split, queues as usize * lanes)
+            };
+            let receiver = Receiver::new((rx, ctl), nb, setup, counting.then_some(recv_dir), count)
+                .timed(&trial.frame_ts[dir_index(recv_dir)], trial.kernel, trial.stamp_wait)
+                .learning(if counting { trial.phase.learns(recv_dir) } else { None });
+            at(&mut workers, recv_core).receivers.push(receiver);
         }
     }
     Ok(workers)

@@ -18,9 +18,10 @@ use crate::neighbour::Neighbour;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::{RxQueue, TxQueue, RX_BURST};
-use xlat_traffic::{Direction, StateTable, Tuple4};
+use xlat_traffic::{Direction, Setup, StateTable, Tuple4};
 use xlat_trial::delay::{DelayRecorder, IpdvRecorder};
 use xlat_trial::report::DirectionReport;
+use xlat_trial::spec::PdvSpec;
 use xlat_wire::{classify, udp_tuple, Rx};
 
 /// Per-frame delay state of a receiver.
@@ -55,6 +56,27 @@ enum Timed {
 }
 
 impl PdvState {
+    /// Before the first frame of a direction whose delays `p` asks for: ticks to ns by `mul`;
+    /// with `kernel` stamps, frames wait for their transmit stamps.
+    pub(super) fn new(p: PdvSpec, mul: u128, kernel: bool) -> PdvState {
+        let (delays, ipdv) = if p.exact {
+            (DelayRecorder::exact(), IpdvRecorder::exact())
+        } else {
+            (DelayRecorder::histogram(), IpdvRecorder::histogram())
+        };
+        PdvState {
+            frame_timeout_ns: p.frame_timeout_ms.saturating_mul(1_000_000),
+            delays,
+            ipdv,
+            prev_seq: None,
+            timed: 0,
+            late: 0,
+            mul,
+            pending: kernel.then(VecDeque::new),
+            unstamped: 0,
+        }
+    }
+
     /// Record the delay of frame `seq` received at `rx` (ticks).
     #[inline]
     fn time(&mut self, seq: u64, rx: u64, frame_ts: &[AtomicU64]) -> Timed {
@@ -117,7 +139,7 @@ impl OwnTags {
 }
 
 /// The counts of the direction a receiver receives.
-pub(super) struct Count {
+pub(crate) struct Count {
     /// The trial tag every test frame of this trial carries.
     pub(super) tag: u64,
     /// The trial tags this tester has used (a frame with another is a foreign tester's).
@@ -197,6 +219,17 @@ impl Count {
             rx_unstamped: 0,
             gap: RxGap::default(),
         }
+    }
+
+    /// The counts of a benchmark's direction: `total` frames that one queue sends, all with
+    /// trial tag 0, the only one this tester used; `lanes` receive lanes.
+    pub(crate) fn single(total: u64, lanes: usize) -> Count {
+        let split = Split {
+            queue: 0,
+            queues: 1,
+            chunk: total,
+        };
+        Count::new(0, OwnTags { start: 0, used: 1 }, total, true, split, lanes)
     }
 
     /// Take in what another receive queue counted of the same direction: a frame both saw
@@ -301,7 +334,7 @@ impl Count {
 }
 
 /// One port's receiver.
-pub(super) struct Receiver<'s, 'n, R: RxQueue, T: TxQueue> {
+pub(crate) struct Receiver<'s, 'n, R: RxQueue, T: TxQueue> {
     pub(super) rx: &'s mut R,
     /// The port's control queue, for ARP and NDP answers.
     pub(super) ctl: &'s mut T,
@@ -322,10 +355,50 @@ pub(super) struct Receiver<'s, 'n, R: RxQueue, T: TxQueue> {
     pub(super) stamp_wait: u64,
 }
 
-impl<R: RxQueue, T: TxQueue> Receiver<'_, '_, R, T> {
+impl<'s, 'n, R: RxQueue, T: TxQueue> Receiver<'s, 'n, R, T> {
+    /// A receiver on a port's receive queue and control queue (`ctl`, for ARP and NDP answers)
+    /// that counts direction `dir` into `count` (`None`: it only answers ARP/NDP), with the
+    /// setup's foreground share; it stamps its own receive times and learns nothing unless
+    /// [`Receiver::timed`] and [`Receiver::learning`] say otherwise.
+    pub(crate) fn new(queues: (&'s mut R, &'s mut T), nb: Neighbour<'n>, setup: &Setup, dir: Option<Direction>, count: Count) -> Self {
+        Receiver {
+            rx: queues.0,
+            ctl: queues.1,
+            nb,
+            dir,
+            count,
+            frame_ts: &[],
+            learn: None,
+            fg: (u64::from(setup.fg_n.max(1)), u64::from(setup.fg_m)),
+            kernel: None,
+            stamp_wait: 0,
+        }
+    }
+
+    /// Delays against the sender's per-frame stamps `frame_ts`; with `kernel` stamps, a frame
+    /// waits up to `stamp_wait` ticks for its transmit stamp.
+    pub(super) fn timed(self, frame_ts: &'s [AtomicU64], kernel: Option<RealtimeMap>, stamp_wait: u64) -> Self {
+        Receiver {
+            frame_ts,
+            kernel,
+            stamp_wait,
+            ..self
+        }
+    }
+
+    /// Learn the 4-tuple of every foreground test frame counted into `table` (the Responder).
+    pub(crate) fn learning(self, table: Option<&'s StateTable>) -> Self {
+        Receiver { learn: table, ..self }
+    }
+
+    /// What it counted: the direction's report, and the tuples it learnt.
+    pub(crate) fn counted(&self) -> (&DirectionReport, u64) {
+        (&self.count.report, self.count.learnt)
+    }
+
     /// Take one burst of received frames.
     #[inline]
-    pub(super) fn poll(&mut self, clock: &Clock) -> Res<usize> {
+    pub(crate) fn poll(&mut self, clock: &Clock) -> Res<usize> {
         // When delays are measured, the receive time is read per frame, once the frame is in
         // hand: a time read before the burst (or at its first frame) could date a frame that
         // landed in the ring during the burst earlier than its sending.

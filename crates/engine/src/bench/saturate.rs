@@ -1,6 +1,8 @@
 //! The sender's hot path run flat out, for benchmarks: the same frame writing and burst
-//! transmission as a trial's sender, without pacing, on the calling thread.
+//! transmission as a trial's sender, without pacing, on the calling thread; and on a port's
+//! queue sets, a thread each.
 
+use super::spec::{BenchSpec, Saturation};
 use crate::clock::Clock;
 use crate::trial::BurstSend;
 use crate::trial::EngineError;
@@ -60,20 +62,17 @@ pub fn saturate<T: TxQueue, const RESET: bool>(
     })
 }
 
-/// [`saturate`] on `queues` queue sets of `port`, each on a thread of its own pinned to a core
-/// (the first to `core`, the next ones to the cores after it among those this process may use),
-/// each sending `stream` from its start; with `reset`, testpmd's work per mbuf (`RESET`).
-/// Returns the sum of their rates (frames/s).
-#[allow(clippy::too_many_arguments)]
-pub fn saturate_port<P: Port>(
+/// [`saturate`] on `how.queues` queue sets of `port`, each on a thread of its own pinned to a
+/// core (the first to `spec.core`, the next ones to the cores after it among those this process
+/// may use), each sending `stream` from its start; with `how.reset`, testpmd's work per mbuf
+/// (`RESET`). Returns the sum of their rates (frames/s).
+pub(super) fn saturate_port<P: Port>(
     port: &mut P,
-    queues: usize,
     stream: &DirectionStream,
-    core: Option<usize>,
-    seconds: f64,
-    burst: usize,
-    reset: bool,
+    spec: &BenchSpec,
+    how: Saturation,
 ) -> std::result::Result<f64, EngineError> {
+    let (queues, core, seconds, burst, reset) = (how.queues, spec.core, spec.seconds, spec.burst, how.reset);
     let sets = port.open_queues(queues.max(1))?;
     let cores = crate::pin::allowed_cores();
     let first = core.and_then(|c| cores.iter().position(|x| *x == c)).unwrap_or(0);
@@ -114,40 +113,17 @@ pub fn saturate_port<P: Port>(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use xlat_io::{Port, RxQueue};
-    use xlat_traffic::{Direction, IpVersion, PortSpec, Setup, Side, StatefulSpec, Variation};
+    use xlat_traffic::{Direction, IpVersion, Variation};
     use xlat_wire::MacAddr;
-
-    /// Forward traffic only between the benchmarking addresses of both versions, fixed ports,
-    /// foreground frames `fg_m` of every 2, seed 1: for the benchmarks' tests.
-    pub(crate) fn test_setup(v: IpVersion, fg_m: u32) -> Setup {
-        let (mut left, mut right) = (Side::new(v), Side::new(v));
-        left.ipv4_real = Some("198.18.0.2".parse().unwrap());
-        right.ipv4_real = Some("198.19.0.2".parse().unwrap());
-        left.ipv6_real = Some("2001:2::2".parse().unwrap());
-        right.ipv6_real = Some("2001:2:0:8000::2".parse().unwrap());
-        Setup {
-            left,
-            right,
-            forward: true,
-            reverse: false,
-            forward_ports: PortSpec::default(),
-            reverse_ports: PortSpec::default(),
-            fg_n: 2,
-            fg_m,
-            stateful: StatefulSpec::default(),
-            seed: Some(1),
-            allow_foreign_addresses: false,
-        }
-    }
 
     /// With `RESET` (every frame written whole) the frames are the recycled path's, frame for
     /// frame: the varying fields, the payload field and both checksums.
     #[test]
     fn reset_mode_sends_the_same_frames() {
-        let mut setup = test_setup(IpVersion::V4, 2);
+        let mut setup = super::super::spec::tests::test_setup(IpVersion::V4, 2);
         setup.seed = Some(7);
         setup.forward_ports.sport.variation = Variation::Pseudorandom;
         setup.forward_ports.dport.variation = Variation::Pseudorandom;
