@@ -69,7 +69,11 @@ pub fn sender(args: &BenchArgs, reset: bool) -> Result<()> {
     };
     let t = &cfg.tester;
     let fps = match t.backend {
-        Backend::Mem => bench::sender(&mut xlat_io::mem::pair(1 << 20).0, &cfg.setup, &spec, how)?,
+        Backend::Mem => {
+            // The right port stays open: the left one sends into its ring until it is full.
+            let (mut l, _r) = xlat_io::mem::pair(1 << 20);
+            bench::sender(&mut l, &cfg.setup, &spec, how)?
+        }
         Backend::AfPacket => {
             let opts = xlat_io::afpacket::AfPacketOptions {
                 netns: t.netns.clone(),

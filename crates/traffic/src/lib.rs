@@ -17,6 +17,7 @@
 //! | `burst` | [`Burst`]: a burst's field values computed ahead; [`Burst::write`] is the sender's per-frame call |
 //! | [`enumerate`] | the preliminary phase's enumeration of connections: increasing, decreasing, or a keyed pseudorandom permutation computed per frame |
 //! | [`state`] | the Responder's state table: learnt 4-tuples in a lock-free ring |
+//! | [`maprule`] | the MAP mapping rule (RFC 7597, RFC 7599): a CE's IPv4 address, port set and IPv6 addresses from each other; RFC 6052's embedding for MAP-T's Default Mapping Rule |
 //! | `responder` | phase 2's Responder: which entry each frame answers on, chosen a burst at a time |
 //! | [`stream`] | [`DirectionStream`]: a direction's templates, which frame is foreground, single frames and bursts; phase 1's enumerating stream and phase 2's Responder stream |
 //!
@@ -24,6 +25,7 @@
 
 mod burst;
 pub mod enumerate;
+pub mod maprule;
 pub mod permutation;
 mod plan;
 mod responder;
