@@ -24,7 +24,7 @@ use xlat_engine::bench::{self, BenchSpec, Saturation, FILL};
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     #[command(flatten)]
-    pub cfg: crate::ConfigArgs,
+    pub cfg: crate::args::ConfigArgs,
     /// Seconds to run.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
@@ -46,23 +46,22 @@ pub struct BenchArgs {
 }
 
 impl BenchArgs {
-    /// The configuration and the run it asks for.
-    fn load(&self) -> Result<(TestConfig, BenchSpec)> {
-        let cfg = crate::load(&self.cfg)?;
-        let spec = BenchSpec {
+    /// The run it asks for, with `cfg` (its loaded configuration).
+    fn spec(&self, cfg: &TestConfig) -> BenchSpec {
+        BenchSpec {
             seconds: self.seconds,
             frame_size: self.frame_size.unwrap_or(cfg.trial.frame_size),
             burst: usize::from(self.burst),
             core: self.core,
             responder: self.responder,
-        };
-        Ok((cfg, spec))
+        }
     }
 }
 
-/// `bench-sender`: prints the frames/s of the left port's queues together.
-pub fn sender(args: &BenchArgs, reset: bool) -> Result<()> {
-    let (cfg, spec) = args.load()?;
+/// `bench-sender` with the configuration `cfg` loaded from `args.cfg`: prints the frames/s of
+/// the left port's queues together.
+pub fn sender(cfg: &TestConfig, args: &BenchArgs, reset: bool) -> Result<()> {
+    let spec = args.spec(cfg);
     let how = Saturation {
         queues: cfg.tester.queues as usize,
         reset,
@@ -91,7 +90,7 @@ pub fn sender(args: &BenchArgs, reset: bool) -> Result<()> {
             bench::sender(&mut crate::runner::open_afxdp(&t.left_port, "left", &opts)?, &cfg.setup, &spec, how)?
         }
         #[cfg(feature = "dpdk")]
-        Backend::Dpdk => bench::sender(&mut crate::dpdk_glue::open_one(&cfg, &t.left_port)?, &cfg.setup, &spec, how)?,
+        Backend::Dpdk => bench::sender(&mut crate::dpdk_glue::open_one(cfg, &t.left_port)?, &cfg.setup, &spec, how)?,
         #[cfg(not(feature = "dpdk"))]
         Backend::Dpdk => anyhow::bail!("{}", xlat_io::IoError::Absent("dpdk")),
     };
@@ -99,9 +98,10 @@ pub fn sender(args: &BenchArgs, reset: bool) -> Result<()> {
     Ok(())
 }
 
-/// `bench-receiver`: prints the frames counted, and their rate with the sending included.
-pub fn receiver(args: &BenchArgs) -> Result<()> {
-    let (cfg, spec) = args.load()?;
+/// `bench-receiver` with the configuration `cfg` loaded from `args.cfg`: prints the frames
+/// counted, and their rate with the sending included.
+pub fn receiver(cfg: &TestConfig, args: &BenchArgs) -> Result<()> {
+    let spec = args.spec(cfg);
     let (count, secs) = match cfg.tester.backend {
         Backend::Mem => {
             let (mut l, mut r) = xlat_io::mem::pair(4 * FILL as usize);
@@ -114,7 +114,7 @@ pub fn receiver(args: &BenchArgs) -> Result<()> {
                 anyhow::bail!("bench-receiver on DPDK needs a net_ring pair: tester.left_port = \"ring:a\", right_port = \"ring:b\" (not {l} / {r})");
             }
             let run = |mut l, mut r| Ok(bench::receiver(&mut l, &mut r, &cfg.setup, &spec)?);
-            crate::dpdk_glue::open(&cfg, run).map_err(|e| e.context("bench-receiver"))?
+            crate::dpdk_glue::open(cfg, run).map_err(|e| e.context("bench-receiver"))?
         }
         #[cfg(not(feature = "dpdk"))]
         Backend::Dpdk => anyhow::bail!("{}", xlat_io::IoError::Absent("dpdk")),

@@ -551,8 +551,8 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
             xlat_config::refuse_stateful(&c, "selftest")?;
             selftest::run(&c, args).map(|_| ())
         }
-        Cmd::BenchSender { b, reset_mbufs } => bench::sender(b, *reset_mbufs),
-        Cmd::BenchReceiver { b } => bench::receiver(b),
+        Cmd::BenchSender { b, reset_mbufs } => bench::sender(&load(&b.cfg)?, b, *reset_mbufs),
+        Cmd::BenchReceiver { b } => bench::receiver(&load(&b.cfg)?, b),
     }
 }
 
