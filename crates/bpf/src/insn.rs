@@ -145,6 +145,14 @@ impl Insn {
         Insn::new(EXIT, 0, 0, 0, 0)
     }
 
+    /// `dst = v`, a 64-bit immediate (two slots).
+    pub const fn load_imm64(dst: u8, v: u64) -> [Insn; 2] {
+        [
+            Insn::new(LD_DW_IMM, dst, 0, 0, v as u32 as i32),
+            Insn::new(0, 0, 0, 0, (v >> 32) as u32 as i32),
+        ]
+    }
+
     /// `dst = map` for the map whose descriptor is `fd` (a 64-bit immediate load: two slots).
     pub const fn load_map(dst: u8, fd: i32) -> [Insn; 2] {
         [Insn::new(LD_DW_IMM, dst, BPF_PSEUDO_MAP_FD, 0, fd), Insn::new(0, 0, 0, 0, 0)]

@@ -66,6 +66,7 @@ fn ip_versions_and_directions_per_topology() {
         (Topology::XLAT464, V4, V4, true),
         (Topology::DSLITE, V4, V4, true),
         (Topology::LW4O6, V4, V4, true),
+        (Topology::MAPE, V4, V4, true),
     ];
     assert_eq!(expected.map(|e| e.0), Topology::ALL);
     for (t, left, right, reverse) in expected {
@@ -147,7 +148,13 @@ fn the_nat_topologies_write_stateful_tests() {
         assert_eq!(cfg.dut.before_trial.as_deref(), Some("ip netns exec xlat-dut conntrack -F"), "{t}");
         assert_eq!(cfg.dut.between_phases, None, "{t}");
     }
-    for t in [Topology::ROUTER4, Topology::ROUTER6, Topology::SIIT, Topology::LW4O6] {
+    for t in [
+        Topology::ROUTER4,
+        Topology::ROUTER6,
+        Topology::SIIT,
+        Topology::LW4O6,
+        Topology::MAPE,
+    ] {
         // (The emitter writes every key: an unset one as a "# before_trial (not set)" comment.)
         assert!(
             t.stateful().is_none() && !config_toml(t).lines().any(|l| l.starts_with("before_trial")),
@@ -162,10 +169,15 @@ fn addresses_match_the_lab() {
         let s = read(t).setup;
         let (l, r) = (&s.left, &s.right);
         // dslite, lw4o6: the left tester is B4 2001:2::2 (the tunnel's local end) with no IPv4 on the
-        // link; the AFTR, 2001:2::1, is resolved by NDP.
+        // link; the AFTR, 2001:2::1, is resolved by NDP. mape: the tester's end is its CE address.
         let b4 = t.softwire();
         let tunnel = l.tunnel.map(|x| (x.local, x.remote));
-        assert_eq!(tunnel, b4.then(|| (v6("2001:2::2").unwrap(), v6("2001:2::1").unwrap())), "{t}");
+        let local = if t == Topology::MAPE {
+            "2001:2:0:c021:0:c612:2:1"
+        } else {
+            "2001:2::2"
+        };
+        assert_eq!(tunnel, b4.then(|| (v6(local).unwrap(), v6("2001:2::1").unwrap())), "{t}");
         let l6 = if b4 { None } else { v6("2001:2::2") };
         assert_eq!((l.ipv4_real, l.ipv6_real), (v4("198.18.0.2"), l6), "{t}");
         assert_eq!((r.ipv4_real, r.ipv6_real), (v4("198.19.0.2"), v6("2001:2:0:8000::2")), "{t}");
@@ -239,6 +251,7 @@ fn the_file_says_what_the_dut_is() {
             (Topology::XLAT464, "464XLAT (RFC 6877), two translators in a chain"),
             (Topology::DSLITE, "Dual-Stack Lite AFTR (RFC 6333)"),
             (Topology::LW4O6, "lightweight 4over6 lwAFTR (RFC 7596)"),
+            (Topology::MAPE, "MAP-E border relay (RFC 7597)"),
         ]
         .into_iter()
         .find_map(|(x, what)| (x == t).then_some(what))

@@ -128,26 +128,40 @@ fn siitperf_lines_and_unidirectional_trial() {
 }
 
 /// lw4o6 (RFC 7596): a bidirectional trial through the lwAFTR, the tester as the lwB4 of the
-/// binding table's first entry, is lossless, and tshark in the DUT's namespace dissects every
-/// frame in the softwire as IPv6 between the lwB4 and the lwAFTR carrying IPv4 carrying UDP,
-/// every checksum good, with the lwB4's ports inside its port set (1024-2047): forward source
-/// ports, reverse destination ports. A trial the machine made late is captured and run again.
+/// binding table's first entry, is lossless and its softwire frames dissect
+/// ([`softwire_trial`]), the lwB4's ports inside its port set (1024-2047).
 #[test]
 fn lw4o6_trial_is_lossless_and_its_softwire_frames_dissect() {
+    softwire_trial("lw4o6", "2001:2::2", 1024..=2047);
+}
+
+/// mape (RFC 7597): a bidirectional trial through the border relay, the tester as the CE the
+/// mapping rule gives 198.18.0.2 with PSID 1, is lossless and its softwire frames dissect
+/// ([`softwire_trial`]), the CE's ports in the first range of its set (1088-1151).
+#[test]
+fn mape_trial_is_lossless_and_its_softwire_frames_dissect() {
+    softwire_trial("mape", "2001:2:0:c021:0:c612:2:1", 1088..=1151);
+}
+
+/// A bidirectional trial through `topology`'s softwire concentrator (2001:2::1), the tester's
+/// left side the softwire's other end `b4`, is lossless, and tshark in the DUT's namespace
+/// dissects every frame in the softwire as IPv6 between `b4` and the concentrator carrying
+/// IPv4 carrying UDP, every checksum good, with the tester's ports in `set`: forward source
+/// ports, reverse destination ports. A trial the machine made late is captured and run again.
+fn softwire_trial(topology: &str, b4: &str, set: std::ops::RangeInclusive<u16>) {
     if skip_unless_root(&[LAB_TOOLS, &["tshark"]].concat()) {
         return;
     }
-    let lab = Lab::up("lw4o6");
+    let lab = Lab::up(topology);
     let fields = common::SOFTWIRE_FIELDS;
     let (rows, v) = common::retry::until_valid(
-        "lw4o6 tshark trial",
+        &format!("{topology} tshark trial"),
         || common::dissect_for(20, "xlat-dl", "ip6 and ip6[6] == 4", 4000, &fields, || lab.trial(1000, 2, &[])),
         |(_, v)| v["valid"] == Value::Bool(true) || common::only_late(v),
         |(_, v)| v["invalid_reasons"].to_string(),
     );
     assert_eq!(rows.len(), 4000, "{v}");
-    let (b4, aftr) = ("2001:2::2", "2001:2::1");
-    let set = 1024..=2047u16;
+    let aftr = "2001:2::1";
     let mut out = 0;
     for r in &rows {
         let (sport, dport): (u16, u16) = (r[6].parse().unwrap(), r[7].parse().unwrap());
@@ -159,7 +173,7 @@ fn lw4o6_trial_is_lossless_and_its_softwire_frames_dissect() {
         };
         assert_eq!((r[0].as_str(), r[1].as_str()), ends, "softwire ends: {r:?}");
         assert_eq!((r[3].as_str(), r[4].as_str()), inner, "inner addresses: {r:?}");
-        assert!(set.contains(&port), "the lwB4's port outside its set: {r:?}");
+        assert!(set.contains(&port), "the tester's port outside its set: {r:?}");
         assert!(
             r[2] == "4" && r[5] == "1" && r[8] == "1",
             "next header, IPv4 and UDP checksums: {r:?}"

@@ -37,6 +37,39 @@ pub const LW4O6_PSID_BITS: u16 = 6;
 /// lw4o6: the tester's port set (PSID 1): its forward source ports and reverse destination
 /// ports, pseudorandom (RFC 4814) inside it.
 pub const LW4O6_PORTS: (u16, u16) = (1024, 2047);
+/// mape: the Basic Mapping Rule (RFC 7597): rule IPv6 prefix, rule IPv4 prefix, EA-bits length
+/// and PSID offset. The 14 EA bits are the 10-bit IPv4 suffix of the /22 and a 4-bit PSID: 16
+/// CEs share each address, 16,384 CEs in all, each with 63 port ranges of 64 ports (offset 6:
+/// ports 0-1023 are in no set); a CE's end-user prefix is a /64 in the /50.
+pub const MAPE_RULE_IPV6: &str = "2001:2:0:c000::/50";
+pub const MAPE_RULE_IPV4: &str = "198.18.0.0/22";
+pub const MAPE_EA_BITS: u8 = 14;
+pub const MAPE_PSID_OFFSET: u8 = 6;
+/// mape: the tester's CE is the tester's left IPv4 address with this PSID.
+pub const MAPE_TESTER_PSID: u16 = 1;
+/// mape: the tester's ports, the first range of its PSID's set (1 << 10 | 1 << 6, 64 ports): its
+/// forward source ports and reverse destination ports.
+pub const MAPE_PORTS: (u16, u16) = (1088, 1151);
+/// mape's Basic Mapping Rule ([`MAPE_RULE_IPV6`], [`MAPE_RULE_IPV4`], [`MAPE_EA_BITS`],
+/// [`MAPE_PSID_OFFSET`]); `None` only if those constants were wrong (a test checks them).
+pub fn mape_rule() -> Option<xlat_traffic::maprule::MapRule> {
+    fn prefix<T: std::str::FromStr>(s: &str) -> Option<(T, u8)> {
+        let (a, len) = s.split_once('/')?;
+        Some((a.parse().ok()?, len.parse().ok()?))
+    }
+    xlat_traffic::maprule::MapRule::new(prefix(MAPE_RULE_IPV6)?, prefix(MAPE_RULE_IPV4)?, MAPE_EA_BITS, MAPE_PSID_OFFSET).ok()
+}
+
+/// mape: the tester's CE address (its softwire's end): what the rule gives the tester's left
+/// IPv4 address with PSID [`MAPE_TESTER_PSID`].
+pub fn mape_tester_ce() -> Option<std::net::Ipv6Addr> {
+    let ipv4 = TESTER_LEFT_IPV4.parse().ok()?;
+    mape_rule()?.ce_address(xlat_traffic::maprule::Ce {
+        ipv4,
+        psid: MAPE_TESTER_PSID,
+    })
+}
+
 /// xlat464: the CLAT's namespace, between the tester's left port and the PLAT (the DUT
 /// namespace, which holds the stateful NAT64 and so the connection table).
 pub const CLAT_NS: &str = "xlat-clat";

@@ -30,6 +30,9 @@ pub enum Dut {
     /// A lightweight 4over6 lwAFTR: softwires checked against a binding table by tc
     /// programs, stateless.
     Lwaftr,
+    /// A MAP-E border relay: softwires checked and built by the mapping rule in tc programs,
+    /// stateless, without a table.
+    MapE,
 }
 
 impl Dut {
@@ -44,14 +47,14 @@ impl Dut {
         match self {
             Dut::Masquerade { family } => Some(family),
             Dut::TaygaPool | Dut::Aftr => Some("ip"),
-            Dut::Kernel | Dut::TaygaStatic | Dut::Lwaftr => None,
+            Dut::Kernel | Dut::TaygaStatic | Dut::Lwaftr | Dut::MapE => None,
         }
     }
 
     /// Is the tester's left side a B4 (IPv4 in softwires to a concentrator whose left is IPv6
     /// only)?
     pub fn softwire(self) -> bool {
-        matches!(self, Dut::Aftr | Dut::Lwaftr)
+        matches!(self, Dut::Aftr | Dut::Lwaftr | Dut::MapE)
     }
 }
 
@@ -247,8 +250,29 @@ impl Topology {
         },
     });
 
+    pub const MAPE: Topology = Topology(&Declaration {
+        name: "mape",
+        summary: "MAP-E (RFC 7597): a stateless border relay that checks and builds every softwire by the mapping rule; the tester's left side is a MAP CE",
+        dut: Dut::MapE,
+        clat: false,
+        ip_versions: (4, 4),
+        forwarding: (true, false),
+        preliminary_rate: None,
+        left_ipv4_virt: None,
+        right_ipv6_virt: None,
+        describe: || {
+            let ce = mape_tester_ce().map(|a| a.to_string()).unwrap_or_default();
+            format!(
+                "DUT: MAP-E border relay (RFC 7597) in namespace {DUT_NS}: IPv4-in-IPv6 to {DSLITE_AFTR}, stateless, no table\n\
+                 Basic Mapping Rule {{{MAPE_RULE_IPV6}, {MAPE_RULE_IPV4}, EA bits {MAPE_EA_BITS}}}, PSID offset {MAPE_PSID_OFFSET}: 16 CEs per IPv4 address\n\
+                 the tester is CE {ce}: {TESTER_LEFT_IPV4} PSID {MAPE_TESTER_PSID}, ports {}-{}; a frame the rule does not give its source is dropped",
+                MAPE_PORTS.0, MAPE_PORTS.1
+            )
+        },
+    });
+
     /// All topologies, in the order they are documented.
-    pub const ALL: [Topology; 9] = [
+    pub const ALL: [Topology; 10] = [
         Topology::ROUTER4,
         Topology::ROUTER6,
         Topology::SIIT,
@@ -258,6 +282,7 @@ impl Topology {
         Topology::XLAT464,
         Topology::DSLITE,
         Topology::LW4O6,
+        Topology::MAPE,
     ];
 
     /// Its declaration.
@@ -340,6 +365,6 @@ mod tests {
         }
         assert_eq!(serde_json::to_string(&Topology::LW4O6).unwrap(), "\"lw4o6\"");
         assert_eq!(serde_json::from_str::<Topology>("\"nat64\"").unwrap(), Topology::NAT64);
-        assert!(serde_json::from_str::<Topology>("\"mape\"").is_err());
+        assert!(serde_json::from_str::<Topology>("\"mapt\"").is_err());
     }
 }

@@ -38,7 +38,7 @@ pub fn reset_command(t: Topology) -> String {
 }
 
 /// Topologies not built yet, by the names a user may try, and what they are.
-pub const PLANNED: [(&str, &str); 4] = [("mape", "MAP-E"), ("mapt", "MAP-T"), ("map-e", "MAP-E"), ("map-t", "MAP-T")];
+pub const PLANNED: [(&str, &str); 2] = [("mapt", "MAP-T"), ("map-t", "MAP-T")];
 
 /// What each topology is, derived from its [`Declaration`](crate::topologies::Declaration).
 impl Topology {
@@ -240,8 +240,13 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
     if t.softwire() {
         // The left tester is B4 2001:2::2; its IPv4 address is inside the softwire, and the
         // AFTR's MAC is resolved by NDP.
+        // (mape: the tester is the CE the rule gives its IPv4 address and PSID.)
+        let local = match t.dut() {
+            Dut::MapE => mape_tester_ce(),
+            _ => v6(TESTER_LEFT_IPV6),
+        };
         left.tunnel = Some(SideTunnel {
-            local: v6(TESTER_LEFT_IPV6).unwrap_or(Ipv6Addr::UNSPECIFIED),
+            local: local.unwrap_or(Ipv6Addr::UNSPECIFIED),
             remote: v6(DSLITE_AFTR).unwrap_or(Ipv6Addr::UNSPECIFIED),
         });
         left.dut_ipv4 = None;
@@ -281,13 +286,18 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
         }
         None => (PortSpec::default(), StatefulSpec::default()),
     };
-    // lw4o6: the lwB4's ports are its port set's, in both directions.
+    // lw4o6 and mape: the lwB4's (CE's) ports are in its port set, in both directions.
     let (mut forward_ports, mut reverse_ports) = (forward_ports, PortSpec::default());
-    if t.dut() == Dut::Lwaftr {
+    let set = match t.dut() {
+        Dut::Lwaftr => Some(LW4O6_PORTS),
+        Dut::MapE => Some(MAPE_PORTS),
+        _ => None,
+    };
+    if let Some((min, max)) = set {
         let set = PortField {
             variation: Variation::Pseudorandom,
-            min: LW4O6_PORTS.0,
-            max: LW4O6_PORTS.1,
+            min,
+            max,
         };
         forward_ports.sport = set;
         reverse_ports.dport = set;

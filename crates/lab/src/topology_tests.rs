@@ -94,8 +94,8 @@ fn names_round_trip() {
     for t in Topology::ALL {
         assert!(listed.contains(t.name()), "{t} not in {listed}");
     }
-    let e = "mape".parse::<Topology>().unwrap_err().to_string();
-    assert!(e.contains("(MAP-E) is not built yet") && e.contains("lw4o6"), "{e}");
+    let e = "mapt".parse::<Topology>().unwrap_err().to_string();
+    assert!(e.contains("(MAP-T) is not built yet") && e.contains("mape"), "{e}");
     assert!("".parse::<Topology>().is_err());
 }
 
@@ -203,8 +203,9 @@ fn the_nat_topologies_are_stateful() {
         let s = config(t).setup;
         if !t.uses_nat() {
             assert_eq!(s.stateful, StatefulSpec::default(), "{t}");
-            // (lw4o6's ports are its port set's: lw4o6_ports_are_the_testers_port_set.)
-            if t != Topology::LW4O6 {
+            // (lw4o6's and mape's ports are in their port sets: lw4o6_ports_are_the_testers_port_set,
+            // mape_tester_is_the_ce_the_rule_gives.)
+            if t != Topology::LW4O6 && t != Topology::MAPE {
                 assert_eq!(s.forward_ports, PortSpec::default(), "{t}");
             }
             assert!(t.stateful().is_none(), "{t}");
@@ -377,4 +378,34 @@ fn lw4o6_ports_are_the_testers_port_set() {
     assert!(Topology::LW4O6.stateful().is_none() && !Topology::LW4O6.uses_nat());
     assert_eq!(Topology::LW4O6.forwarding(), (true, false));
     assert!(Topology::LW4O6.softwire() && Topology::DSLITE.softwire() && !Topology::XLAT464.softwire());
+}
+
+/// mape: the rule is the one names.rs describes, and the left tester is the CE it gives the
+/// tester's address with PSID 1: its address worked by hand (suffix 2 of the /22 and PSID 1 are
+/// the EA bits 0x21 after the /50; the interface identifier 0:c612:2:1), its ports the first
+/// range of its set, forward source and reverse destination; stateless.
+#[test]
+fn mape_tester_is_the_ce_the_rule_gives() {
+    use xlat_traffic::maprule::Ce;
+    let rule = mape_rule().expect("names.rs's rule");
+    assert_eq!((rule.psid_len(), rule.ces(), rule.ports_per_set()), (4, 16_384, 63 * 64));
+    let ce: std::net::Ipv6Addr = "2001:2:0:c021:0:c612:2:1".parse().unwrap();
+    assert_eq!(mape_tester_ce(), Some(ce));
+    let tester = Ce {
+        ipv4: TESTER_LEFT_IPV4.parse().unwrap(),
+        psid: MAPE_TESTER_PSID,
+    };
+    assert_eq!(rule.ce_of(ce), Some(tester));
+    assert_eq!(
+        (rule.port(1, 0), rule.port(1, 63), rule.port(1, 64)),
+        (Some(MAPE_PORTS.0), Some(MAPE_PORTS.1), Some(2112))
+    );
+    let c = config(Topology::MAPE);
+    let t = c.setup.left.tunnel.expect("the left side is a CE");
+    assert_eq!((t.local, t.remote), (ce, DSLITE_AFTR.parse().unwrap()));
+    for p in [c.setup.forward_ports.sport, c.setup.reverse_ports.dport] {
+        assert_eq!((p.variation, p.min, p.max), (Variation::Pseudorandom, MAPE_PORTS.0, MAPE_PORTS.1));
+    }
+    assert!(Topology::MAPE.stateful().is_none() && Topology::MAPE.softwire());
+    assert_eq!(Topology::MAPE.forwarding(), (true, false));
 }

@@ -563,6 +563,82 @@ fn lw4o6_lwaftr_forwards_by_binding_only() {
     down().unwrap();
 }
 
+/// mape (RFC 7597): the border relay forwards a softwire's IPv4 packet only when the softwire's
+/// source is the address the mapping rule gives its inner source address and source port, and
+/// sends IPv4 back into the softwire of the CE the rule gives its destination address and port:
+/// no table, no NAT (the packet leaves as sent, but for its TTL). The tester's CE, CE 1000 and
+/// the rule's last CE pass both ways; a port of another CE's set, a port in no set (below
+/// 1024), an outer source one bit off, a destination port in no set and a destination outside
+/// the rule do not.
+#[test]
+fn mape_border_relay_forwards_by_the_mapping_rule_only() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    up(Topology::MAPE, &UpOptions::default()).unwrap();
+    let p = ports();
+    let rule = mape_rule().unwrap();
+    let (br, right4, tester) = (v6(DSLITE_AFTR), v4(TESTER_RIGHT_IPV4), mape_tester_ce().unwrap());
+    let quiet = Duration::from_millis(300);
+    for (k, n) in [33, 1000, rule.ces() - 1].into_iter().enumerate() {
+        let ce = rule.ce(n).unwrap();
+        let ce6 = rule.ce_address(ce).unwrap();
+        let port = rule.port(ce.psid, 100).unwrap();
+        let seq = 1 + k as u64;
+        let inner = udp4(p.dut_left, p.left.mac, ce.ipv4, right4, port, 2000, seq);
+        p.left.send(&encap6(&inner, ce6, br));
+        let u = expect_udp(&p.right, Some(right4), None, WAIT).unwrap_or_else(|| panic!("CE {n}: nothing on the right"));
+        assert_eq!(
+            (u.src, u.dst, u.sport, u.dport, u.seq, u.tunnel),
+            (ce.ipv4.into(), right4.into(), port, 2000, seq, None)
+        );
+        // And back: into the softwire of the CE the rule gives the destination and its port
+        // (the BR reaches every CE through the tester's port, whose CE address it resolves).
+        p.right.send(&udp4(p.dut_right, p.right.mac, right4, ce.ipv4, 2000, port, seq + 10));
+        let u = expect_udp(&p.left, None, Some(tester), WAIT).unwrap_or_else(|| panic!("CE {n}: no answer"));
+        assert_eq!(u.tunnel, Some((br, ce6)), "CE {n}: the answer in its softwire");
+        assert_eq!(
+            (u.src, u.dst, u.sport, u.dport, u.seq),
+            (right4.into(), ce.ipv4.into(), 2000, port, seq + 10)
+        );
+    }
+    // Checksums of a pair of frames, unchanged through the BR but for the TTL.
+    let me = v4(TESTER_LEFT_IPV4);
+    let inner = udp4(p.dut_left, p.left.mac, me, right4, MAPE_PORTS.0, 2000, 30);
+    p.left.send(&encap6(&inner, tester, br));
+    let f = recv_udp_frame(&p.right, Some(right4));
+    let n = inner.len();
+    assert!(
+        v4_sums_ok(&f) && f[22] + 1 == inner[22] && f.get(34..n) == inner.get(34..),
+        "out on the right: {f:02x?}"
+    );
+    p.right.send(&udp4(p.dut_right, p.right.mac, right4, me, 2000, MAPE_PORTS.1, 31));
+    assert!(v4_sums_ok(&recv_udp_frame(&p.left, None)), "back in the softwire");
+
+    // The tester's CE with a port of PSID 2's set and with port 500 (in no set), and a port of
+    // its own set from an outer source one bit off.
+    let flipped = Ipv6Addr::from(u128::from(tester) ^ 1 << 20);
+    let other = rule.port(MAPE_TESTER_PSID + 1, 0).unwrap();
+    for (k, (sport, src)) in [(other, tester), (500, tester), (MAPE_PORTS.0, flipped)].into_iter().enumerate() {
+        let inner = udp4(p.dut_left, p.left.mac, me, right4, sport, 2000, 40 + k as u64);
+        p.left.send(&encap6(&inner, src, br));
+        assert!(
+            expect_udp(&p.right, Some(right4), None, quiet).is_none(),
+            "source port {sport} from {src} was not dropped"
+        );
+    }
+    // Back to a port in no set, and to an address outside the rule's /22.
+    for (k, (dst, dport)) in [(me, 500), (v4("198.18.4.2"), MAPE_PORTS.0)].into_iter().enumerate() {
+        p.right
+            .send(&udp4(p.dut_right, p.right.mac, right4, dst, 2000, dport, 50 + k as u64));
+        assert!(
+            expect_udp(&p.left, None, Some(tester), quiet).is_none(),
+            "{dst} port {dport} went into a softwire"
+        );
+    }
+    down().unwrap();
+}
+
 /// The next UDP test frame on `sock`, whole (answering ARP for `v4`).
 fn recv_udp_frame(sock: &PacketSocket, v4: Option<Ipv4Addr>) -> Vec<u8> {
     let deadline = std::time::Instant::now() + WAIT;

@@ -134,6 +134,26 @@ impl MapRule {
         self.psid_len
     }
 
+    /// The rule IPv6 prefix and its length.
+    pub fn ipv6_prefix(&self) -> (Ipv6Addr, u8) {
+        (Ipv6Addr::from(self.ipv6_prefix), self.ipv6_len)
+    }
+
+    /// The rule IPv4 prefix and its length.
+    pub fn ipv4_prefix(&self) -> (Ipv4Addr, u8) {
+        (Ipv4Addr::from(self.ipv4_prefix), self.ipv4_len)
+    }
+
+    /// The EA-bits length.
+    pub fn ea_len(&self) -> u8 {
+        self.ea_len
+    }
+
+    /// `a`: the PSID offset.
+    pub fn psid_offset(&self) -> u8 {
+        self.psid_offset
+    }
+
     /// The CEs the rule can give out: one per IPv4 suffix and PSID.
     pub fn ces(&self) -> u64 {
         1u64 << (32 - u32::from(self.ipv4_len) + u32::from(self.psid_len))
