@@ -93,6 +93,19 @@ pub(crate) fn softwire_to(a: &mut Asm, aftr: Ipv6Addr, len: i32) {
     }
 }
 
+/// Drop unless the IPv4 header at `ip` (from r2; 20 bytes, checked readable) is of a UDP or TCP
+/// packet that is no fragment and has no options.
+pub(crate) fn udp_or_tcp(a: &mut Asm, ip: i16) {
+    a.emit(&[Insn::load(Size::B, R4, R2, ip)])
+        .jump(Cond::Ne, R4, 0x45, "drop")
+        .emit(&[Insn::load(Size::H, R4, R2, ip + 6), Insn::alu(Alu::And, R4, half(0x3fff))])
+        .jump(Cond::Ne, R4, 0, "drop")
+        .emit(&[Insn::load(Size::B, R4, R2, ip + 9)])
+        .jump(Cond::Eq, R4, 17, "ports")
+        .jump(Cond::Ne, R4, 6, "drop")
+        .label("ports");
+}
+
 /// Remove the outer IPv6 header of the skb in r6: what is left goes on as IPv4.
 pub(crate) fn decapsulate(a: &mut Asm) {
     a.emit(&[

@@ -21,7 +21,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use xlat_bpf::{half, Alu, Asm, Cond, Insn, Size, BPF_FUNC_MAP_LOOKUP_ELEM, BPF_MAP_TYPE_HASH, FP, R0, R1, R2, R4, R5, R6, R9};
 
-use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, verdicts, OUTER};
+use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
 use crate::error::LabError;
 use crate::topology::{v6, DSLITE_AFTR, LW4O6_BINDINGS, LW4O6_PSID_BITS, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6};
 
@@ -67,30 +67,23 @@ fn key(v4: Ipv4Addr, psid: u16) -> [u8; KEY] {
 /// packet, not a fragment, without IPv4 options. Then r9 keeps r2 and r1, r2 are the lookup's
 /// arguments; r0 is the lwB4's address, or "drop".
 fn lookup(a: &mut Asm, map: i32, ip: i16, addr_at: i16, port_at: i16) {
-    a.emit(&[Insn::load(Size::B, R4, R2, ip)])
-        .jump(Cond::Ne, R4, 0x45, "drop")
-        .emit(&[Insn::load(Size::H, R4, R2, ip + 6), Insn::alu(Alu::And, R4, half(0x3fff))])
-        .jump(Cond::Ne, R4, 0, "drop")
-        .emit(&[Insn::load(Size::B, R4, R2, ip + 9)])
-        .jump(Cond::Eq, R4, 17, "ports")
-        .jump(Cond::Ne, R4, 6, "drop")
-        .label("ports")
-        .emit(&[
-            Insn::load(Size::W, R4, R2, ip + addr_at),
-            Insn::store(Size::W, FP, -8, R4),
-            Insn::load(Size::H, R4, R2, ip + 20 + port_at),
-            Insn::to_be(R4, 16),
-            Insn::alu(Alu::Rsh, R4, 16 - i32::from(LW4O6_PSID_BITS)),
-            Insn::store(Size::W, FP, -4, R4),
-            Insn::alu_reg(Alu::Mov, R9, R2),
-        ])
-        .emit(&Insn::load_map(R1, map))
-        .emit(&[
-            Insn::alu_reg(Alu::Mov, R2, FP),
-            Insn::alu(Alu::Add, R2, -8),
-            Insn::call(BPF_FUNC_MAP_LOOKUP_ELEM),
-        ])
-        .jump(Cond::Eq, R0, 0, "drop");
+    udp_or_tcp(a, ip);
+    a.emit(&[
+        Insn::load(Size::W, R4, R2, ip + addr_at),
+        Insn::store(Size::W, FP, -8, R4),
+        Insn::load(Size::H, R4, R2, ip + 20 + port_at),
+        Insn::to_be(R4, 16),
+        Insn::alu(Alu::Rsh, R4, 16 - i32::from(LW4O6_PSID_BITS)),
+        Insn::store(Size::W, FP, -4, R4),
+        Insn::alu_reg(Alu::Mov, R9, R2),
+    ])
+    .emit(&Insn::load_map(R1, map))
+    .emit(&[
+        Insn::alu_reg(Alu::Mov, R2, FP),
+        Insn::alu(Alu::Add, R2, -8),
+        Insn::call(BPF_FUNC_MAP_LOOKUP_ELEM),
+    ])
+    .jump(Cond::Eq, R0, 0, "drop");
 }
 
 /// Ingress: decapsulate IPv4-in-IPv6 to `aftr` from the lwB4 that the binding of its inner

@@ -21,7 +21,7 @@ use std::net::Ipv6Addr;
 use xlat_bpf::{half, Alu, Asm, Cond, Insn, Size, FP, R0, R1, R2, R4, R5, R6, R7, R8};
 use xlat_traffic::maprule::MapRule;
 
-use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, verdicts, OUTER};
+use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
 use crate::error::LabError;
 use crate::topology::{mape_rule, DSLITE_AFTR};
 
@@ -71,19 +71,6 @@ fn ce_address(a: &mut Asm, rule: &MapRule) {
         Insn::alu(Alu::Lsh, R8, 16),
         Insn::alu_reg(Alu::Or, R8, R0),
     ]);
-}
-
-/// Drop unless the IPv4 header at `ip` (from r2; 20 bytes, checked readable) is of a UDP or TCP
-/// packet that is no fragment and has no options.
-fn udp_or_tcp(a: &mut Asm, ip: i16) {
-    a.emit(&[Insn::load(Size::B, R4, R2, ip)])
-        .jump(Cond::Ne, R4, 0x45, "drop")
-        .emit(&[Insn::load(Size::H, R4, R2, ip + 6), Insn::alu(Alu::And, R4, half(0x3fff))])
-        .jump(Cond::Ne, R4, 0, "drop")
-        .emit(&[Insn::load(Size::B, R4, R2, ip + 9)])
-        .jump(Cond::Eq, R4, 17, "ports")
-        .jump(Cond::Ne, R4, 6, "drop")
-        .label("ports");
 }
 
 /// r4 = the IPv4 address at `ip + addr_at`, r5 = the port at `ip + 20 + port_at` (from r2), as
