@@ -276,17 +276,18 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
     if t.softwire() {
         // What goes back to the B4s' IPv4 addresses leaves on the left to the tester's IPv6
         // address (its MAC by neighbour discovery); the encapsulation then addresses the B4.
-        let mut via = TESTER_LEFT_IPV6.to_string();
         match t.dut() {
             Dut::Lwaftr => crate::lwaftr::attach()?,
             Dut::MapE => {
                 crate::mapbr::attach()?;
                 // The CEs' addresses are on the left link (the tester answers for its CE's).
                 ip_in(DUT_NS, &["-6", "route", "add", MAPE_RULE_IPV6, "dev", DUT_LEFT])?;
-                via = crate::topology::mape_tester_ce().map(|a| a.to_string()).unwrap_or(via);
             }
             _ => crate::aftr::attach()?,
         }
+        let via = crate::topology::tester_softwire_end(t)
+            .ok_or_else(|| LabError::InvalidInput(format!("{t}: the tester's softwire end (lab names.rs) is not an address")))?
+            .to_string();
         ip_in(
             DUT_NS,
             &["-4", "route", "add", DSLITE_B4_IPV4_ROUTE, "via", "inet6", &via, "dev", DUT_LEFT],

@@ -40,6 +40,16 @@ pub fn reset_command(t: Topology) -> String {
 /// Topologies not built yet, by the names a user may try, and what they are.
 pub const PLANNED: [(&str, &str); 2] = [("mapt", "MAP-T"), ("map-t", "MAP-T")];
 
+/// The tester's end of a softwire topology's tunnels: B4 2001:2::2 (dslite, lw4o6), or the CE
+/// the mapping rule gives the tester's address and PSID (mape). The written configuration's
+/// tunnel starts there and the DUT routes the B4s' IPv4 addresses to it.
+pub(crate) fn tester_softwire_end(t: Topology) -> Option<Ipv6Addr> {
+    match t.dut() {
+        Dut::MapE => mape_tester_ce(),
+        _ => v6(TESTER_LEFT_IPV6),
+    }
+}
+
 /// What each topology is, derived from its [`Declaration`](crate::topologies::Declaration).
 impl Topology {
     /// The DUT in the DUT namespace.
@@ -240,13 +250,8 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
     if t.softwire() {
         // The left tester is B4 2001:2::2; its IPv4 address is inside the softwire, and the
         // AFTR's MAC is resolved by NDP.
-        // (mape: the tester is the CE the rule gives its IPv4 address and PSID.)
-        let local = match t.dut() {
-            Dut::MapE => mape_tester_ce(),
-            _ => v6(TESTER_LEFT_IPV6),
-        };
         left.tunnel = Some(SideTunnel {
-            local: local.unwrap_or(Ipv6Addr::UNSPECIFIED),
+            local: tester_softwire_end(t).unwrap_or(Ipv6Addr::UNSPECIFIED),
             remote: v6(DSLITE_AFTR).unwrap_or(Ipv6Addr::UNSPECIFIED),
         });
         left.dut_ipv4 = None;

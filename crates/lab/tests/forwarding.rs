@@ -529,19 +529,8 @@ fn lw4o6_lwaftr_forwards_by_binding_only() {
             (right4.into(), v4b.into(), 2000, port, seq + 10)
         );
     }
-    // Checksums of a pair of frames, unchanged through the lwAFTR.
     let (v4t, psid, _) = lw4o6_binding(0);
-    let inner = udp4(p.dut_left, p.left.mac, v4t, right4, LW4O6_PORTS.0, 2000, 30);
-    p.left.send(&encap6(&inner, tester6, aftr));
-    let f = recv_udp_frame(&p.right, Some(right4));
-    // (The lwAFTR routes: the TTL one less, the IPv4 header's checksum updated, UDP as sent.)
-    let n = inner.len();
-    assert!(
-        v4_sums_ok(&f) && f[22] + 1 == inner[22] && f.get(34..n) == inner.get(34..),
-        "out on the right: {f:02x?}"
-    );
-    p.right.send(&udp4(p.dut_right, p.right.mac, right4, v4t, 2000, LW4O6_PORTS.1, 31));
-    assert!(v4_sums_ok(&recv_udp_frame(&p.left, None)), "back in the softwire");
+    softwire_pair_unchanged(&p, (tester6, aftr), v4t, LW4O6_PORTS);
 
     // The tester's lwB4 with a source port of binding 5's set (another lwB4's), and with one of
     // the unbound set 0; a destination port of no binding on the way back.
@@ -602,18 +591,8 @@ fn mape_border_relay_forwards_by_the_mapping_rule_only() {
             (right4.into(), ce.ipv4.into(), 2000, port, seq + 10)
         );
     }
-    // Checksums of a pair of frames, unchanged through the BR but for the TTL.
     let me = v4(TESTER_LEFT_IPV4);
-    let inner = udp4(p.dut_left, p.left.mac, me, right4, MAPE_PORTS.0, 2000, 30);
-    p.left.send(&encap6(&inner, tester, br));
-    let f = recv_udp_frame(&p.right, Some(right4));
-    let n = inner.len();
-    assert!(
-        v4_sums_ok(&f) && f[22] + 1 == inner[22] && f.get(34..n) == inner.get(34..),
-        "out on the right: {f:02x?}"
-    );
-    p.right.send(&udp4(p.dut_right, p.right.mac, right4, me, 2000, MAPE_PORTS.1, 31));
-    assert!(v4_sums_ok(&recv_udp_frame(&p.left, None)), "back in the softwire");
+    softwire_pair_unchanged(&p, (tester, br), me, MAPE_PORTS);
 
     // The tester's CE with a port of PSID 2's set and with port 500 (in no set), and a port of
     // its own set from an outer source one bit off.
@@ -637,6 +616,24 @@ fn mape_border_relay_forwards_by_the_mapping_rule_only() {
         );
     }
     down().unwrap();
+}
+
+/// A stateless softwire concentrator routes without translating: a frame from `v4` (inside the
+/// softwire `ends` = (tester's end, concentrator)) at the first port of `ports` leaves on the
+/// right as sent but for its TTL (one less) and its IPv4 header's checksum (updated); one back
+/// to the last port of `ports` arrives in the softwire with good checksums.
+fn softwire_pair_unchanged(p: &Ports, ends: (Ipv6Addr, Ipv6Addr), v4: Ipv4Addr, ports: (u16, u16)) {
+    let right4 = self::v4(TESTER_RIGHT_IPV4);
+    let inner = udp4(p.dut_left, p.left.mac, v4, right4, ports.0, 2000, 30);
+    p.left.send(&encap6(&inner, ends.0, ends.1));
+    let f = recv_udp_frame(&p.right, Some(right4));
+    let n = inner.len();
+    assert!(
+        v4_sums_ok(&f) && f[22] + 1 == inner[22] && f.get(34..n) == inner.get(34..),
+        "out on the right: {f:02x?}"
+    );
+    p.right.send(&udp4(p.dut_right, p.right.mac, right4, v4, 2000, ports.1, 31));
+    assert!(v4_sums_ok(&recv_udp_frame(&p.left, None)), "back in the softwire");
 }
 
 /// The next UDP test frame on `sock`, whole (answering ARP for `v4`).
