@@ -17,10 +17,8 @@ mod saturate;
 mod spec;
 mod streams;
 
-pub use loopback::{LoopbackCount, FILL, MAX_LOOPBACK_FRAMES};
-pub use saturate::{saturate, SaturationResult};
+pub use loopback::{LoopbackCount, FILL};
 pub use spec::{BenchError, BenchSpec, Saturation};
-pub use streams::made_up_table;
 
 use xlat_io::Port;
 use xlat_traffic::Setup;
