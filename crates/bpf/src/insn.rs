@@ -43,6 +43,7 @@ pub enum Alu {
     And = 0x50,
     Lsh = 0x60,
     Rsh = 0x70,
+    Xor = 0xa0,
     Mov = 0xb0,
 }
 
@@ -54,6 +55,7 @@ pub enum Cond {
     Gt = 0x20,
     Ge = 0x30,
     Ne = 0x50,
+    Le = 0xb0,
 }
 
 // Opcodes the XDP program of the afxdp backend uses (class | op | source).

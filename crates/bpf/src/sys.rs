@@ -39,6 +39,19 @@ pub const SKB_DATA_END: i16 = 80;
 /// bpf_map_lookup_elem(map, key): a pointer to the value, or NULL.
 pub const BPF_FUNC_MAP_LOOKUP_ELEM: i32 = 1;
 pub const BPF_FUNC_SKB_STORE_BYTES: i32 = 9;
+/// bpf_l4_csum_replace(skb, offset, from, to, flags): update the TCP/UDP checksum at `offset`
+/// (with `from` 0 and size 0 in `flags`, `to` is a difference from bpf_csum_diff).
+pub const BPF_FUNC_L4_CSUM_REPLACE: i32 = 11;
+/// bpf_csum_diff(from, from_size, to, to_size, seed): the one's-complement sum of `to` minus
+/// that of `from` (sizes multiples of 4), unfolded.
+pub const BPF_FUNC_CSUM_DIFF: i32 = 28;
+/// bpf_skb_change_proto(skb, proto, 0): IPv6 <-> IPv4 (`proto` in network order), the room
+/// for the network header 20 bytes smaller or larger; the program writes the new header.
+pub const BPF_FUNC_SKB_CHANGE_PROTO: i32 = 31;
+/// bpf_l4_csum_replace: the change is to the pseudo-header.
+pub const BPF_F_PSEUDO_HDR: i32 = 1 << 4;
+/// bpf_l4_csum_replace: a checksum that becomes 0 is written as 0xffff (UDP: 0 is none).
+pub const BPF_F_MARK_MANGLED_0: i32 = 1 << 5;
 /// bpf_skb_pull_data(skb, len): make the first `len` bytes linear (directly readable).
 pub const BPF_FUNC_SKB_PULL_DATA: i32 = 39;
 pub const BPF_FUNC_SKB_ADJUST_ROOM: i32 = 50;

@@ -18,6 +18,7 @@
 //! command = "throughput"
 //! args = ["--duration", "2", "--max-rate", "200k"]
 //! axes = { "tester.backend" = ["afpacket", "afxdp"] }   # a key with a dot: --set KEY=V
+//! tests = ["router4"]           # only on these tests (default: every test)
 //! ```
 //!
 //! An axis is an option of the procedure without its dashes (`frame-sizes`, `connections`,
@@ -82,6 +83,8 @@ pub struct Procedure {
     pub args: Vec<String>,
     /// (name, values), the campaign's axes merged in (the procedure's own win).
     pub axes: Vec<(String, Vec<String>)>,
+    /// The tests it runs on, by name; empty: every test.
+    pub tests: Vec<String>,
 }
 
 /// A parsed plan.
@@ -155,6 +158,7 @@ struct ProcedureSection {
     args: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     axes: Axes,
+    tests: Option<Spanned<Vec<String>>>,
 }
 
 /// The 1-based line of byte `at` in `text`.
@@ -247,8 +251,9 @@ impl Plan {
                         Some(lab.span()),
                         &format!("{key}.lab"),
                         format!(
-                            "{:?} is not a lab topology (router4, router6, siit, nat44, nat64, nat66)",
-                            lab.get_ref()
+                            "{:?} is not a lab topology ({})",
+                            lab.get_ref(),
+                            xlat_lab::Topology::ALL.map(|t| t.name()).join(", ")
                         ),
                     ))
                 }
@@ -322,10 +327,27 @@ impl Plan {
                     ));
                 }
             }
+            let only = p.tests.as_ref().map(|t| t.get_ref().clone()).unwrap_or_default();
+            if let Some(unknown) = only.iter().find(|n| !tests.iter().any(|t| t.name == **n)) {
+                let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
+                return Err(err(
+                    p.tests.as_ref().map(|t| t.span()),
+                    &format!("{key}.tests"),
+                    format!("{unknown:?} is no [[test]] of this plan ({})", names.join(", ")),
+                ));
+            }
+            if p.tests.is_some() && only.is_empty() {
+                return Err(err(
+                    p.tests.as_ref().map(|t| t.span()),
+                    &format!("{key}.tests"),
+                    "name at least one test, or leave tests out for every test".into(),
+                ));
+            }
             procedures.push(Procedure {
                 command,
                 args,
                 axes: merged,
+                tests: only,
             });
         }
         if procedures.is_empty() {
@@ -355,7 +377,11 @@ impl Plan {
         let mut runs = Vec::new();
         for (ti, test) in self.tests.iter().enumerate() {
             for repetition in 1..=self.repetitions {
-                for p in &self.procedures {
+                for p in self
+                    .procedures
+                    .iter()
+                    .filter(|p| p.tests.is_empty() || p.tests.contains(&test.name))
+                {
                     for combo in product(&p.axes) {
                         let mut args = p.args.clone();
                         for (name, value) in &combo {
@@ -527,6 +553,18 @@ axes = { "tester.backend" = ["afpacket", "afxdp"] }
             ("[campaign]\naxes = { rate = [] }\n", "campaign.axes.rate", Some(2), "at least one"),
             ("[campaign]\naxes = { rate = [1, 1] }\n", "campaign.axes.rate", Some(2), "twice"),
             ("[campaign\n", "toml", Some(1), ""),
+            (
+                "[[test]]\nname = \"a\"\nlab = \"router4\"\n[[procedure]]\ncommand = \"latency\"\ntests = [\"b\"]\n",
+                "procedure[0].tests",
+                Some(6),
+                "\"b\" is no [[test]] of this plan (a)",
+            ),
+            (
+                "[[test]]\nname = \"a\"\nlab = \"router4\"\n[[procedure]]\ncommand = \"latency\"\ntests = []\n",
+                "procedure[0].tests",
+                Some(6),
+                "at least one test",
+            ),
         ];
         for (text, key, line, msg) in cases {
             let e = parse(text).unwrap_err();
@@ -534,6 +572,27 @@ axes = { "tester.backend" = ["afpacket", "afxdp"] }
             assert!(e.msg.contains(msg), "{text}: {e}");
             assert!(e.to_string().starts_with("/plans/p.toml"), "{e}");
         }
+    }
+
+    /// A procedure with `tests` runs on those tests only, the others on every test.
+    #[test]
+    fn a_procedure_runs_on_its_tests_only() {
+        let text = "[[test]]\nname = \"a\"\nlab = \"router4\"\n[[test]]\nname = \"b\"\nlab = \"mape\"\n\
+            [[procedure]]\ncommand = \"throughput\"\ntests = [\"b\"]\naxes = { \"left.map.subscribers\" = [1, 1000] }\n\
+            [[procedure]]\ncommand = \"latency\"\n";
+        let p = parse(text).unwrap();
+        let all = p.runs();
+        let runs: Vec<(usize, &str, Vec<String>)> = all.iter().map(|r| (r.test, r.procedure.as_str(), r.args.clone())).collect();
+        let set = |n: &str| vec!["--set".to_string(), format!("left.map.subscribers={n}")];
+        assert_eq!(
+            runs,
+            [
+                (0, "latency", vec![]),
+                (1, "throughput", set("1")),
+                (1, "throughput", set("1000")),
+                (1, "latency", vec![]),
+            ]
+        );
     }
 
     #[test]

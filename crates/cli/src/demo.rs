@@ -42,8 +42,9 @@ enum Cmd {
 
 #[derive(Args, Clone, Debug)]
 pub struct DemoArgs {
-    /// The lab DUT: router4 (the kernel forwarding IPv4), router6 or lw4o6 (an lwAFTR, the
-    /// tester as an lwB4); with --stateful nat44 (the default), nat64, xlat464 or dslite.
+    /// The lab DUT: router4 (the kernel forwarding IPv4), router6, lw4o6 (an lwAFTR, the
+    /// tester as an lwB4), mape or mapt (a MAP border relay, the tester as a CE); with
+    /// --stateful nat44 (the default), nat64, xlat464 or dslite.
     #[arg(long)]
     pub topology: Option<String>,
     /// Measure a stateful DUT (RFC 9693): connection establishment rate, stateful throughput,
@@ -154,8 +155,15 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     }
     // The stateless topologies whose DUT the kernel runs (TAYGA forwards too slowly for its
     // minutes); the stateful ones with --stateful.
-    let why = "the demo runs on router4, router6 or lw4o6 (nat44, nat64, xlat464 and dslite with --stateful)";
-    let topology = chosen(a, &[Topology::ROUTER4, Topology::ROUTER6, Topology::LW4O6], why)?;
+    let why = "the demo runs on router4, router6, lw4o6, mape or mapt (nat44, nat64, xlat464 and dslite with --stateful)";
+    let stateless = [
+        Topology::ROUTER4,
+        Topology::ROUTER6,
+        Topology::LW4O6,
+        Topology::MAPE,
+        Topology::MAPT,
+    ];
+    let topology = chosen(a, &stateless, why)?;
     let (conf, _guard) = lab(topology, topology.summary(), a.keep)?;
 
     eprintln!("\n== 1. throughput (RFC 2544 26.1, RFC 8219 7.1): binary search with 2 s trials, then a 10 s confirmation");

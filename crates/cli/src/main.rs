@@ -230,16 +230,16 @@ enum LabCmd {
     Status,
 }
 
-/// The lab's topologies with their summaries for `lab up --help` (and the planned ones,
-/// hidden, so that their names get the lab's own answer: not built yet).
+/// The lab's topologies with their summaries for `lab up --help` (and their other names,
+/// hidden: `lab up map-t` is mapt).
 fn topology_values() -> clap::builder::PossibleValuesParser {
     use clap::builder::PossibleValue as V;
-    let planned = xlat_lab::PLANNED.map(|(name, _)| V::new(name).hide(true));
+    let aliases = xlat_lab::ALIASES.map(|(alias, _)| V::new(alias).hide(true));
     clap::builder::PossibleValuesParser::new(
         xlat_lab::Topology::ALL
             .map(|t| V::new(t.name()).help(t.summary()))
             .into_iter()
-            .chain(planned),
+            .chain(aliases),
     )
 }
 

@@ -67,6 +67,7 @@ fn ip_versions_and_directions_per_topology() {
         (Topology::DSLITE, V4, V4, true),
         (Topology::LW4O6, V4, V4, true),
         (Topology::MAPE, V4, V4, true),
+        (Topology::MAPT, V6, V4, true),
     ];
     assert_eq!(expected.map(|e| e.0), Topology::ALL);
     for (t, left, right, reverse) in expected {
@@ -154,6 +155,7 @@ fn the_nat_topologies_write_stateful_tests() {
         Topology::SIIT,
         Topology::LW4O6,
         Topology::MAPE,
+        Topology::MAPT,
     ] {
         // (The emitter writes every key: an unset one as a "# before_trial (not set)" comment.)
         assert!(
@@ -169,28 +171,37 @@ fn addresses_match_the_lab() {
         let s = read(t).setup;
         let (l, r) = (&s.left, &s.right);
         // dslite, lw4o6: the left tester is B4 2001:2::2 (the tunnel's local end) with no IPv4 on the
-        // link; the AFTR, 2001:2::1, is resolved by NDP. mape: the tester's end is its CE address.
-        let b4 = t.softwire();
+        // link; the AFTR, 2001:2::1, is resolved by NDP. mape: the tester's end is its CE address;
+        // mapt: the CE address is the left tester's IPv6 address, 198.18.0.2 its IPv4 as the right
+        // side reaches it, and the right tester is in the DMR prefix.
+        let (b4, mapt) = (t.softwire(), t == Topology::MAPT);
+        let ce = "2001:2:0:c021:0:c612:2:1";
         let tunnel = l.tunnel.map(|x| (x.local, x.remote));
-        let local = if t == Topology::MAPE {
-            "2001:2:0:c021:0:c612:2:1"
-        } else {
-            "2001:2::2"
-        };
+        let local = if t == Topology::MAPE { ce } else { "2001:2::2" };
         assert_eq!(tunnel, b4.then(|| (v6(local).unwrap(), v6("2001:2::1").unwrap())), "{t}");
-        let l6 = if b4 { None } else { v6("2001:2::2") };
+        let l6 = match (b4, mapt) {
+            (true, _) => None,
+            (_, true) => v6(ce),
+            _ => v6("2001:2::2"),
+        };
         assert_eq!((l.ipv4_real, l.ipv6_real), (v4("198.18.0.2"), l6), "{t}");
         assert_eq!((r.ipv4_real, r.ipv6_real), (v4("198.19.0.2"), v6("2001:2:0:8000::2")), "{t}");
-        let l4 = if b4 { None } else { v4("198.18.0.1") };
+        let l4 = if b4 || mapt { None } else { v4("198.18.0.1") };
         assert_eq!((l.dut_ipv4, l.dut_ipv6), (l4, v6("2001:2::1")), "{t}");
         assert_eq!((r.dut_ipv4, r.dut_ipv6), (v4("198.19.0.1"), v6("2001:2:0:8000::1")), "{t}");
         assert_eq!((l.dut_mac, r.dut_mac), (None, None), "{t}: the tester resolves the DUT by ARP/NDP");
         // siit: the left tester appears on the right as 198.18.1.2 (TAYGA's static map).
-        let left_virt = if t == Topology::SIIT { v4("198.18.1.2") } else { None };
+        let left_virt = if t == Topology::SIIT {
+            v4("198.18.1.2")
+        } else if mapt {
+            v4("198.18.0.2")
+        } else {
+            None
+        };
         assert_eq!(l.ipv4_virt, left_virt, "{t}");
         assert_eq!(l.ipv6_virt, None, "{t}");
-        // TAYGA: the right tester is reached from the left inside the lab's NAT64 prefix.
-        let right_virt = if [Topology::SIIT, Topology::NAT64].contains(&t) {
+        // TAYGA and mapt: the right tester is reached from the left inside the lab's NAT64 prefix.
+        let right_virt = if [Topology::SIIT, Topology::NAT64, Topology::MAPT].contains(&t) {
             v6("2001:2:0:6464::198.19.0.2")
         } else {
             None
@@ -252,6 +263,7 @@ fn the_file_says_what_the_dut_is() {
             (Topology::DSLITE, "Dual-Stack Lite AFTR (RFC 6333)"),
             (Topology::LW4O6, "lightweight 4over6 lwAFTR (RFC 7596)"),
             (Topology::MAPE, "MAP-E border relay (RFC 7597)"),
+            (Topology::MAPT, "MAP-T border relay (RFC 7599)"),
         ]
         .into_iter()
         .find_map(|(x, what)| (x == t).then_some(what))

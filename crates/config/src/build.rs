@@ -11,7 +11,8 @@ use crate::model::{
 use crate::validate::{self, Names};
 use serde::{Deserialize, Serialize};
 use std::net::{Ipv4Addr, Ipv6Addr};
-use xlat_traffic::{IpVarSpec, IpVersion, PortField, PortSpec, Setup, Side, SideTunnel, Stateful, StatefulSpec, Variation};
+use xlat_traffic::maprule::{MapRule, RuleError};
+use xlat_traffic::{IpVarSpec, IpVersion, PortField, PortSpec, Setup, Side, SideMap, SideTunnel, Stateful, StatefulSpec, Variation};
 use xlat_trial::StampSource;
 use xlat_wire::MacAddr;
 
@@ -77,6 +78,20 @@ pub(crate) struct RawSide {
     pub num_nets: Option<i64>,
     pub ip_variation: RawIpVar,
     pub tunnel: Option<RawTunnel>,
+    pub map: Option<RawMap>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawMap {
+    pub rule_ipv6: Option<String>,
+    pub rule_ipv4: Option<String>,
+    pub ea_bits: Option<i64>,
+    pub psid_offset: Option<i64>,
+    pub psid_len: Option<i64>,
+    pub subscribers: Option<i64>,
+    pub ports: Option<i64>,
+    pub binding_psid: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -460,8 +475,13 @@ impl Conv<'_> {
                 Some(tunnel)
             }
         };
+        let map = match &raw.map {
+            None => None,
+            Some(m) => Some(self.map(id, m)?),
+        };
         Ok(Side {
             tunnel,
+            map,
             ip_version,
             ipv4_real: self.parsed::<Ipv4Addr>(&p("ipv4_real"), &raw.ipv4_real, ConfValue::Ipv4)?,
             ipv4_virt: self.parsed::<Ipv4Addr>(&p("ipv4_virt"), &raw.ipv4_virt, ConfValue::Ipv4)?,
@@ -485,6 +505,100 @@ impl Conv<'_> {
                 ipv4_offset: self.int_or(&p("ip_variation.ipv4_offset"), v.ipv4_offset, d.ipv4_offset)?,
                 ipv6_offset: self.int_or(&p("ip_variation.ipv6_offset"), v.ipv6_offset, d.ipv6_offset)?,
             },
+        })
+    }
+
+    /// `[<side>.map]`: the rule (each of its errors named by the key it comes from) and the CEs.
+    fn map(&self, id: &str, m: &RawMap) -> Result<SideMap, ConfigError> {
+        let p = |k: &str| format!("{id}.map.{k}");
+        let required = |k: &str, why: &str| ConfigError::Required {
+            at: self.doc.loc(&format!("{id}.map")),
+            key: self.doc.name(&p(k)),
+            why: why.to_string(),
+        };
+        let prefix = |k: &str, v: &Option<String>, bits: u8| -> Result<(String, u8), ConfigError> {
+            let s = v
+                .as_ref()
+                .ok_or_else(|| required(k, "a mapping rule needs both prefixes (address/length)"))?;
+            let bad = || {
+                self.bad(
+                    &p(k),
+                    quote(s),
+                    format!(
+                        "a prefix such as \"{}\"",
+                        if bits == 32 { "198.18.0.0/22" } else { "2001:2:0:c000::/50" }
+                    ),
+                )
+            };
+            let (a, len) = s.trim().split_once('/').ok_or_else(bad)?;
+            let len: u8 = len.parse().ok().filter(|l| *l <= bits).ok_or_else(bad)?;
+            Ok((a.to_string(), len))
+        };
+        // lw4o6's lwB4 addresses are not the rule's: its IPv6 prefix may be left out.
+        let binding_psid: Option<u16> = self.opt_int(&p("binding_psid"), m.binding_psid)?;
+        let any = Some("::/0".to_string());
+        let rule_ipv6 = if binding_psid.is_some() && m.rule_ipv6.is_none() {
+            &any
+        } else {
+            &m.rule_ipv6
+        };
+        let (a6, l6) = prefix("rule_ipv6", rule_ipv6, 128)?;
+        let (a4, l4) = prefix("rule_ipv4", &m.rule_ipv4, 32)?;
+        let a6: Ipv6Addr = self
+            .parsed(&p("rule_ipv6"), &Some(a6), ConfValue::Ipv6)?
+            .unwrap_or(Ipv6Addr::UNSPECIFIED);
+        let a4: Ipv4Addr = self
+            .parsed(&p("rule_ipv4"), &Some(a4), ConfValue::Ipv4)?
+            .unwrap_or(Ipv4Addr::UNSPECIFIED);
+        let ea: u8 = self
+            .opt_int(&p("ea_bits"), m.ea_bits)?
+            .ok_or_else(|| required("ea_bits", "the rule's EA-bits length (0 for a whole IPv4 address per CE)"))?;
+        let offset: u8 = self.int_or(&p("psid_offset"), m.psid_offset, 6)?;
+        let rule_error = |e: RuleError| {
+            use RuleError::*;
+            let (k, v) = match &e {
+                Ipv4Len(_) | HostBits { which: "IPv4" } => ("rule_ipv4", m.rule_ipv4.clone().unwrap_or_default()),
+                Ipv6Len(_) | HostBits { .. } => ("rule_ipv6", m.rule_ipv6.clone().unwrap_or_default()),
+                EaShort { .. } | EaLong { .. } => ("ea_bits", ea.to_string()),
+                PsidBits { .. } if m.psid_len.is_some() => ("psid_len", m.psid_len.unwrap_or(0).to_string()),
+                PsidBits { .. } => ("psid_offset", offset.to_string()),
+                PsidLenWithEa => ("psid_len", m.psid_len.unwrap_or(0).to_string()),
+            };
+            self.bad(&p(k), v, format!("a usable mapping rule: {e}"))
+        };
+        let mut rule = MapRule::new((a6, l6), (a4, l4), ea, offset).map_err(rule_error)?;
+        if let Some(len) = self.opt_int::<u8>(&p("psid_len"), m.psid_len)? {
+            if len != rule.psid_len() {
+                rule = rule.with_psid_len(len).map_err(rule_error)?;
+            }
+        }
+        let subscribers: u32 = self.int_or(&p("subscribers"), m.subscribers, 1)?;
+        if u64::from(subscribers) > rule.ces() {
+            return Err(self.bad(
+                &p("subscribers"),
+                subscribers.to_string(),
+                format!("1-{}: the rule gives {} CEs", rule.ces(), rule.ces()),
+            ));
+        }
+        let ports: Option<u32> = self.opt_int(&p("ports"), m.ports)?;
+        if let Some(n) = ports.filter(|n| *n > rule.ports_per_set()) {
+            return Err(self.bad(
+                &p("ports"),
+                n.to_string(),
+                format!(
+                    "1-{}: a PSID of {} bits at offset {} leaves {} ports in each set",
+                    rule.ports_per_set(),
+                    rule.psid_len(),
+                    rule.psid_offset(),
+                    rule.ports_per_set()
+                ),
+            ));
+        }
+        Ok(SideMap {
+            rule,
+            subscribers,
+            ports,
+            binding_psid,
         })
     }
 

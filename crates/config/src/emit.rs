@@ -226,6 +226,19 @@ fn side(o: &mut Out, id: &str, sd: &Side) {
         o.key(&p("tunnel.local"), s(&t.local.to_string()));
         o.key(&p("tunnel.remote"), s(&t.remote.to_string()));
     }
+    if let Some(m) = sd.map {
+        o.header(&p("map"));
+        let (a6, l6) = m.rule.ipv6_prefix();
+        let (a4, l4) = m.rule.ipv4_prefix();
+        o.key(&p("map.rule_ipv6"), s(&format!("{a6}/{l6}")));
+        o.key(&p("map.rule_ipv4"), s(&format!("{a4}/{l4}")));
+        o.key(&p("map.ea_bits"), m.rule.ea_len().to_string());
+        o.key(&p("map.psid_offset"), m.rule.psid_offset().to_string());
+        o.key(&p("map.psid_len"), m.rule.psid_len().to_string());
+        o.key(&p("map.subscribers"), m.subscribers.to_string());
+        o.opt(&p("map.ports"), m.ports.map(|n| n.to_string()));
+        o.opt(&p("map.binding_psid"), m.binding_psid.map(|n| n.to_string()));
+    }
 }
 
 /// A configuration as siitperf's files: `siitperf.conf` in siitperf's own syntax and the
@@ -257,7 +270,20 @@ pub fn to_siitperf(cfg: &TestConfig) -> Result<SiitperfFiles, SiitperfError> {
     let s = &cfg.setup;
     for (side, on, name) in [(&s.left, s.forward, "left"), (&s.right, s.reverse, "right")] {
         if side.tunnel.is_some() {
-            return Err(SiitperfError::Tunnel { side: name });
+            let why = "encapsulated frames (it has no IPv4-in-IPv6 keys)";
+            return Err(SiitperfError::NotInSiitperf {
+                side: name,
+                what: "tunnel",
+                why,
+            });
+        }
+        if side.map.is_some() {
+            let why = "frames of many MAP CEs (it has no mapping rule keys)";
+            return Err(SiitperfError::NotInSiitperf {
+                side: name,
+                what: "map",
+                why,
+            });
         }
         if side.dut_mac.is_none() && (on || s.stateful.mode != Stateful::Off) {
             let conf = if name == "left" { "MAC-L-DUT" } else { "MAC-R-DUT" };

@@ -275,8 +275,12 @@ pub(crate) fn quote(s: &str) -> String {
 pub enum SiitperfError {
     #[error("key '{key}' ({command:?}): siitperf runs no commands for the DUT; run it in your script instead")]
     DutCommand { key: &'static str, command: String },
-    #[error("key '{side}.tunnel': siitperf sends no encapsulated frames (it has no IPv4-in-IPv6 keys)")]
-    Tunnel { side: &'static str },
+    #[error("key '{side}.{what}': siitperf sends no {why}")]
+    NotInSiitperf {
+        side: &'static str,
+        what: &'static str,
+        why: &'static str,
+    },
     #[error(
         "key '{side}.dut_mac' is not set: siitperf needs {conf} (xlatperf can resolve it from {side}.dut_ipv4/dut_ipv6, siitperf cannot)"
     )]

@@ -280,6 +280,22 @@ pub static KEYS: &[KeyDef] = {
          "IPv4 in IPv6 (RFC 2473; DS-Lite B4, lw4o6/MAP-E CE): the outer source of this side's frames, the B4's (first) address; ip_variation then varies it"),
     toml("left.tunnel.remote",                              T::Str,     None,                  "not set (native frames)",
          "IPv4 in IPv6: the outer destination of this side's frames (the AFTR or border relay); set dut_ipv6 to it to resolve the DUT's MAC"),
+    toml("left.map.rule_ipv6",                               T::Str,     None,                  "not set (the side's own addresses)",
+         "many MAP CEs on this side (RFC 7597, RFC 7599): the Basic Mapping Rule's IPv6 prefix, as address/length (at most /64)"),
+    toml("left.map.rule_ipv4",                               T::Str,     None,                  "required with the map table",
+         "the rule's IPv4 prefix, as address/length"),
+    toml("left.map.ea_bits",                                 T::Int,     Some((0, 48)),         "required with the map table",
+         "the rule's EA-bits length: the IPv4 suffix, then the PSID"),
+    toml("left.map.psid_offset",                             T::Int,     Some((0, 15)),         "6",
+         "the PSID's offset in a port (RFC 7597 section 5.1: ports whose first bits are 0 are in no set)"),
+    toml("left.map.psid_len",                                T::Int,     Some((0, 16)),         "what the EA bits leave after the IPv4 suffix",
+         "the PSID's length, for a rule without EA bits and with a whole IPv4 address (/32) only"),
+    toml("left.map.subscribers",                             T::Int,     Some((1, 65536)),      "1",
+         "CEs of the rule, from the side's own on: each frame from or to the side is a pseudorandom one's (RFC 4814)"),
+    toml("left.map.ports",                                   T::Int,     Some((1, 65536)),      "the whole set",
+         "ports of each CE's set the frames use (from its first), a pseudorandom one per frame"),
+    toml("left.map.binding_psid",                            T::Int,     Some((0, 65535)),      "not set (MAP: the rule's CE addresses)",
+         "lw4o6 (RFC 7596): the side's own PSID; the CEs are lwB4s whose addresses count up from tunnel.local (a binding table), rule_ipv6 may then be omitted"),
     // [right]
     conf("right.ip_version",      &["IP-R-Vers"],            T::Int,     C::Version, None,                  "required",
          "IP version of the right side's foreground traffic: 4 or 6"),
@@ -315,6 +331,22 @@ pub static KEYS: &[KeyDef] = {
          "IPv4 in IPv6 (RFC 2473; DS-Lite B4, lw4o6/MAP-E CE): the outer source of this side's frames, the B4's (first) address; ip_variation then varies it"),
     toml("right.tunnel.remote",                              T::Str,     None,                  "not set (native frames)",
          "IPv4 in IPv6: the outer destination of this side's frames (the AFTR or border relay); set dut_ipv6 to it to resolve the DUT's MAC"),
+    toml("right.map.rule_ipv6",                               T::Str,     None,                  "not set (the side's own addresses)",
+         "many MAP CEs on this side (RFC 7597, RFC 7599): the Basic Mapping Rule's IPv6 prefix, as address/length (at most /64)"),
+    toml("right.map.rule_ipv4",                               T::Str,     None,                  "required with the map table",
+         "the rule's IPv4 prefix, as address/length"),
+    toml("right.map.ea_bits",                                 T::Int,     Some((0, 48)),         "required with the map table",
+         "the rule's EA-bits length: the IPv4 suffix, then the PSID"),
+    toml("right.map.psid_offset",                             T::Int,     Some((0, 15)),         "6",
+         "the PSID's offset in a port (RFC 7597 section 5.1: ports whose first bits are 0 are in no set)"),
+    toml("right.map.psid_len",                                T::Int,     Some((0, 16)),         "what the EA bits leave after the IPv4 suffix",
+         "the PSID's length, for a rule without EA bits and with a whole IPv4 address (/32) only"),
+    toml("right.map.subscribers",                             T::Int,     Some((1, 65536)),      "1",
+         "CEs of the rule, from the side's own on: each frame from or to the side is a pseudorandom one's (RFC 4814)"),
+    toml("right.map.ports",                                   T::Int,     Some((1, 65536)),      "the whole set",
+         "ports of each CE's set the frames use (from its first), a pseudorandom one per frame"),
+    toml("right.map.binding_psid",                            T::Int,     Some((0, 65535)),      "not set (MAP: the rule's CE addresses)",
+         "lw4o6 (RFC 7596): the side's own PSID; the CEs are lwB4s whose addresses count up from tunnel.local (a binding table), rule_ipv6 may then be omitted"),
     // [traffic]
     conf("traffic.forward",       &["Forward"],              T::Bool,    C::Flag,    None,                  "true",
          "left to right direction active"),
@@ -418,7 +450,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 87);
+        assert_eq!(keys().len(), 103);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

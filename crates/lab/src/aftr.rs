@@ -173,7 +173,7 @@ pub(crate) fn verdicts(mut a: Asm) -> xlat_bpf::Result<Vec<Insn>> {
 }
 
 /// `bpf_skb_store_bytes(skb, offset, fp + from, len, 0)`, to "drop" on failure.
-fn store_bytes(a: &mut Asm, offset: i32, from: i32, len: i32) {
+pub(crate) fn store_bytes(a: &mut Asm, offset: i32, from: i32, len: i32) {
     a.emit(&[
         Insn::alu_reg(Alu::Mov, R1, R6),
         Insn::alu(Alu::Mov, R2, offset),

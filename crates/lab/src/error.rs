@@ -13,8 +13,6 @@ pub enum LabError {
     NotUp { ns: String },
     #[error("unknown topology `{name}`; expected one of: {known}")]
     UnknownTopology { name: String, known: String },
-    #[error("the topology `{name}` ({what}) is not built yet (docs/lab.md, \"MAP-T: not built\"); built: {known}")]
-    NotBuilt { name: String, what: &'static str, known: String },
     #[error("invalid input: {0}")]
     InvalidInput(String),
     #[error("`{tool}` is not installed; install the Debian package `{package}` (apt-get install -y {package})")]

@@ -13,6 +13,8 @@
 //! | `tayga` | TAYGA's configurations, starting and stopping the daemons (siit, nat64, xlat464's two) |
 //! | `aftr` | dslite's AFTR: the tc programs that decapsulate and encapsulate IPv4-in-IPv6 |
 //! | `lwaftr` | lw4o6's lwAFTR: the same encapsulation, checked against a binding table (a BPF hash map) |
+//! | `mapbr` | mape's BR: the same encapsulation, every CE's address computed by the mapping rule |
+//! | `maptbr` | mapt's BR: IPv6 <-> IPv4 translated in place by the mapping rule and the DMR prefix |
 //! | `cmd` | running `ip`, `nft`, `sysctl` and `tayga` as argument vectors |
 //! | `error` | [`LabError`] |
 //!
@@ -82,6 +84,7 @@ mod dut;
 mod error;
 mod lwaftr;
 mod mapbr;
+mod maptbr;
 mod names;
 mod placement;
 mod report;
@@ -105,11 +108,11 @@ pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, PlacedPart, Status};
 pub use topology::{
-    config, config_toml, config_toml_for, mape_rule, mape_tester_ce, Declaration, Dut, StatefulLab, Topology, CLAT_IPV4_ROUTE, CLAT_LEFT,
-    CLAT_MAP_IPV4, CLAT_MAP_IPV6, CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX,
+    config, config_toml, config_toml_for, map_rule, map_tester_ce, Declaration, Dut, StatefulLab, Topology, ALIASES, CLAT_IPV4_ROUTE,
+    CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6, CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX,
     CONNTRACK_UDP_TIMEOUT_S, DSLITE_AFTR, DSLITE_B4_IPV4_ROUTE, DSLITE_B4_PREFIX, DSLITE_LEFT_MTU, DUT_LEFT, DUT_LEFT_IPV4, DUT_LEFT_IPV6,
-    DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, LW4O6_BINDINGS, LW4O6_PORTS, LW4O6_PSID_BITS, MAPE_EA_BITS,
-    MAPE_PORTS, MAPE_PSID_OFFSET, MAPE_RULE_IPV4, MAPE_RULE_IPV6, MAPE_TESTER_PSID, NAMESPACES, NAT64_POOL, NAT64_PREFIX, PLANNED,
+    DUT_NS, DUT_RIGHT, DUT_RIGHT_IPV4, DUT_RIGHT_IPV6, LEFT_PORT, LINK_NAMES, LW4O6_BINDINGS, LW4O6_PORTS, LW4O6_PSID_BITS, MAPT_DMR,
+    MAP_EA_BITS, MAP_PORTS, MAP_PSID_OFFSET, MAP_RULE_IPV4, MAP_RULE_IPV6, MAP_TESTER_PSID, NAMESPACES, NAT64_POOL, NAT64_PREFIX,
     RIGHT_IPV6_VIRT, RIGHT_PORT, SIIT_LEFT_IPV4_VIRT, SIIT_MAP_IPV4, SIIT_MAP_IPV6, STATEFUL_BEFORE_TRIAL, STATEFUL_CONNECTIONS,
     STATEFUL_COUNT, STATEFUL_DPORT, STATEFUL_PHASE_DELAY_MS, STATEFUL_PRELIMINARY_RATE, STATEFUL_PRELIMINARY_TIMEOUT_MS, STATEFUL_SPORT,
     TAYGA_IPV4, TAYGA_IPV4_ROUTE, TAYGA_TUN, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6, TESTER_NS, TESTER_RIGHT_IPV4, TESTER_RIGHT_IPV6,

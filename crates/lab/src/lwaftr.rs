@@ -23,28 +23,34 @@ use xlat_bpf::{half, Alu, Asm, Cond, Insn, Size, BPF_FUNC_MAP_LOOKUP_ELEM, BPF_M
 
 use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
 use crate::error::LabError;
-use crate::topology::{v6, DSLITE_AFTR, LW4O6_BINDINGS, LW4O6_PSID_BITS, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6};
+use crate::topology::{
+    lw4o6_rule, v6, DSLITE_AFTR, LW4O6_BINDINGS, LW4O6_PSID_BITS, LW4O6_TESTER_PSID, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6,
+};
+use xlat_traffic::maprule::Ce;
 
 /// Bytes of a binding table key: the IPv4 address as in the packet, then the PSID as a
 /// host-order u32 (as the program stores them at fp-8).
 const KEY: usize = 8;
 /// Bytes of a binding table value: the lwB4's IPv6 address.
 const VALUE: usize = 16;
-/// Port sets (PSIDs) per IPv4 address in the lab's table: 1..=63 (PSID 0, ports 0-1023, is
-/// not bound).
-const SETS: u32 = (1 << LW4O6_PSID_BITS) - 1;
-
 /// Binding `i` of the lab's table: (IPv4 address, PSID, lwB4). Binding 0 is the tester's:
-/// 198.18.0.2, PSID 1 (ports 1024-2047), 2001:2::2; binding i has PSID 1 + i mod 63 of address
-/// 198.18.0.2 + i / 63 and lwB4 2001:2::2 + i.
+/// 198.18.0.2, PSID 1 (ports 1024-2047), 2001:2::2; binding i is the i-th (address, PSID) after
+/// it in [`lw4o6_rule`]'s order (PSID 2 .. 63 of 198.18.0.2, then PSID 0 .. 63 of 198.18.0.3,
+/// ...) with lwB4 2001:2::2 + i: what the tester's `left.map` (with `binding_psid`) sends from.
 pub fn binding(i: u32) -> (Ipv4Addr, u16, Ipv6Addr) {
-    let v4: Ipv4Addr = TESTER_LEFT_IPV4.parse().unwrap_or(Ipv4Addr::UNSPECIFIED);
     let b4 = v6(TESTER_LEFT_IPV6).unwrap_or(Ipv6Addr::UNSPECIFIED);
-    (
-        Ipv4Addr::from(u32::from(v4) + i / SETS),
-        (1 + i % SETS) as u16,
-        Ipv6Addr::from(u128::from(b4) + u128::from(i)),
-    )
+    let ce = lw4o6_rule().and_then(|r| {
+        let own = Ce {
+            ipv4: TESTER_LEFT_IPV4.parse().ok()?,
+            psid: LW4O6_TESTER_PSID,
+        };
+        r.ce(r.index(own)? + u64::from(i))
+    });
+    let ce = ce.unwrap_or(Ce {
+        ipv4: Ipv4Addr::UNSPECIFIED,
+        psid: 0,
+    });
+    (ce.ipv4, ce.psid, Ipv6Addr::from(u128::from(b4) + u128::from(i)))
 }
 
 /// The ports of PSID `psid`.
@@ -152,7 +158,8 @@ mod tests {
         assert_eq!(port_set(1), (1024, 2047));
         assert_eq!(port_set(63), (64512, 65535));
         assert_eq!(binding(62).1, 63);
-        assert_eq!(binding(63), ("198.18.0.3".parse().unwrap(), 1, "2001:2::41".parse().unwrap()));
+        assert_eq!(binding(63), ("198.18.0.3".parse().unwrap(), 0, "2001:2::41".parse().unwrap()));
+        assert_eq!(binding(127), ("198.18.0.4".parse().unwrap(), 0, "2001:2::81".parse().unwrap()));
         let keys: std::collections::HashSet<_> = (0..LW4O6_BINDINGS).map(|i| key(binding(i).0, binding(i).1)).collect();
         assert_eq!(keys.len(), LW4O6_BINDINGS as usize);
         // Every bound address stays in the block routed back into the softwire (198.18.0.0/16).

@@ -23,12 +23,12 @@ use xlat_traffic::maprule::MapRule;
 
 use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
 use crate::error::LabError;
-use crate::topology::{mape_rule, DSLITE_AFTR};
+use crate::topology::{map_rule, DSLITE_AFTR};
 
 /// The rule's CE address for the IPv4 address in r4 and the port in r5 (both numbers, in host
 /// order): its high half to r7, its low half to r8 (numbers: the first address byte is the
 /// top byte); to "drop" when the rule gives no CE that address and port. Uses r0 and r1.
-fn ce_address(a: &mut Asm, rule: &MapRule) {
+pub(crate) fn ce_address(a: &mut Asm, rule: &MapRule) {
     let (p4, l4) = rule.ipv4_prefix();
     let (p6, l6) = rule.ipv6_prefix();
     let (q, off, ea) = (u32::from(rule.psid_len()), u32::from(rule.psid_offset()), u32::from(rule.ea_len()));
@@ -73,13 +73,12 @@ fn ce_address(a: &mut Asm, rule: &MapRule) {
     ]);
 }
 
-/// r4 = the IPv4 address at `ip + addr_at`, r5 = the port at `ip + 20 + port_at` (from r2), as
-/// numbers.
-fn address_and_port(a: &mut Asm, ip: i16, addr_at: i16, port_at: i16) {
+/// r4 = the IPv4 address at `addr_at`, r5 = the port at `port_at` (from r2), as numbers.
+pub(crate) fn address_and_port(a: &mut Asm, addr_at: i16, port_at: i16) {
     a.emit(&[
-        Insn::load(Size::W, R4, R2, ip + addr_at),
+        Insn::load(Size::W, R4, R2, addr_at),
         Insn::to_be(R4, 32),
-        Insn::load(Size::H, R5, R2, ip + 20 + port_at),
+        Insn::load(Size::H, R5, R2, port_at),
         Insn::to_be(R5, 16),
     ]);
 }
@@ -90,7 +89,7 @@ pub(crate) fn decap_program(br: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result<Ve
     let mut a = Asm::new();
     softwire_to(&mut a, br, OUTER + 20 + 4);
     udp_or_tcp(&mut a, OUTER as i16);
-    address_and_port(&mut a, OUTER as i16, 12, 0);
+    address_and_port(&mut a, OUTER as i16 + 12, OUTER as i16 + 20);
     ce_address(&mut a, rule);
     // The outer source (bytes 8..24 of the IPv6 header), each half as a number, against it.
     a.emit(&[Insn::load(Size::DW, R4, R2, 14 + 8), Insn::to_be(R4, 64)])
@@ -109,7 +108,7 @@ pub(crate) fn encap_program(br: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result<Ve
     headers(&mut a, 14 + 20 + 4);
     a.emit(&[Insn::load(Size::H, R4, R2, 12)]).jump(Cond::Ne, R4, half(0x0800), "pass");
     udp_or_tcp(&mut a, 14);
-    address_and_port(&mut a, 14, 16, 2);
+    address_and_port(&mut a, 14 + 16, 14 + 20 + 2);
     ce_address(&mut a, rule);
     // The CE (the outer destination, fp-24..fp-8) in network order.
     a.emit(&[
@@ -124,7 +123,7 @@ pub(crate) fn encap_program(br: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result<Ve
 
 /// Load both programs for the lab's rule and attach them to the DUT's left interface.
 pub(crate) fn attach() -> Result<(), LabError> {
-    let rule = mape_rule().ok_or_else(|| LabError::InvalidInput("mape's mapping rule (lab names.rs) is not a usable rule".into()))?;
+    let rule = map_rule().ok_or_else(|| LabError::InvalidInput("mape's mapping rule (lab names.rs) is not a usable rule".into()))?;
     let br = addr(DSLITE_AFTR);
     let programs = [
         (decap_program(br, &rule)?, "xlat_mapbr_in"),

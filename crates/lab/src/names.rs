@@ -37,38 +37,63 @@ pub const LW4O6_PSID_BITS: u16 = 6;
 /// lw4o6: the tester's port set (PSID 1): its forward source ports and reverse destination
 /// ports, pseudorandom (RFC 4814) inside it.
 pub const LW4O6_PORTS: (u16, u16) = (1024, 2047);
-/// mape: the Basic Mapping Rule (RFC 7597): rule IPv6 prefix, rule IPv4 prefix, EA-bits length
-/// and PSID offset. The 14 EA bits are the 10-bit IPv4 suffix of the /22 and a 4-bit PSID: 16
+/// lw4o6: the tester's binding's PSID (binding 0: 198.18.0.2, ports [`LW4O6_PORTS`]).
+pub const LW4O6_TESTER_PSID: u16 = 1;
+/// lw4o6: the IPv4 block of the binding table's addresses (routed back into the softwires).
+pub const LW4O6_IPV4: &str = "198.18.0.0/16";
+/// lw4o6: the binding table's order as a mapping rule's (RFC 7597 section 5: the PSIDs of one
+/// address, then the next address; [`LW4O6_PSID_BITS`] bits at offset 0) from the tester's
+/// binding (198.18.0.2, PSID 1) on, each lwB4 the next address after 2001:2::2. The rule's
+/// IPv6 prefix is none (::/0): an lwB4's address is the table's, not the rule's. The tester's
+/// `left.map` (with `binding_psid`) reads the same table.
+pub fn lw4o6_rule() -> Option<xlat_traffic::maprule::MapRule> {
+    let (a, len) = LW4O6_IPV4.split_once('/')?;
+    let psid = LW4O6_PSID_BITS as u8;
+    xlat_traffic::maprule::MapRule::new(
+        (std::net::Ipv6Addr::UNSPECIFIED, 0),
+        (a.parse().ok()?, len.parse().ok()?),
+        32 - len.parse::<u8>().ok()? + psid,
+        0,
+    )
+    .ok()
+}
+/// mape and mapt: the Basic Mapping Rule (RFC 7597, RFC 7599): rule IPv6 prefix, rule IPv4
+/// prefix, EA-bits length and PSID offset. The 14 EA bits are the 10-bit IPv4 suffix of the /22 and a 4-bit PSID: 16
 /// CEs share each address, 16,384 CEs in all, each with 63 port ranges of 64 ports (offset 6:
 /// ports 0-1023 are in no set); a CE's end-user prefix is a /64 in the /50.
-pub const MAPE_RULE_IPV6: &str = "2001:2:0:c000::/50";
-pub const MAPE_RULE_IPV4: &str = "198.18.0.0/22";
-pub const MAPE_EA_BITS: u8 = 14;
-pub const MAPE_PSID_OFFSET: u8 = 6;
-/// mape: the tester's CE is the tester's left IPv4 address with this PSID.
-pub const MAPE_TESTER_PSID: u16 = 1;
-/// mape: the tester's ports, the first range of its PSID's set (1 << 10 | 1 << 6, 64 ports): its
-/// forward source ports and reverse destination ports.
-pub const MAPE_PORTS: (u16, u16) = (1088, 1151);
-/// mape's Basic Mapping Rule ([`MAPE_RULE_IPV6`], [`MAPE_RULE_IPV4`], [`MAPE_EA_BITS`],
-/// [`MAPE_PSID_OFFSET`]); `None` only if those constants were wrong (a test checks them).
-pub fn mape_rule() -> Option<xlat_traffic::maprule::MapRule> {
+pub const MAP_RULE_IPV6: &str = "2001:2:0:c000::/50";
+pub const MAP_RULE_IPV4: &str = "198.18.0.0/22";
+pub const MAP_EA_BITS: u8 = 14;
+pub const MAP_PSID_OFFSET: u8 = 6;
+/// mape and mapt: the tester's CE is the tester's left IPv4 address with this PSID.
+pub const MAP_TESTER_PSID: u16 = 1;
+/// mape and mapt: the first range of the tester's port set (1 << 10 | 1 << 6, 64 ports of the
+/// set's 4,032; its frames use the whole set, `left.map`).
+pub const MAP_PORTS: (u16, u16) = (1088, 1151);
+/// mape's and mapt's Basic Mapping Rule ([`MAP_RULE_IPV6`], [`MAP_RULE_IPV4`], [`MAP_EA_BITS`],
+/// [`MAP_PSID_OFFSET`]); `None` only if those constants were wrong (a test checks them).
+pub fn map_rule() -> Option<xlat_traffic::maprule::MapRule> {
     fn prefix<T: std::str::FromStr>(s: &str) -> Option<(T, u8)> {
         let (a, len) = s.split_once('/')?;
         Some((a.parse().ok()?, len.parse().ok()?))
     }
-    xlat_traffic::maprule::MapRule::new(prefix(MAPE_RULE_IPV6)?, prefix(MAPE_RULE_IPV4)?, MAPE_EA_BITS, MAPE_PSID_OFFSET).ok()
+    xlat_traffic::maprule::MapRule::new(prefix(MAP_RULE_IPV6)?, prefix(MAP_RULE_IPV4)?, MAP_EA_BITS, MAP_PSID_OFFSET).ok()
 }
 
-/// mape: the tester's CE address (its softwire's end): what the rule gives the tester's left
-/// IPv4 address with PSID [`MAPE_TESTER_PSID`].
-pub fn mape_tester_ce() -> Option<std::net::Ipv6Addr> {
+/// mape and mapt: the tester's CE address (mape: its softwire's end; mapt: the source of its
+/// translated packets): what the rule gives the tester's left IPv4 address with PSID
+/// [`MAP_TESTER_PSID`].
+pub fn map_tester_ce() -> Option<std::net::Ipv6Addr> {
     let ipv4 = TESTER_LEFT_IPV4.parse().ok()?;
-    mape_rule()?.ce_address(xlat_traffic::maprule::Ce {
+    map_rule()?.ce_address(xlat_traffic::maprule::Ce {
         ipv4,
-        psid: MAPE_TESTER_PSID,
+        psid: MAP_TESTER_PSID,
     })
 }
+
+/// mapt: the Default Mapping Rule's prefix (RFC 7599 section 5.1), where the BR's IPv4 side
+/// is reached from the CEs: the lab's NAT64 prefix, a /96 (RFC 6052), outside the rule's /50.
+pub const MAPT_DMR: &str = NAT64_PREFIX;
 
 /// xlat464: the CLAT's namespace, between the tester's left port and the PLAT (the DUT
 /// namespace, which holds the stateful NAT64 and so the connection table).
@@ -114,7 +139,8 @@ pub const SIIT_MAP_IPV6: &str = "2001:2::/120";
 pub const SIIT_MAP_IPV4: &str = "198.18.1.0/24";
 /// The IPv4 address the left tester (2001:2::2) appears as on the right side, for siit.
 pub const SIIT_LEFT_IPV4_VIRT: &str = "198.18.1.2";
-/// The IPv6 address the right tester (198.19.0.2) is reached at from the left, for siit and nat64.
+/// The IPv6 address the right tester (198.19.0.2) is reached at from the left, for siit, nat64
+/// and mapt (through [`MAPT_DMR`]).
 pub const RIGHT_IPV6_VIRT: &str = "2001:2:0:6464::198.19.0.2";
 /// nat64 and xlat464's PLAT: TAYGA's dynamic pool; nftables masquerades it to 198.19.0.1 on
 /// the right.

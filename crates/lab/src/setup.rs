@@ -220,8 +220,9 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
             (DUT_NS, DUT_RIGHT, Some(DUT_RIGHT_IPV4), Some(DUT_RIGHT_IPV6)),
         ]
         .to_vec()
-    } else if t.softwire() {
-        // The AFTR's left is IPv6 only: the B4s reach it through their softwires.
+    } else if t.dut().left_ipv6_only() {
+        // The AFTR's (BR's) left is IPv6 only: the B4s reach it through their softwires, the
+        // MAP-T CEs by translation.
         [
             (DUT_NS, DUT_LEFT, None, Some(DUT_LEFT_IPV6)),
             (DUT_NS, DUT_RIGHT, Some(DUT_RIGHT_IPV4), Some(DUT_RIGHT_IPV6)),
@@ -244,7 +245,8 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         }
         ip_in(ns, &["link", "set", "dev", dev, "txqueuelen", TXQUEUELEN, "up"])?;
     }
-    if t.softwire() {
+    if t.dut().left_ipv6_only() {
+        // (mapt: an IPv4 packet of 1,500 bytes is 1,520 as IPv6.)
         ip_in(TESTER_NS, &["link", "set", "dev", LEFT_PORT, "mtu", DSLITE_LEFT_MTU])?;
         ip_in(DUT_NS, &["link", "set", "dev", DUT_LEFT, "mtu", DSLITE_LEFT_MTU])?;
     }
@@ -273,19 +275,21 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
         // After the ruleset: it loads nf_conntrack, whose sysctls exist only from then on.
         tune_conntrack(st, opts.conntrack)?;
     }
-    if t.softwire() {
+    if t.dut().left_ipv6_only() {
         // What goes back to the B4s' IPv4 addresses leaves on the left to the tester's IPv6
-        // address (its MAC by neighbour discovery); the encapsulation then addresses the B4.
+        // address (its MAC by neighbour discovery); the encapsulation (translation) then
+        // addresses the B4 (CE).
         match t.dut() {
             Dut::Lwaftr => crate::lwaftr::attach()?,
-            Dut::MapE => {
-                crate::mapbr::attach()?;
-                // The CEs' addresses are on the left link (the tester answers for its CE's).
-                ip_in(DUT_NS, &["-6", "route", "add", MAPE_RULE_IPV6, "dev", DUT_LEFT])?;
-            }
+            Dut::MapE => crate::mapbr::attach()?,
+            Dut::MapT => crate::maptbr::attach()?,
             _ => crate::aftr::attach()?,
         }
-        let via = crate::topology::tester_softwire_end(t)
+        if t.dut().map_rule() {
+            // The CEs' addresses are on the left link (the tester answers for its CE's).
+            ip_in(DUT_NS, &["-6", "route", "add", MAP_RULE_IPV6, "dev", DUT_LEFT])?;
+        }
+        let via = crate::topology::tester_ipv6_end(t)
             .ok_or_else(|| LabError::InvalidInput(format!("{t}: the tester's softwire end (lab names.rs) is not an address")))?
             .to_string();
         ip_in(

@@ -33,6 +33,9 @@ pub enum Dut {
     /// A MAP-E border relay: softwires checked and built by the mapping rule in tc programs,
     /// stateless, without a table.
     MapE,
+    /// A MAP-T border relay: IPv6 <-> IPv4 translated by the mapping rule and the Default
+    /// Mapping Rule's prefix in tc programs, stateless, without a table.
+    MapT,
 }
 
 impl Dut {
@@ -47,7 +50,7 @@ impl Dut {
         match self {
             Dut::Masquerade { family } => Some(family),
             Dut::TaygaPool | Dut::Aftr => Some("ip"),
-            Dut::Kernel | Dut::TaygaStatic | Dut::Lwaftr | Dut::MapE => None,
+            Dut::Kernel | Dut::TaygaStatic | Dut::Lwaftr | Dut::MapE | Dut::MapT => None,
         }
     }
 
@@ -55,6 +58,17 @@ impl Dut {
     /// only)?
     pub fn softwire(self) -> bool {
         matches!(self, Dut::Aftr | Dut::Lwaftr | Dut::MapE)
+    }
+
+    /// Is the DUT's left IPv6 only, its IPv4 reached through tc programs on that interface (a
+    /// softwire's concentrator, or mapt's translating BR)?
+    pub fn left_ipv6_only(self) -> bool {
+        self.softwire() || self == Dut::MapT
+    }
+
+    /// Does the tester's left side work by the MAP rule (its address and ports a CE's)?
+    pub fn map_rule(self) -> bool {
+        matches!(self, Dut::MapE | Dut::MapT)
     }
 }
 
@@ -261,18 +275,42 @@ impl Topology {
         left_ipv4_virt: None,
         right_ipv6_virt: None,
         describe: || {
-            let ce = mape_tester_ce().map(|a| a.to_string()).unwrap_or_default();
+            let ce = map_tester_ce().map(|a| a.to_string()).unwrap_or_default();
             format!(
                 "DUT: MAP-E border relay (RFC 7597) in namespace {DUT_NS}: IPv4-in-IPv6 to {DSLITE_AFTR}, stateless, no table\n\
-                 Basic Mapping Rule {{{MAPE_RULE_IPV6}, {MAPE_RULE_IPV4}, EA bits {MAPE_EA_BITS}}}, PSID offset {MAPE_PSID_OFFSET}: 16 CEs per IPv4 address\n\
-                 the tester is CE {ce}: {TESTER_LEFT_IPV4} PSID {MAPE_TESTER_PSID}, ports {}-{}; a frame the rule does not give its source is dropped",
-                MAPE_PORTS.0, MAPE_PORTS.1
+                 Basic Mapping Rule {{{MAP_RULE_IPV6}, {MAP_RULE_IPV4}, EA bits {MAP_EA_BITS}}}, PSID offset {MAP_PSID_OFFSET}: 16 CEs per IPv4 address\n\
+                 the tester is CE {ce}: {TESTER_LEFT_IPV4} PSID {MAP_TESTER_PSID} (its set: 63 ranges of 64 ports, the first {}-{}), and with\n\
+                 left.map.subscribers = N the N CEs from it on; a frame the rule does not give its source is dropped",
+                MAP_PORTS.0, MAP_PORTS.1
+            )
+        },
+    });
+
+    pub const MAPT: Topology = Topology(&Declaration {
+        name: "mapt",
+        summary: "MAP-T (RFC 7599): a stateless border relay that translates IPv6 <-> IPv4 by the mapping rule; the tester's left side is a MAP-T CE",
+        dut: Dut::MapT,
+        clat: false,
+        ip_versions: (6, 4),
+        // IPv4 only: the BR's tc programs translate IPv6 before routing and after it.
+        forwarding: (true, false),
+        preliminary_rate: None,
+        left_ipv4_virt: Some(TESTER_LEFT_IPV4),
+        right_ipv6_virt: Some(RIGHT_IPV6_VIRT),
+        describe: || {
+            let ce = map_tester_ce().map(|a| a.to_string()).unwrap_or_default();
+            format!(
+                "DUT: MAP-T border relay (RFC 7599) in namespace {DUT_NS}: IPv6 <-> IPv4, stateless, no table\n\
+                 Basic Mapping Rule {{{MAP_RULE_IPV6}, {MAP_RULE_IPV4}, EA bits {MAP_EA_BITS}}}, PSID offset {MAP_PSID_OFFSET}; Default Mapping Rule {MAPT_DMR}\n\
+                 the tester is CE {ce}: {TESTER_LEFT_IPV4} PSID {MAP_TESTER_PSID} (its set: 63 ranges of 64 ports, the first {}-{}), and with\n\
+                 left.map.subscribers = N the N CEs from it on; a frame the rule does not give its source is dropped",
+                MAP_PORTS.0, MAP_PORTS.1
             )
         },
     });
 
     /// All topologies, in the order they are documented.
-    pub const ALL: [Topology; 10] = [
+    pub const ALL: [Topology; 11] = [
         Topology::ROUTER4,
         Topology::ROUTER6,
         Topology::SIIT,
@@ -283,6 +321,7 @@ impl Topology {
         Topology::DSLITE,
         Topology::LW4O6,
         Topology::MAPE,
+        Topology::MAPT,
     ];
 
     /// Its declaration.
@@ -355,16 +394,26 @@ mod tests {
             }
             // What the DUT namespace forwards covers the tester's sides (a translator both).
             let (v4, v6) = d.forwarding;
+            // (mapt's IPv6 is translated before and after routing.)
             for v in [d.ip_versions.0, d.ip_versions.1] {
-                assert!(if v == 4 { v4 || d.clat } else { v6 }, "{}: IPv{v} not forwarded", d.name);
+                let routed = if v == 4 { v4 || d.clat } else { v6 || d.dut == Dut::MapT };
+                assert!(routed, "{}: IPv{v} not forwarded", d.name);
             }
             // Addresses across a translator only where one translates.
-            assert!(d.left_ipv4_virt.is_none() || d.dut == Dut::TaygaStatic, "{}", d.name);
-            assert!(d.right_ipv6_virt.is_none() || d.dut.tayga(), "{}", d.name);
+            let translator = d.dut.tayga() || d.dut == Dut::MapT;
+            assert!(
+                d.left_ipv4_virt.is_none() || d.dut == Dut::TaygaStatic || d.dut == Dut::MapT,
+                "{}",
+                d.name
+            );
+            assert!(d.right_ipv6_virt.is_none() || translator, "{}", d.name);
             assert!((d.describe)().starts_with("DUT: "), "{}", d.name);
         }
         assert_eq!(serde_json::to_string(&Topology::LW4O6).unwrap(), "\"lw4o6\"");
         assert_eq!(serde_json::from_str::<Topology>("\"nat64\"").unwrap(), Topology::NAT64);
-        assert!(serde_json::from_str::<Topology>("\"mapt\"").is_err());
+        assert!(
+            serde_json::from_str::<Topology>("\"map-t\"").is_err(),
+            "an alias is for the command line"
+        );
     }
 }

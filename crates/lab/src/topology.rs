@@ -8,7 +8,7 @@ use std::str::FromStr;
 use xlat_config::{
     to_toml_with_comment, Backend, Cpus, DutHooks, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults,
 };
-use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, SideTunnel, Stateful, StatefulSpec, Variation};
+use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, SideMap, SideTunnel, Stateful, StatefulSpec, Variation};
 
 use crate::error::LabError;
 pub use crate::names::*;
@@ -37,16 +37,19 @@ pub fn reset_command(t: Topology) -> String {
     format!("ip netns exec {DUT_NS} nice -n -20 sh -c '{}; sleep {RESET_S}; {}'", set(0), set(1))
 }
 
-/// Topologies not built yet, by the names a user may try, and what they are.
-pub const PLANNED: [(&str, &str); 2] = [("mapt", "MAP-T"), ("map-t", "MAP-T")];
+/// Other names a user may try for a topology, and the topology's name (the command line takes
+/// them; the written files use the name).
+pub const ALIASES: [(&str, &str); 4] = [("map-e", "mape"), ("map-t", "mapt"), ("ds-lite", "dslite"), ("464xlat", "xlat464")];
 
-/// The tester's end of a softwire topology's tunnels: B4 2001:2::2 (dslite, lw4o6), or the CE
-/// the mapping rule gives the tester's address and PSID (mape). The written configuration's
-/// tunnel starts there and the DUT routes the B4s' IPv4 addresses to it.
-pub(crate) fn tester_softwire_end(t: Topology) -> Option<Ipv6Addr> {
-    match t.dut() {
-        Dut::MapE => mape_tester_ce(),
-        _ => v6(TESTER_LEFT_IPV6),
+/// The tester's IPv6 end where the DUT's left is IPv6 only: B4 2001:2::2 (dslite, lw4o6), or
+/// the CE the mapping rule gives the tester's address and PSID (mape, mapt). The written
+/// configuration's tunnel starts there (or, mapt, its translated packets), and the DUT routes
+/// the B4s' (CEs') IPv4 addresses to it.
+pub(crate) fn tester_ipv6_end(t: Topology) -> Option<Ipv6Addr> {
+    if t.dut().map_rule() {
+        map_tester_ce()
+    } else {
+        v6(TESTER_LEFT_IPV6)
     }
 }
 
@@ -144,20 +147,17 @@ impl FromStr for Topology {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
         let known = || Topology::ALL.map(Topology::name).join(", ");
-        if let Some(t) = Topology::ALL.into_iter().find(|t| t.name().eq_ignore_ascii_case(s)) {
-            return Ok(t);
-        }
-        match PLANNED.iter().find(|(n, _)| n.eq_ignore_ascii_case(s)) {
-            Some((_, what)) => Err(LabError::NotBuilt {
-                name: s.to_string(),
-                what,
-                known: known(),
-            }),
-            None => Err(LabError::UnknownTopology {
+        let name = ALIASES
+            .iter()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(s))
+            .map_or(s, |(_, name)| name);
+        Topology::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| LabError::UnknownTopology {
                 name: s.to_string(),
                 known: known(),
-            }),
-        }
+            })
     }
 }
 
@@ -247,15 +247,35 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
     let d = t.declaration();
     left.ipv4_virt = d.left_ipv4_virt.and_then(v4);
     right.ipv6_virt = d.right_ipv6_virt.and_then(v6);
+    let end = tester_ipv6_end(t).unwrap_or(Ipv6Addr::UNSPECIFIED);
     if t.softwire() {
         // The left tester is B4 2001:2::2; its IPv4 address is inside the softwire, and the
         // AFTR's MAC is resolved by NDP.
         left.tunnel = Some(SideTunnel {
-            local: tester_softwire_end(t).unwrap_or(Ipv6Addr::UNSPECIFIED),
+            local: end,
             remote: v6(DSLITE_AFTR).unwrap_or(Ipv6Addr::UNSPECIFIED),
         });
-        left.dut_ipv4 = None;
         left.ipv6_real = None;
+    } else if t.dut().left_ipv6_only() {
+        // mapt: the left tester sends as its CE (the CE's own translation is the tester's frame).
+        left.ipv6_real = Some(end);
+    }
+    // lw4o6, mape, mapt: the left side is the lwB4s of the binding table or the rule's CEs,
+    // from the tester's own (one, unless `--set left.map.subscribers=N`), each frame at a
+    // pseudorandom port of its set (the lwAFTR and the BRs drop the others).
+    left.map = match t.dut() {
+        Dut::Lwaftr => lw4o6_rule().map(|rule| (rule, Some(LW4O6_TESTER_PSID))),
+        Dut::MapE | Dut::MapT => map_rule().map(|rule| (rule, None)),
+        _ => None,
+    }
+    .map(|(rule, binding_psid)| SideMap {
+        rule,
+        subscribers: 1,
+        ports: None,
+        binding_psid,
+    });
+    if t.dut().left_ipv6_only() {
+        left.dut_ipv4 = None;
     }
     let cpus = match placement.map(Placement::tester_roles) {
         Some((left, right)) => Cpus {
@@ -291,22 +311,7 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
         }
         None => (PortSpec::default(), StatefulSpec::default()),
     };
-    // lw4o6 and mape: the lwB4's (CE's) ports are in its port set, in both directions.
-    let (mut forward_ports, mut reverse_ports) = (forward_ports, PortSpec::default());
-    let set = match t.dut() {
-        Dut::Lwaftr => Some(LW4O6_PORTS),
-        Dut::MapE => Some(MAPE_PORTS),
-        _ => None,
-    };
-    if let Some((min, max)) = set {
-        let set = PortField {
-            variation: Variation::Pseudorandom,
-            min,
-            max,
-        };
-        forward_ports.sport = set;
-        reverse_ports.dport = set;
-    }
+    let reverse_ports = PortSpec::default();
     TestConfig {
         setup: Setup {
             left,

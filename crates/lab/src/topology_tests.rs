@@ -94,8 +94,11 @@ fn names_round_trip() {
     for t in Topology::ALL {
         assert!(listed.contains(t.name()), "{t} not in {listed}");
     }
-    let e = "mapt".parse::<Topology>().unwrap_err().to_string();
-    assert!(e.contains("(MAP-T) is not built yet") && e.contains("mape"), "{e}");
+    // The other names a user may try.
+    assert_eq!("MAP-T".parse::<Topology>().unwrap(), Topology::MAPT);
+    assert_eq!("map-e".parse::<Topology>().unwrap(), Topology::MAPE);
+    assert_eq!("464XLAT".parse::<Topology>().unwrap(), Topology::XLAT464);
+    assert_eq!("ds-lite".parse::<Topology>().unwrap(), Topology::DSLITE);
     assert!("".parse::<Topology>().is_err());
 }
 
@@ -203,9 +206,9 @@ fn the_nat_topologies_are_stateful() {
         let s = config(t).setup;
         if !t.uses_nat() {
             assert_eq!(s.stateful, StatefulSpec::default(), "{t}");
-            // (lw4o6's and mape's ports are in their port sets: lw4o6_ports_are_the_testers_port_set,
-            // mape_tester_is_the_ce_the_rule_gives.)
-            if t != Topology::LW4O6 && t != Topology::MAPE {
+            // (lw4o6's, mape's and mapt's ports are in their port sets:
+            // lw4o6_ports_are_the_testers_port_set, map_tester_is_the_ce_the_rule_gives.)
+            if t != Topology::LW4O6 && !t.dut().map_rule() {
                 assert_eq!(s.forward_ports, PortSpec::default(), "{t}");
             }
             assert!(t.stateful().is_none(), "{t}");
@@ -359,9 +362,9 @@ fn dslite_addresses_and_the_b4_side() {
     assert_eq!(Topology::DSLITE.forwarding(), (true, false));
 }
 
-/// lw4o6: the left tester is the binding table's first lwB4, and its ports, forward source
-/// and reverse destination, stay inside that binding's port set; stateless (no NAT, no
-/// stateful test).
+/// lw4o6: the left tester is the binding table's first lwB4, and its `left.map` (one lwB4
+/// unless told more) reads the binding table: subscriber k is binding k, its port set the
+/// binding's; stateless (no NAT, no stateful test).
 #[test]
 fn lw4o6_ports_are_the_testers_port_set() {
     assert_eq!("lw4o6".parse::<Topology>().unwrap(), Topology::LW4O6);
@@ -371,41 +374,92 @@ fn lw4o6_ports_are_the_testers_port_set() {
     assert_eq!((t.local, t.remote), (b4, DSLITE_AFTR.parse().unwrap()));
     assert_eq!(c.setup.left.ipv4_real, Some(v4));
     assert_eq!(crate::lwaftr::port_set(psid), LW4O6_PORTS);
-    let (f, r) = (c.setup.forward_ports.sport, c.setup.reverse_ports.dport);
-    for p in [f, r] {
-        assert_eq!((p.variation, p.min, p.max), (Variation::Pseudorandom, LW4O6_PORTS.0, LW4O6_PORTS.1));
+    let map = c.setup.left.map.expect("the lwB4s");
+    assert_eq!((map.subscribers, map.ports, map.binding_psid), (1, None, Some(psid)));
+    assert_eq!(
+        (c.setup.forward_ports, c.setup.reverse_ports),
+        (PortSpec::default(), PortSpec::default())
+    );
+    // The rule's order is the table's: binding k is CE k after the tester's, its ports the
+    // rule's set of its PSID.
+    let rule = map.rule;
+    let own = rule.index(xlat_traffic::maprule::Ce { ipv4: v4, psid }).unwrap();
+    for k in [0u32, 1, 62, 63, 5000, LW4O6_BINDINGS - 1] {
+        let (v4k, psid_k, b4k) = crate::lwaftr::binding(k);
+        let ce = rule.ce(own + u64::from(k)).unwrap();
+        assert_eq!((ce.ipv4, ce.psid), (v4k, psid_k), "binding {k}");
+        assert_eq!(u128::from(b4k) - u128::from(b4), u128::from(k));
+        let (lo, hi) = crate::lwaftr::port_set(psid_k);
+        let n = rule.ports_per_set() - 1;
+        assert_eq!((rule.port(psid_k, 0), rule.port(psid_k, n)), (Some(lo), Some(hi)), "binding {k}");
     }
     assert!(Topology::LW4O6.stateful().is_none() && !Topology::LW4O6.uses_nat());
     assert_eq!(Topology::LW4O6.forwarding(), (true, false));
     assert!(Topology::LW4O6.softwire() && Topology::DSLITE.softwire() && !Topology::XLAT464.softwire());
 }
 
-/// mape: the rule is the one names.rs describes, and the left tester is the CE it gives the
-/// tester's address with PSID 1: its address worked by hand (suffix 2 of the /22 and PSID 1 are
-/// the EA bits 0x21 after the /50; the interface identifier 0:c612:2:1), its ports the first
-/// range of its set, forward source and reverse destination; stateless.
+/// mape and mapt: the rule is the one names.rs describes, and the left tester is the CE it gives
+/// the tester's address with PSID 1: its address worked by hand (suffix 2 of the /22 and PSID 1
+/// are the EA bits 0x21 after the /50; the interface identifier 0:c612:2:1), its ports the first
+/// range of its set, forward source and reverse destination; stateless. mape's tunnel starts at
+/// the CE address; mapt's left side sends from it (no tunnel) to the DMR prefix, where the right
+/// tester's address is embedded (RFC 6052, /96), and the right side reaches it at 198.18.0.2.
 #[test]
-fn mape_tester_is_the_ce_the_rule_gives() {
+fn map_tester_is_the_ce_the_rule_gives() {
     use xlat_traffic::maprule::Ce;
-    let rule = mape_rule().expect("names.rs's rule");
+    let rule = map_rule().expect("names.rs's rule");
     assert_eq!((rule.psid_len(), rule.ces(), rule.ports_per_set()), (4, 16_384, 63 * 64));
     let ce: std::net::Ipv6Addr = "2001:2:0:c021:0:c612:2:1".parse().unwrap();
-    assert_eq!(mape_tester_ce(), Some(ce));
+    assert_eq!(map_tester_ce(), Some(ce));
     let tester = Ce {
         ipv4: TESTER_LEFT_IPV4.parse().unwrap(),
-        psid: MAPE_TESTER_PSID,
+        psid: MAP_TESTER_PSID,
     };
     assert_eq!(rule.ce_of(ce), Some(tester));
     assert_eq!(
         (rule.port(1, 0), rule.port(1, 63), rule.port(1, 64)),
-        (Some(MAPE_PORTS.0), Some(MAPE_PORTS.1), Some(2112))
+        (Some(MAP_PORTS.0), Some(MAP_PORTS.1), Some(2112))
     );
     let c = config(Topology::MAPE);
     let t = c.setup.left.tunnel.expect("the left side is a CE");
     assert_eq!((t.local, t.remote), (ce, DSLITE_AFTR.parse().unwrap()));
-    for p in [c.setup.forward_ports.sport, c.setup.reverse_ports.dport] {
-        assert_eq!((p.variation, p.min, p.max), (Variation::Pseudorandom, MAPE_PORTS.0, MAPE_PORTS.1));
-    }
+    // The CEs choose the ports: one CE (the tester's), its whole set.
+    let map = xlat_traffic::SideMap {
+        rule,
+        subscribers: 1,
+        ports: None,
+        binding_psid: None,
+    };
+    assert_eq!(c.setup.left.map, Some(map));
+    assert_eq!(c.setup.forward_ports, PortSpec::default());
+    assert_eq!(c.setup.reverse_ports, PortSpec::default());
     assert!(Topology::MAPE.stateful().is_none() && Topology::MAPE.softwire());
     assert_eq!(Topology::MAPE.forwarding(), (true, false));
+
+    let c = config(Topology::MAPT);
+    let (l, r) = (&c.setup.left, &c.setup.right);
+    assert_eq!(
+        config_toml(Topology::MAPT).parse::<toml::Table>().unwrap()["left"]["map"]["subscribers"].as_integer(),
+        Some(1)
+    );
+    assert_eq!(
+        (l.tunnel, l.ipv6_real, l.ipv4_virt, l.dut_ipv4),
+        (None, Some(ce), Some(tester.ipv4), None)
+    );
+    let dmr = (MAPT_DMR.split('/').next().unwrap().parse().unwrap(), 96);
+    let right4 = TESTER_RIGHT_IPV4.parse().unwrap();
+    assert_eq!(r.ipv6_virt, xlat_traffic::maprule::embed(dmr.0, dmr.1, right4));
+    assert_eq!(MAPT_DMR, "2001:2:0:6464::/96");
+    // The CEs choose the ports: one CE (the tester's), its whole set.
+    let map = xlat_traffic::SideMap {
+        rule,
+        subscribers: 1,
+        ports: None,
+        binding_psid: None,
+    };
+    assert_eq!(c.setup.left.map, Some(map));
+    assert_eq!(c.setup.forward_ports, PortSpec::default());
+    assert_eq!(c.setup.reverse_ports, PortSpec::default());
+    assert!(Topology::MAPT.stateful().is_none() && !Topology::MAPT.softwire() && Topology::MAPT.dut().left_ipv6_only());
+    assert_eq!(Topology::MAPT.forwarding(), (true, false));
 }

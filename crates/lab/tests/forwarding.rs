@@ -566,8 +566,8 @@ fn mape_border_relay_forwards_by_the_mapping_rule_only() {
     let _guard = cleanup_guard();
     up(Topology::MAPE, &UpOptions::default()).unwrap();
     let p = ports();
-    let rule = mape_rule().unwrap();
-    let (br, right4, tester) = (v6(DSLITE_AFTR), v4(TESTER_RIGHT_IPV4), mape_tester_ce().unwrap());
+    let rule = map_rule().unwrap();
+    let (br, right4, tester) = (v6(DSLITE_AFTR), v4(TESTER_RIGHT_IPV4), map_tester_ce().unwrap());
     let quiet = Duration::from_millis(300);
     for (k, n) in [33, 1000, rule.ces() - 1].into_iter().enumerate() {
         let ce = rule.ce(n).unwrap();
@@ -592,13 +592,13 @@ fn mape_border_relay_forwards_by_the_mapping_rule_only() {
         );
     }
     let me = v4(TESTER_LEFT_IPV4);
-    softwire_pair_unchanged(&p, (tester, br), me, MAPE_PORTS);
+    softwire_pair_unchanged(&p, (tester, br), me, MAP_PORTS);
 
     // The tester's CE with a port of PSID 2's set and with port 500 (in no set), and a port of
     // its own set from an outer source one bit off.
     let flipped = Ipv6Addr::from(u128::from(tester) ^ 1 << 20);
-    let other = rule.port(MAPE_TESTER_PSID + 1, 0).unwrap();
-    for (k, (sport, src)) in [(other, tester), (500, tester), (MAPE_PORTS.0, flipped)].into_iter().enumerate() {
+    let other = rule.port(MAP_TESTER_PSID + 1, 0).unwrap();
+    for (k, (sport, src)) in [(other, tester), (500, tester), (MAP_PORTS.0, flipped)].into_iter().enumerate() {
         let inner = udp4(p.dut_left, p.left.mac, me, right4, sport, 2000, 40 + k as u64);
         p.left.send(&encap6(&inner, src, br));
         assert!(
@@ -607,12 +607,95 @@ fn mape_border_relay_forwards_by_the_mapping_rule_only() {
         );
     }
     // Back to a port in no set, and to an address outside the rule's /22.
-    for (k, (dst, dport)) in [(me, 500), (v4("198.18.4.2"), MAPE_PORTS.0)].into_iter().enumerate() {
+    for (k, (dst, dport)) in [(me, 500), (v4("198.18.4.2"), MAP_PORTS.0)].into_iter().enumerate() {
         p.right
             .send(&udp4(p.dut_right, p.right.mac, right4, dst, 2000, dport, 50 + k as u64));
         assert!(
             expect_udp(&p.left, None, Some(tester), quiet).is_none(),
             "{dst} port {dport} went into a softwire"
+        );
+    }
+    down().unwrap();
+}
+
+/// mapt (RFC 7599): the border relay translates a CE's IPv6 UDP to the DMR prefix into IPv4
+/// only when its source is the address the mapping rule gives the IPv4 address in its interface
+/// identifier and its source port, and IPv4 back into IPv6 to the CE the rule gives its
+/// destination address and port, from the DMR prefix with the source embedded (RFC 6052, /96):
+/// no table, no NAT. The checksums are right across the change of pseudo-header (IPv4: header and
+/// UDP verify; IPv6: the UDP checksum an IPv6 sender computes, and 0xffff where that is 0, RFC
+/// 8200 section 8.1); TTL and hop limit one less. The tester's CE, CE 1000 and the rule's last CE
+/// pass both ways; a port of another CE's set, a port in no set (below 1024), a source one bit
+/// off, a destination port in no set and a destination outside the rule do not.
+#[test]
+fn mapt_border_relay_translates_by_the_mapping_rule_only() {
+    need_root!();
+    let _serial = serial();
+    let _guard = cleanup_guard();
+    up(Topology::MAPT, &UpOptions::default()).unwrap();
+    let p = ports();
+    let rule = map_rule().unwrap();
+    let (right4, right6, tester) = (v4(TESTER_RIGHT_IPV4), v6(RIGHT_IPV6_VIRT), map_tester_ce().unwrap());
+    assert_eq!(
+        u128::from(right6) >> 32,
+        u128::from(v6(MAPT_DMR)) >> 32,
+        "the right tester is in the DMR prefix"
+    );
+    let quiet = Duration::from_millis(300);
+    for (k, n) in [33, 1000, rule.ces() - 1].into_iter().enumerate() {
+        let ce = rule.ce(n).unwrap();
+        let ce6 = rule.ce_address(ce).unwrap();
+        let port = rule.port(ce.psid, 100).unwrap();
+        let seq = 1 + k as u64;
+        p.left.send(&udp6(p.dut_left, p.left.mac, ce6, right6, port, 2000, seq));
+        let f = recv_udp_frame(&p.right, Some(right4));
+        let u = common::packet::parse_udp(&f).unwrap();
+        assert_eq!(
+            (u.src, u.dst, u.sport, u.dport, u.seq, u.ttl),
+            (ce.ipv4.into(), right4.into(), port, 2000, seq, 63),
+            "CE {n}"
+        );
+        assert!(v4_sums_ok(&f) && u.csum != 0, "CE {n}: checksums after 6 -> 4: {f:02x?}");
+        // And back: to the CE the rule gives the destination and its port (the BR reaches every
+        // CE through the tester's port, whose CE address it resolves).
+        p.right.send(&udp4(p.dut_right, p.right.mac, right4, ce.ipv4, 2000, port, seq + 10));
+        let u = expect_udp(&p.left, None, Some(tester), WAIT).unwrap_or_else(|| panic!("CE {n}: no answer"));
+        assert_eq!(
+            (u.src, u.dst, u.sport, u.dport, u.seq, u.ttl, u.tunnel),
+            (right6.into(), ce6.into(), 2000, port, seq + 10, 63, None),
+            "CE {n}"
+        );
+        assert_eq!(
+            u.csum,
+            udp6_sum(right6, ce6, 2000, port, seq + 10),
+            "CE {n}: the UDP checksum after 4 -> 6"
+        );
+    }
+    // A datagram whose IPv6 checksum comes out 0 carries 0xffff.
+    let me = v4(TESTER_LEFT_IPV4);
+    let seq = (100..).find(|&s| udp6_sum(right6, tester, 2000, MAP_PORTS.0, s) == 0).unwrap();
+    p.right.send(&udp4(p.dut_right, p.right.mac, right4, me, 2000, MAP_PORTS.0, seq));
+    let u = expect_udp(&p.left, None, Some(tester), WAIT).expect("no answer");
+    assert_eq!((u.seq, u.csum), (seq, 0xffff));
+
+    // The tester's CE with a port of PSID 2's set and with port 500 (in no set), and a port of
+    // its own set from a source one bit off.
+    let flipped = Ipv6Addr::from(u128::from(tester) ^ 1 << 20);
+    let other = rule.port(MAP_TESTER_PSID + 1, 0).unwrap();
+    for (k, (sport, src)) in [(other, tester), (500, tester), (MAP_PORTS.0, flipped)].into_iter().enumerate() {
+        p.left.send(&udp6(p.dut_left, p.left.mac, src, right6, sport, 2000, 40 + k as u64));
+        assert!(
+            expect_udp(&p.right, Some(right4), None, quiet).is_none(),
+            "source port {sport} from {src} was not dropped"
+        );
+    }
+    // Back to a port in no set, and to an address outside the rule's /22.
+    for (k, (dst, dport)) in [(me, 500), (v4("198.18.4.2"), MAP_PORTS.0)].into_iter().enumerate() {
+        p.right
+            .send(&udp4(p.dut_right, p.right.mac, right4, dst, 2000, dport, 50 + k as u64));
+        assert!(
+            expect_udp(&p.left, None, Some(tester), quiet).is_none(),
+            "{dst} port {dport} was translated"
         );
     }
     down().unwrap();

@@ -30,6 +30,8 @@ pub struct BurstScratch {
     pub(crate) udp: Vec<u32>,
     pub(crate) ip: Vec<u32>,
     pub(crate) udp_final: Vec<u16>,
+    /// The subscribers and port places of a burst's frames to or from many MAP CEs.
+    pub(crate) picks: Vec<u16>,
 }
 
 /// The enumerated fields of phase 1's foreground frames `k0 .. k0 + AHEAD`, row by field
@@ -60,6 +62,7 @@ impl BurstScratch {
             udp: vec![0; frames],
             ip: vec![0; frames],
             udp_final: vec![0; frames],
+            picks: Vec::new(),
         }
     }
 }

@@ -13,8 +13,10 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-/// A Basic (or Forwarding) Mapping Rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A Basic (or Forwarding) Mapping Rule. (Read back from JSON through [`MapRule::new`], so a
+/// rule that fails its checks is refused there too.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "RuleFields", into = "RuleFields")]
 pub struct MapRule {
     ipv6_prefix: u128,
     ipv6_len: u8,
@@ -25,6 +27,45 @@ pub struct MapRule {
     psid_offset: u8,
     /// `q` (RFC 7597's `k`): the PSID's length.
     psid_len: u8,
+}
+
+/// A rule as written in JSON: its prefixes and lengths.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RuleFields {
+    ipv6_prefix: Ipv6Addr,
+    ipv6_len: u8,
+    ipv4_prefix: Ipv4Addr,
+    ipv4_len: u8,
+    ea_len: u8,
+    psid_offset: u8,
+    psid_len: u8,
+}
+
+impl From<MapRule> for RuleFields {
+    fn from(r: MapRule) -> RuleFields {
+        RuleFields {
+            ipv6_prefix: Ipv6Addr::from(r.ipv6_prefix),
+            ipv6_len: r.ipv6_len,
+            ipv4_prefix: Ipv4Addr::from(r.ipv4_prefix),
+            ipv4_len: r.ipv4_len,
+            ea_len: r.ea_len,
+            psid_offset: r.psid_offset,
+            psid_len: r.psid_len,
+        }
+    }
+}
+
+impl TryFrom<RuleFields> for MapRule {
+    type Error = RuleError;
+
+    fn try_from(f: RuleFields) -> Result<MapRule, RuleError> {
+        let rule = MapRule::new((f.ipv6_prefix, f.ipv6_len), (f.ipv4_prefix, f.ipv4_len), f.ea_len, f.psid_offset)?;
+        if rule.psid_len == f.psid_len {
+            Ok(rule)
+        } else {
+            rule.with_psid_len(f.psid_len)
+        }
+    }
 }
 
 /// Why a rule cannot be used.
@@ -171,6 +212,16 @@ impl MapRule {
             ipv4: Ipv4Addr::from(self.ipv4_prefix | suffix),
             psid: (n & ((1u64 << q) - 1)) as u16,
         })
+    }
+
+    /// The number of `ce` in the rule's order ([`MapRule::ce`]'s `n`), if it is one of the
+    /// rule's CEs.
+    pub fn index(&self, ce: Ce) -> Option<u64> {
+        if !self.owns(ce) {
+            return None;
+        }
+        let suffix = u64::from(u32::from(ce.ipv4) & !mask32(self.ipv4_len));
+        Some(suffix << self.psid_len | u64::from(ce.psid))
     }
 
     /// `m`: the bits of a port after the PSID.

@@ -202,7 +202,7 @@ fn the_border_relays_check_inverts_the_ces_mapping() {
         assert!(!rule.allows(flipped, ce.ipv4, port), "{rule:?} {flipped}");
         if rule.ces() > 1 {
             let other = rule
-                .ce((rng.next() % (rule.ces() - 1) + 1 + ce_index(&rule, ce)) % rule.ces())
+                .ce((rng.next() % (rule.ces() - 1) + 1 + rule.index(ce).unwrap()) % rule.ces())
                 .unwrap();
             assert_ne!(other, ce);
             assert_ne!(rule.ce_address(other), Some(addr));
@@ -210,10 +210,47 @@ fn the_border_relays_check_inverts_the_ces_mapping() {
     }
 }
 
-/// The number `n` for which [`MapRule::ce`] gives `ce`.
-fn ce_index(rule: &MapRule, ce: Ce) -> u64 {
-    let suffix = u64::from(u32::from(ce.ipv4) & !mask32(rule.ipv4_len));
-    (suffix << rule.psid_len) | u64::from(ce.psid)
+/// `index` inverts `ce` for every CE of a rule, and nothing outside the rule has one; a rule
+/// read back from JSON is the rule, and one that fails its checks is refused there too.
+#[test]
+fn index_inverts_ce_and_json_keeps_the_rule() {
+    let mut rng = SplitMix64::new(6052);
+    for _ in 0..200 {
+        let rule = random_rule(&mut rng);
+        let n = rng.next() % rule.ces();
+        assert_eq!(rule.index(rule.ce(n).unwrap()), Some(n), "{rule:?}");
+        let json = serde_json::to_string(&rule).unwrap();
+        assert_eq!(serde_json::from_str::<MapRule>(&json).unwrap(), rule, "{json}");
+    }
+    let rule = example_1();
+    assert_eq!(
+        rule.index(Ce {
+            ipv4: v4("192.0.3.1"),
+            psid: 0
+        }),
+        None
+    );
+    assert_eq!(
+        rule.index(Ce {
+            ipv4: v4("192.0.2.18"),
+            psid: 256
+        }),
+        None
+    );
+    let shared = MapRule::new((v6("2001:db8:12:3400::"), 56), (v4("192.0.2.18"), 32), 0, 6)
+        .unwrap()
+        .with_psid_len(8)
+        .unwrap();
+    let json = serde_json::to_string(&shared).unwrap();
+    assert_eq!(serde_json::from_str::<MapRule>(&json).unwrap(), shared);
+    let bad = json.replace("\"ea_len\":0", "\"ea_len\":3");
+    assert!(
+        serde_json::from_str::<MapRule>(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("PSID length of its own"),
+        "{bad}"
+    );
 }
 
 #[test]

@@ -41,6 +41,10 @@ pub mod field_id {
     pub const SRC_ADDR: u64 = 2;
     pub const DST_ADDR: u64 = 3;
     pub const DST_NET: u64 = 4;
+    /// The subscriber of a frame from or to a side of many MAP CEs, and its port's place in
+    /// the subscriber's set (see `subscribers`).
+    pub const SUBSCRIBER: u64 = 5;
+    pub const SUBSCRIBER_PORT: u64 = 6;
 }
 
 /// The most 16-bit words a template varies: the source and destination ports, the varying

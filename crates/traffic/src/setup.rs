@@ -1,6 +1,7 @@
 //! The typed test setup. The config crate reads files into it; it holds only valid values once
 //! the config crate's validation (`xlat_config::validate`) has passed.
 
+use crate::maprule::MapRule;
 use crate::vary::{AddrSet, BitRange, Variation};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -179,6 +180,32 @@ pub struct SideTunnel {
     pub remote: Ipv6Addr,
 }
 
+/// A side of many subscribers, each the CE of a mapping rule (RFC 7597's MAP-E, RFC 7599's
+/// MAP-T): an IPv4 address (shared by 2^PSID-length CEs) and a port set, and the IPv6 address
+/// the rule gives them. Subscriber 0 is the side's own CE (the CE address of its tunnel's
+/// local end, or of its IPv6 address), subscriber k the k-th CE after it in the rule's order
+/// ([`MapRule::ce`], wrapping around). A foreground frame from the side comes from a
+/// pseudorandom subscriber (RFC 4814) at a pseudorandom port of its set: its IPv4 source (of a
+/// tunnel side), its IPv6 source (the tunnel's outer one, or the frame's own) and its source
+/// port follow; a frame to the side goes to one: its IPv4 destination and destination port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideMap {
+    pub rule: MapRule,
+    /// How many CEs (1 to the rule's CEs, at most [`MAX_SUBSCRIBERS`]).
+    pub subscribers: u32,
+    /// Ports of each set the frames use, from its first (`None`: the whole set).
+    pub ports: Option<u32>,
+    /// lw4o6 (RFC 7596): the side's own PSID. Subscriber 0 is then the side's `ipv4_real` with
+    /// this PSID, and subscriber k's IPv6 address is its `tunnel.local` + k (a binding table's
+    /// lwB4s, counted up) instead of the rule's CE address; the rule gives the addresses and
+    /// port sets only.
+    #[serde(default)]
+    pub binding_psid: Option<u16>,
+}
+
+/// The most subscribers a side may have (a frame's subscriber is a 16-bit field).
+pub const MAX_SUBSCRIBERS: u32 = 1 << 16;
+
 /// One side of the tester (a port cabled to the DUT).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Side {
@@ -201,6 +228,9 @@ pub struct Side {
     /// IPv4 in IPv6 on this side (`None`: native frames).
     #[serde(default)]
     pub tunnel: Option<SideTunnel>,
+    /// Many MAP CEs on this side (`None`: the side's own addresses only).
+    #[serde(default)]
+    pub map: Option<SideMap>,
 }
 
 impl Side {
@@ -218,6 +248,7 @@ impl Side {
             num_nets: 1,
             ip_var: IpVarSpec::default(),
             tunnel: None,
+            map: None,
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::responder::Responder;
 use crate::rng::{FastMod, Stream};
 use crate::setup::{AddrPair, Direction, Setup, RFC2544_DPORT, RFC2544_SPORT};
 use crate::state::StateTable;
+use crate::subscribers::{Subscribers, MAX_WORDS};
 use crate::template::prepared::{Prepared, PREPARED_ROW};
 use crate::template::tuple::Tuples4;
 use crate::template::{Template, TUPLE_SLOTS};
@@ -37,6 +38,8 @@ pub struct DirectionStream {
     phase1: Option<PhaseOne>,
     /// Phase 2's Responder: foreground frames built from the learnt tuples.
     responder: Option<Responder>,
+    /// Foreground frames from or to many MAP CEs: their words in the rows after `gens`.
+    subs: Option<Box<Subscribers>>,
 }
 
 /// The Initiator's frames in phase 1 (RFC 9693's preliminary phase): foreground frame `k`
@@ -67,14 +70,15 @@ impl DirectionStream {
         // The sending side's tunnel carries its foreground (IPv4) frames; background frames
         // are native IPv6.
         let tunnel = setup.side(d.sender()).tunnel;
-        let make = |pair: AddrPair, tunnel| Template::build(&plan, pair, ipv6_frame_size, src_mac, dst_mac, tunnel);
+        let subs = Subscribers::new(setup, d, seed)?;
+        let make = |pair: AddrPair, tunnel, subs| Template::build(&plan, pair, ipv6_frame_size, (src_mac, dst_mac), tunnel, subs);
         let foreground = if setup.has_foreground() {
-            Some(make(setup.foreground_addresses(d)?, tunnel)?)
+            Some(make(setup.foreground_addresses(d)?, tunnel, subs.as_ref())?)
         } else {
             None
         };
         let background = if setup.has_background() {
-            Some(make(setup.background_addresses(d)?, None)?)
+            Some(make(setup.background_addresses(d)?, None, None)?)
         } else {
             None
         };
@@ -98,6 +102,7 @@ impl DirectionStream {
             gens: plan.gens(),
             phase1: None,
             responder: None,
+            subs: subs.map(Box::new),
         })
     }
 
@@ -203,8 +208,8 @@ impl DirectionStream {
                 &plan,
                 setup.background_addresses(d)?,
                 ipv6_frame_size,
-                src_mac,
-                dst_mac,
+                (src_mac, dst_mac),
+                None,
                 None,
             )?)
         } else {
@@ -228,6 +233,7 @@ impl DirectionStream {
             seed,
             gens: plan.gens(),
             phase1: None,
+            subs: None,
             responder: Some({
                 let template = Template::build_tuple(table.is_v6(), ipv6_frame_size, src_mac, dst_mac)?;
                 Responder {
@@ -453,7 +459,15 @@ impl DirectionStream {
                 t.patch(field, out, |k| w[k]);
             }
             _ if self.phase1.is_some() => t.patch(field, out, |k| self.row_value(k, seq)),
-            _ => t.patch(field, out, |k| self.gens[k].value(seq)),
+            _ => match &self.subs {
+                Some(s) if self.is_foreground(seq) => {
+                    let mut w = [0; MAX_WORDS];
+                    s.values(seq, &mut w);
+                    let g = self.gens.len();
+                    t.patch(field, out, |k| if k < g { self.gens[k].value(seq) } else { w[k - g] });
+                }
+                _ => t.patch(field, out, |k| self.gens[k].value(seq)),
+            },
         }
         out.len()
     }
@@ -486,7 +500,7 @@ impl DirectionStream {
             Some(r) if self.mix == 1 && r.rows => Some(r),
             _ => None,
         };
-        let rows = self.gens.len();
+        let rows = self.gens.len() + self.subs.as_ref().map_or(0, |s| s.words.len());
         if scratch.vals.len() < rows * n {
             scratch.vals.resize(rows * n, 0);
         }
@@ -514,6 +528,11 @@ impl DirectionStream {
         }
         if let Some(p) = &self.phase1 {
             self.enumerate_burst(p, seq0, n, scratch);
+        }
+        if let Some(s) = &self.subs {
+            // (A background frame's template has no slots there.)
+            let g = self.gens.len() * n;
+            s.fill(seq0, n, &mut scratch.picks, &mut scratch.vals[g..rows * n]);
         }
         if let (Some(r), None) = (&self.responder, tuple_rows) {
             self.responder_burst(r, seq0, n, scratch);

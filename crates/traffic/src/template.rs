@@ -9,6 +9,7 @@
 use crate::plan::{Plan, StreamError, MAX_FIELDS};
 use crate::setup::SideTunnel;
 use crate::setup::{AddrPair, IpVarSpec, NET_OCTET_V4, NET_OCTET_V6, RFC2544_DPORT, RFC2544_SPORT};
+use crate::subscribers::{Subscribers, Word};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use xlat_wire::frame::{IpPair, TestFrame, TestFrameLayout, Tunnel};
 use xlat_wire::{checksum, MacAddr};
@@ -55,6 +56,11 @@ pub(crate) struct Template {
     nslots: usize,
 }
 
+/// Is `addr` (an address's bytes) an IPv6 one?
+fn v6_frame(addr: &[u8]) -> bool {
+    addr.len() == 16
+}
+
 /// A template id not used before in this process (never 0).
 pub(crate) fn next_id() -> u64 {
     static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -65,14 +71,16 @@ impl Template {
     /// The template of frames from `pair` (zero in every varying part) with their slots, per
     /// `plan`. `ipv6_frame_size` as in [`DirectionStream::new`](crate::DirectionStream::new).
     /// With `tunnel` (the sending side's), the frames are IPv4 in IPv6, 40 bytes longer, and a
-    /// varying source is the outer one (the B4's address).
+    /// varying source is the outer one (the B4's address). With `subs` (foreground frames from
+    /// or to many MAP CEs), the words the subscribers set are slots after the plan's fields,
+    /// the others subscriber 0's.
     pub(crate) fn build(
         plan: &Plan,
         pair: AddrPair,
         ipv6_frame_size: usize,
-        src_mac: MacAddr,
-        dst_mac: MacAddr,
+        (src_mac, dst_mac): (MacAddr, MacAddr),
         tunnel: Option<SideTunnel>,
+        subs: Option<&Subscribers>,
     ) -> Result<Template, StreamError> {
         let v6 = matches!(pair, AddrPair::V6(..));
         let (bytes_per_addr, net_octet) = if v6 { (16usize, NET_OCTET_V6) } else { (4, NET_OCTET_V4) };
@@ -96,6 +104,29 @@ impl Template {
         if plan.net.is_some() {
             zero(&mut dst, usize::from(net_octet), 1);
         }
+        if let Some(s) = subs {
+            // Subscriber 0's addresses, zero in the words that vary.
+            let (v4, _, v6) = s.first();
+            let with = |value: &[u8], of: fn(Word) -> Option<usize>| {
+                let mut a = value.to_vec();
+                for k in s.words.iter().filter_map(|w| of(*w)) {
+                    a[2 * k..2 * k + 2].fill(0);
+                }
+                a
+            };
+            let ipv4 = |w| if let Word::Ipv4(k) = w { Some(k) } else { None };
+            let ipv6 = |w| if let Word::Ipv6(k) = w { Some(k) } else { None };
+            let (v4, v6) = (Ipv4Addr::from(v4).octets(), Ipv6Addr::from(v6).octets());
+            match (s.source, outer.as_mut()) {
+                (false, _) => dst = with(&v4, ipv4),
+                (true, Some((local, _))) => {
+                    local.copy_from_slice(&with(&v6, ipv6));
+                    src = with(&v4, ipv4);
+                }
+                (true, None) if v6_frame(&src) => src = with(&v6, ipv6),
+                (true, None) => src = with(&v4, ipv4),
+            }
+        }
         let ip = if v6 {
             let a = |b: &[u8]| Ipv6Addr::from(<[u8; 16]>::try_from(b).unwrap_or([0; 16]));
             IpPair::V6 {
@@ -109,8 +140,16 @@ impl Template {
                 dst: a(&dst),
             }
         };
-        let sport = if plan.sport.is_some() { 0 } else { RFC2544_SPORT };
-        let dport = if plan.dport.is_some() { 0 } else { RFC2544_DPORT };
+        let sport = if plan.sport.is_some() || subs.is_some_and(|s| s.source) {
+            0
+        } else {
+            RFC2544_SPORT
+        };
+        let dport = if plan.dport.is_some() || subs.is_some_and(|s| !s.source) {
+            0
+        } else {
+            RFC2544_DPORT
+        };
         let frame_size = if v6 { ipv6_frame_size } else { ipv6_frame_size.saturating_sub(20) };
         let frame = TestFrame {
             eth_dst: dst_mac,
@@ -162,6 +201,33 @@ impl Template {
         if plan.net.is_some() {
             let o = usize::from(net_octet);
             push(layout.ip_dst + (o & !1), if o % 2 == 0 { 8 } else { 0 }, ip_mask, all);
+        }
+        if let Some(s) = subs {
+            let others = [
+                plan.sport.is_some(),
+                plan.dport.is_some(),
+                plan.src.is_some(),
+                plan.dst.is_some(),
+                plan.net.is_some(),
+            ];
+            let others = others.iter().filter(|x| **x).count();
+            if others + s.words.len() > MAX_FIELDS {
+                return Err(StreamError::Invalid(format!(
+                    "the MAP CEs vary {} words of the frame beside {others} other fields: at most {MAX_FIELDS} in all",
+                    s.words.len()
+                )));
+            }
+            for w in &s.words {
+                match (*w, s.source, layout.tunnel_src) {
+                    (Word::Ipv4(k), true, _) => push(layout.ip_src + 2 * k, 0, ip_mask, all),
+                    (Word::Ipv4(k), false, _) => push(layout.ip_dst + 2 * k, 0, ip_mask, all),
+                    // The CE's address: a tunnel's outer source is in no checksum.
+                    (Word::Ipv6(k), _, Some(outer)) => push(outer + 2 * k, 0, 0, 0),
+                    (Word::Ipv6(k), _, None) => push(layout.ip_src + 2 * k, 0, 0, all),
+                    (Word::Port, true, _) => push(layout.sport, 0, 0, all),
+                    (Word::Port, false, _) => push(layout.dport, 0, 0, all),
+                }
+            }
         }
         // What `patch_fast` relies on: every word it writes lies inside the frame.
         let len = bytes.len();
@@ -293,8 +359,8 @@ impl Template {
                 5 => self.patch_fast::<5>(field, out, value),
                 6 => self.patch_fast::<6>(field, out, value),
                 MAX_FIELDS => self.patch_fast::<MAX_FIELDS>(field, out, value),
-                // No template has another slot count (build and build_tuple make 0-5, 6, 18).
-                _ => debug_assert!(false, "{} slots", self.nslots),
+                // Frames of many MAP CEs (build's subscriber words).
+                _ => self.patch_slow(field, out, value),
             }
         }
     }
@@ -307,6 +373,28 @@ impl Template {
     #[inline(always)]
     unsafe fn patch_fast<const K: usize>(&self, field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
         debug_assert!(out.len() == self.bytes.len() && K == self.nslots);
+        // SAFETY: K <= MAX_FIELDS is the slots' count; the rest as the caller promises.
+        unsafe { self.patch_slots(self.slots.get_unchecked(..K), field, out, value) }
+    }
+
+    /// [`Template::patch`] for any slot count: the frames of many MAP CEs, whose words are more
+    /// than the fast path's counts.
+    #[cold]
+    #[inline(never)]
+    fn patch_slow(&self, field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
+        if out.len() == self.bytes.len() {
+            // SAFETY: `out` is the template's length; the slots are the template's own.
+            unsafe { self.patch_slots(&self.slots[..self.nslots.min(MAX_FIELDS)], field, out, value) }
+        }
+    }
+
+    /// Write `slots` (`value(k)` into slot `k`), the payload field and the checksums into `out`.
+    ///
+    /// # Safety
+    /// `out.len()` is `self.bytes.len()` and `slots` are this template's (checked inside the
+    /// frame by `Template::build`).
+    #[inline(always)]
+    unsafe fn patch_slots(&self, slots: &[Slot], field: u64, out: &mut [u8], value: impl Fn(usize) -> u16) {
         let p = out.as_mut_ptr();
         let put = |off: usize, b: &[u8]| {
             // SAFETY: off + b.len() <= out.len() (see above); unaligned writes of plain bytes.
@@ -314,8 +402,6 @@ impl Template {
         };
         let mut udp = self.udp_sum + (field >> 32) + (field & 0xffff_ffff);
         let mut ip = self.ip_sum;
-        // SAFETY: K <= MAX_FIELDS is the slots' count.
-        let slots = unsafe { self.slots.get_unchecked(..K) };
         for (k, s) in slots.iter().enumerate() {
             let v = u32::from(value(k)) << s.shift;
             put(s.off, &((u32::from(s.base) | v) as u16).to_be_bytes());

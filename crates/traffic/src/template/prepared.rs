@@ -507,9 +507,9 @@ mod tests {
                     &plan,
                     s.foreground_addresses(Direction::Forward).unwrap(),
                     84,
-                    mac,
-                    mac,
+                    (mac, mac),
                     s.left.tunnel,
+                    None,
                 )
                 .unwrap();
                 let k = t.nslots;
