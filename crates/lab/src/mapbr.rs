@@ -133,16 +133,21 @@ pub(crate) fn attach() -> Result<(), LabError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::net::Ipv4Addr;
+
+    /// RFC 7599 Appendix A's Basic Mapping Rule (example 1): {2001:db8::/40, 192.0.2.0/24, 16}.
+    pub(crate) fn example_rule() -> MapRule {
+        MapRule::new(("2001:db8::".parse().unwrap(), 40), (Ipv4Addr::new(192, 0, 2, 0), 24), 16, 6).unwrap()
+    }
 
     /// RFC 7599 Appendix A's Basic Mapping Rule: both programs assemble and end in verdicts,
     /// and carry the rule's figures (its IPv4 prefix compared, its IPv6 prefix's high half
     /// loaded, the PSID's 8 bits masked).
     #[test]
     fn programs_carry_the_rule() {
-        let rule = MapRule::new(("2001:db8::".parse().unwrap(), 40), (Ipv4Addr::new(192, 0, 2, 0), 24), 16, 6).unwrap();
+        let rule = example_rule();
         let br: Ipv6Addr = "2001:db8:ffff::1".parse().unwrap();
         for p in [decap_program(br, &rule).unwrap(), encap_program(br, &rule).unwrap()] {
             assert_eq!(p.last().unwrap().code, xlat_bpf::EXIT);

@@ -251,13 +251,12 @@ pub(crate) fn attach() -> Result<(), LabError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::Ipv4Addr;
 
     /// RFC 7599 Appendix A's Basic Mapping Rule with a /96 DMR: both programs assemble, end in
     /// verdicts, compare or store the prefix's words, and change the protocol.
     #[test]
     fn programs_carry_the_rule_and_the_prefix() {
-        let rule = MapRule::new(("2001:db8::".parse().unwrap(), 40), (Ipv4Addr::new(192, 0, 2, 0), 24), 16, 6).unwrap();
+        let rule = crate::mapbr::tests::example_rule();
         let dmr: Ipv6Addr = "64:ff9b::".parse().unwrap();
         let first = words(dmr)[0];
         let (i, o) = (to_ipv4_program(dmr, &rule).unwrap(), to_ipv6_program(dmr, &rule).unwrap());

@@ -420,19 +420,21 @@ fn map_tester_is_the_ce_the_rule_gives() {
         (rule.port(1, 0), rule.port(1, 63), rule.port(1, 64)),
         (Some(MAP_PORTS.0), Some(MAP_PORTS.1), Some(2112))
     );
+    // The CEs choose the ports: one CE (the tester's), its whole set.
+    let one_ce_of_its_whole_set = |s: &xlat_traffic::Setup| {
+        let map = xlat_traffic::SideMap {
+            rule,
+            subscribers: 1,
+            ports: None,
+            binding_psid: None,
+        };
+        assert_eq!(s.left.map, Some(map));
+        assert_eq!((s.forward_ports, s.reverse_ports), (PortSpec::default(), PortSpec::default()));
+    };
     let c = config(Topology::MAPE);
     let t = c.setup.left.tunnel.expect("the left side is a CE");
     assert_eq!((t.local, t.remote), (ce, DSLITE_AFTR.parse().unwrap()));
-    // The CEs choose the ports: one CE (the tester's), its whole set.
-    let map = xlat_traffic::SideMap {
-        rule,
-        subscribers: 1,
-        ports: None,
-        binding_psid: None,
-    };
-    assert_eq!(c.setup.left.map, Some(map));
-    assert_eq!(c.setup.forward_ports, PortSpec::default());
-    assert_eq!(c.setup.reverse_ports, PortSpec::default());
+    one_ce_of_its_whole_set(&c.setup);
     assert!(Topology::MAPE.stateful().is_none() && Topology::MAPE.softwire());
     assert_eq!(Topology::MAPE.forwarding(), (true, false));
 
@@ -450,16 +452,7 @@ fn map_tester_is_the_ce_the_rule_gives() {
     let right4 = TESTER_RIGHT_IPV4.parse().unwrap();
     assert_eq!(r.ipv6_virt, xlat_traffic::maprule::embed(dmr.0, dmr.1, right4));
     assert_eq!(MAPT_DMR, "2001:2:0:6464::/96");
-    // The CEs choose the ports: one CE (the tester's), its whole set.
-    let map = xlat_traffic::SideMap {
-        rule,
-        subscribers: 1,
-        ports: None,
-        binding_psid: None,
-    };
-    assert_eq!(c.setup.left.map, Some(map));
-    assert_eq!(c.setup.forward_ports, PortSpec::default());
-    assert_eq!(c.setup.reverse_ports, PortSpec::default());
+    one_ce_of_its_whole_set(&c.setup);
     assert!(Topology::MAPT.stateful().is_none() && !Topology::MAPT.softwire() && Topology::MAPT.dut().left_ipv6_only());
     assert_eq!(Topology::MAPT.forwarding(), (true, false));
 }
