@@ -91,11 +91,7 @@ pub(crate) fn decap_program(br: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result<Ve
     udp_or_tcp(&mut a, OUTER as i16);
     address_and_port(&mut a, OUTER as i16 + 12, OUTER as i16 + 20);
     ce_address(&mut a, rule);
-    // The outer source (bytes 8..24 of the IPv6 header), each half as a number, against it.
-    a.emit(&[Insn::load(Size::DW, R4, R2, 14 + 8), Insn::to_be(R4, 64)])
-        .jump_reg(Cond::Ne, R4, R7, "drop")
-        .emit(&[Insn::load(Size::DW, R4, R2, 14 + 16), Insn::to_be(R4, 64)])
-        .jump_reg(Cond::Ne, R4, R8, "drop");
+    source_is_the_ce(&mut a);
     decapsulate(&mut a);
     verdicts(a)
 }
@@ -104,21 +100,36 @@ pub(crate) fn decap_program(br: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result<Ve
 /// and port; drop any other IPv4 packet.
 pub(crate) fn encap_program(br: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result<Vec<Insn>> {
     let mut a = Asm::new();
+    ipv4_to_a_ce(&mut a, rule, 14 + 20 + 4);
+    encapsulate(&mut a, br);
+    verdicts(a)
+}
+
+/// To "drop" unless the packet's IPv6 source (bytes 8..24 of the header after Ethernet, from
+/// r2: mape's outer source, mapt's source) is the CE address in r7 and r8.
+pub(crate) fn source_is_the_ce(a: &mut Asm) {
+    a.emit(&[Insn::load(Size::DW, R4, R2, 14 + 8), Insn::to_be(R4, 64)])
+        .jump_reg(Cond::Ne, R4, R7, "drop")
+        .emit(&[Insn::load(Size::DW, R4, R2, 14 + 16), Insn::to_be(R4, 64)])
+        .jump_reg(Cond::Ne, R4, R8, "drop");
+}
+
+/// The start of an egress program (skb in r1, kept in r6): the first `len` bytes readable at
+/// r2, on to "pass" unless the packet is IPv4, to "drop" unless it is UDP or TCP to an address
+/// and port the rule gives a CE; that CE's address at fp-24..fp-8 in network order.
+pub(crate) fn ipv4_to_a_ce(a: &mut Asm, rule: &MapRule, len: i32) {
     a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1)]);
-    headers(&mut a, 14 + 20 + 4);
+    headers(a, len);
     a.emit(&[Insn::load(Size::H, R4, R2, 12)]).jump(Cond::Ne, R4, half(0x0800), "pass");
-    udp_or_tcp(&mut a, 14);
-    address_and_port(&mut a, 14 + 16, 14 + 20 + 2);
-    ce_address(&mut a, rule);
-    // The CE (the outer destination, fp-24..fp-8) in network order.
+    udp_or_tcp(a, 14);
+    address_and_port(a, 14 + 16, 14 + 20 + 2);
+    ce_address(a, rule);
     a.emit(&[
         Insn::to_be(R7, 64),
         Insn::store(Size::DW, FP, -24, R7),
         Insn::to_be(R8, 64),
         Insn::store(Size::DW, FP, -16, R8),
     ]);
-    encapsulate(&mut a, br);
-    verdicts(a)
 }
 
 /// Load both programs for the lab's rule and attach them to the DUT's left interface.

@@ -25,13 +25,13 @@ use std::net::Ipv6Addr;
 
 use xlat_bpf::{
     half, Alu, Asm, Cond, Insn, Size, BPF_FUNC_CSUM_DIFF, BPF_FUNC_L4_CSUM_REPLACE, BPF_FUNC_SKB_CHANGE_PROTO, BPF_F_MARK_MANGLED_0,
-    BPF_F_PSEUDO_HDR, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9,
+    BPF_F_PSEUDO_HDR, FP, R0, R1, R2, R3, R4, R5, R6, R9,
 };
 use xlat_traffic::maprule::MapRule;
 
-use crate::aftr::{attach_pair, headers, store_bytes, udp_or_tcp, verdicts, words};
+use crate::aftr::{attach_pair, headers, store_bytes, verdicts, words};
 use crate::error::LabError;
-use crate::mapbr::{address_and_port, ce_address};
+use crate::mapbr::{address_and_port, ce_address, ipv4_to_a_ce, source_is_the_ce};
 use crate::topology::{map_rule, v6, MAPT_DMR};
 
 /// IPv4's "don't fragment" above this many bytes (RFC 7915 section 5.1).
@@ -57,10 +57,7 @@ pub(crate) fn to_ipv4_program(dmr: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result
     // 10..14) and the source port.
     address_and_port(&mut a, 14 + 8 + 10, 14 + 40);
     ce_address(&mut a, rule);
-    a.emit(&[Insn::load(Size::DW, R4, R2, 14 + 8), Insn::to_be(R4, 64)])
-        .jump_reg(Cond::Ne, R4, R7, "drop")
-        .emit(&[Insn::load(Size::DW, R4, R2, 14 + 16), Insn::to_be(R4, 64)])
-        .jump_reg(Cond::Ne, R4, R8, "drop");
+    source_is_the_ce(&mut a);
     // The IPv4 header at fp-24..fp-4. Word 0: version 4, IHL 5, the traffic class, the total
     // length (r5: the payload length + 20).
     a.emit(&[
@@ -116,26 +113,15 @@ pub(crate) fn to_ipv4_program(dmr: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result
 /// packet.
 pub(crate) fn to_ipv6_program(dmr: Ipv6Addr, rule: &MapRule) -> xlat_bpf::Result<Vec<Insn>> {
     let mut a = Asm::new();
-    a.emit(&[Insn::alu_reg(Alu::Mov, R6, R1)]);
-    headers(&mut a, 14 + 20 + 8);
-    a.emit(&[Insn::load(Size::H, R4, R2, 12)]).jump(Cond::Ne, R4, half(0x0800), "pass");
-    udp_or_tcp(&mut a, 14);
+    // The IPv6 header at fp-48..fp-8: the destination (the CE) at fp-24, the source (the DMR
+    // prefix and the IPv4 source) at fp-40.
+    ipv4_to_a_ce(&mut a, rule, 14 + 20 + 8);
     // r9 = the protocol; a UDP packet without a checksum cannot get one here.
     a.emit(&[Insn::load(Size::B, R9, R2, 14 + 9)])
         .jump(Cond::Ne, R9, 17, "checksummed")
         .emit(&[Insn::load(Size::H, R4, R2, 14 + 20 + 6)])
         .jump(Cond::Eq, R4, 0, "drop")
         .label("checksummed");
-    address_and_port(&mut a, 14 + 16, 14 + 20 + 2);
-    ce_address(&mut a, rule);
-    // The IPv6 header at fp-48..fp-8: the destination (the CE) at fp-24, the source (the DMR
-    // prefix and the IPv4 source) at fp-40.
-    a.emit(&[
-        Insn::to_be(R7, 64),
-        Insn::store(Size::DW, FP, -24, R7),
-        Insn::to_be(R8, 64),
-        Insn::store(Size::DW, FP, -16, R8),
-    ]);
     for (k, w) in words(dmr).into_iter().take(3).enumerate() {
         a.emit(&[Insn::store_imm(Size::W, FP, -40 + 4 * k as i16, w)]);
     }
