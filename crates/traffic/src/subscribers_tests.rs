@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::maprule::MapRule;
-use crate::setup::{PortSpec, Side, SideTunnel, StatefulSpec};
+use crate::setup::SideTunnel;
 use crate::stream::DirectionStream;
 use crate::BurstScratch;
 use std::collections::BTreeSet;
@@ -23,19 +23,17 @@ fn own() -> Ipv6Addr {
 
 /// MAP-E (`tunnel`) or MAP-T: the left side is `n` CEs of the rule, the right side IPv4.
 fn setup(tunnel: bool, n: u32) -> Setup {
-    let mut left = Side::new(if tunnel { IpVersion::V4 } else { IpVersion::V6 });
-    let mut right = Side::new(IpVersion::V4);
-    left.ipv4_real = Some("198.18.0.2".parse().unwrap());
-    right.ipv4_real = Some("198.19.0.2".parse().unwrap());
-    // (For background frames, native IPv6 between the sides.)
-    left.ipv6_real = Some("2001:2::2".parse().unwrap());
-    right.ipv6_real = Some("2001:2:0:8000::2".parse().unwrap());
+    // router4's sides (their IPv6 addresses for background frames), the left one the CEs'.
+    let mut s = crate::stream::tests::router_setup(IpVersion::V4);
+    s.seed = Some(7);
+    let (left, right) = (&mut s.left, &mut s.right);
     if tunnel {
         left.tunnel = Some(SideTunnel {
             local: own(),
             remote: "2001:2::1".parse().unwrap(),
         });
     } else {
+        left.ip_version = IpVersion::V6;
         left.ipv6_real = Some(own());
         left.ipv4_virt = left.ipv4_real;
         right.ipv6_virt = Some("2001:2:0:6464::c613:2".parse().unwrap());
@@ -46,19 +44,7 @@ fn setup(tunnel: bool, n: u32) -> Setup {
         ports: None,
         binding_psid: None,
     });
-    Setup {
-        left,
-        right,
-        forward: true,
-        reverse: true,
-        forward_ports: PortSpec::default(),
-        reverse_ports: PortSpec::default(),
-        fg_n: 2,
-        fg_m: 2,
-        stateful: StatefulSpec::default(),
-        seed: Some(7),
-        allow_foreign_addresses: false,
-    }
+    s
 }
 
 const MAC: MacAddr = MacAddr([2, 0, 0, 0, 0, 1]);
