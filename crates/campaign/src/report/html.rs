@@ -646,10 +646,13 @@ pub fn page(inputs: &Inputs, rows: &BTreeMap<RowKey, Row>, unread: &[(String, St
             s.push_str(&f);
         }
     }
-    let scale = super::scale::tables(&inputs.sources);
-    if !scale.is_empty() {
-        s.push_str("<h2 id=\"scale\">Against the number of connections</h2>\n<p class=\"note\">The layout of seeds/001's tables (e.g. its Figure 4): median, minimum and maximum over the repetitions, per number of connections.</p>\n");
-        s.push_str(&scale);
+    for axis in super::scale::Axis::ALL {
+        let scale = super::scale::tables(&inputs.sources, axis);
+        if !scale.is_empty() {
+            let (id, heading) = axis.heading();
+            let _ = writeln!(s, "<h2 id=\"{id}\">{heading}</h2>\n<p class=\"note\">{}</p>", axis.note());
+            s.push_str(&scale);
+        }
     }
     s.push_str("<h2 id=\"figures\">Every figure</h2>\n");
     s.push_str(&figures_table(rows));

@@ -1,9 +1,12 @@
-//! The scalability table of seeds/001 ("Scalability of IPv6 Transition Technologies for
+//! The scalability tables of seeds/001 ("Scalability of IPv6 Transition Technologies for
 //! IPv4aaS", Figure 4 and the like): per DUT and frame size, one column per number of
-//! connections, and rows of the median, minimum and maximum of the maximum connection
-//! establishment rate, the throughput and the connection tear-down rate over the repetitions,
-//! with the number of experiments. The number of connections of a run is its conn-rate or
-//! teardown-rate result's, or its campaign axis (`connections`, `preliminary-frames`).
+//! connections (the stateful technologies) or of subscribers (the stateless ones: lw4o6, MAP-E,
+//! MAP-T), and rows of the median, minimum and maximum of each figure over the repetitions,
+//! with the number of experiments.
+//!
+//! The number of connections of a run is its conn-rate or teardown-rate result's, or its
+//! campaign axis (`connections`, `preliminary-frames`); the number of subscribers is its
+//! campaign axis `left.map.subscribers`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -12,117 +15,227 @@ use xlat_results::{Metric, Procedure};
 use xlat_results::svg::escape;
 use xlat_results::Summary;
 
-use super::model::rep_figures;
+use super::model::{rep_figures, RepFigures};
 use super::read::Source;
 
-/// (DUT, frame size) -> connections -> (procedure, metric) -> values.
+/// What a table counts along its columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Connections in the DUT's state table.
+    Connections,
+    /// Subscribers (MAP CEs, lwB4s) on the tester's CE side.
+    Subscribers,
+}
+
+/// One figure a table shows: median, minimum, maximum and number of experiments.
+struct Figure {
+    procedure: Procedure,
+    metric: Metric,
+    label: &'static str,
+    /// Decimals shown (0: an integer with thousands grouped).
+    decimals: usize,
+}
+
+const fn figure(procedure: Procedure, metric: Metric, label: &'static str, decimals: usize) -> Figure {
+    Figure {
+        procedure,
+        metric,
+        label,
+        decimals,
+    }
+}
+
+const THROUGHPUT: Figure = figure(
+    Procedure::Throughput,
+    Metric::ThroughputFps,
+    "throughput (frames/s per direction)",
+    0,
+);
+
+const CONNECTION_FIGURES: [Figure; 3] = [
+    figure(
+        Procedure::ConnRate,
+        Metric::ConnRateCps,
+        "connection establishment rate (connections/s)",
+        0,
+    ),
+    THROUGHPUT,
+    figure(
+        Procedure::TeardownRate,
+        Metric::TeardownRateCps,
+        "connection tear-down rate (connections/s)",
+        0,
+    ),
+];
+
+const SUBSCRIBER_FIGURES: [Figure; 3] = [
+    THROUGHPUT,
+    figure(Procedure::Latency, Metric::ForwardTlMs, "forward typical latency (ms)", 3),
+    figure(Procedure::Latency, Metric::ReverseTlMs, "reverse typical latency (ms)", 3),
+];
+
+impl Axis {
+    pub const ALL: [Axis; 2] = [Axis::Connections, Axis::Subscribers];
+
+    fn figures(self) -> &'static [Figure] {
+        match self {
+            Axis::Connections => &CONNECTION_FIGURES,
+            Axis::Subscribers => &SUBSCRIBER_FIGURES,
+        }
+    }
+
+    /// The campaign axes that give the count, in the order they are looked at.
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            Axis::Connections => &["connections", "preliminary-frames"],
+            Axis::Subscribers => &["left.map.subscribers"],
+        }
+    }
+
+    /// The heading of the tables' first column.
+    fn short(self) -> &'static str {
+        match self {
+            Axis::Connections => "num. conn.",
+            Axis::Subscribers => "num. subscr.",
+        }
+    }
+
+    /// The report's heading above the tables and its anchor.
+    pub fn heading(self) -> (&'static str, &'static str) {
+        match self {
+            Axis::Connections => ("scale", "Against the number of connections"),
+            Axis::Subscribers => ("scale-subscribers", "Against the number of subscribers"),
+        }
+    }
+
+    /// What the report says under the heading.
+    pub fn note(self) -> &'static str {
+        match self {
+            Axis::Connections => {
+                "The layout of seeds/001's tables (e.g. its Figure 4): median, minimum and maximum over the repetitions, per number of connections."
+            }
+            Axis::Subscribers => {
+                "The same layout for the stateless technologies, per number of subscribers on the tester's CE side (<code>left.map.subscribers</code>: MAP CEs or lwB4s; each frame's subscriber and port pseudorandom): median, minimum and maximum over the repetitions."
+            }
+        }
+    }
+
+    /// The count of one repetition of `s`, if `s` has one along this axis.
+    fn count(self, s: &Source, f: &RepFigures, run: &serde_json::Value) -> Option<u64> {
+        let from_axis = || {
+            let axes = &s.run.as_ref()?.axes;
+            let v = self.keys().iter().find_map(|k| axes.get(*k))?;
+            xlat_results::sweep::parse_number(v).ok().map(|x| x as u64)
+        };
+        match self {
+            Axis::Connections => f
+                .connections
+                .or_else(|| run.get("connections").and_then(|c| c.as_u64()))
+                .or_else(from_axis),
+            Axis::Subscribers => from_axis(),
+        }
+    }
+
+    /// The DUT's name with its variant less this axis.
+    fn dut(self, s: &Source) -> String {
+        let rest: Vec<&str> = s
+            .variant
+            .split(", ")
+            .filter(|v| !v.is_empty() && !self.keys().iter().any(|k| v.strip_prefix(k).is_some_and(|r| r.starts_with('='))))
+            .collect();
+        if rest.is_empty() {
+            s.dut.clone()
+        } else {
+            format!("{} ({})", s.dut, rest.join(", "))
+        }
+    }
+}
+
+/// (DUT, frame size) -> count -> (procedure, metric) -> values.
 type Table = BTreeMap<(String, u64), BTreeMap<u64, BTreeMap<(Procedure, Metric), Vec<f64>>>>;
 
 /// Which figure of a summary a row shows.
 type Pick = fn(&Summary) -> f64;
 
-const ROWS: [(Procedure, Metric, &str); 3] = [
-    (
-        Procedure::ConnRate,
-        Metric::ConnRateCps,
-        "connection establishment rate (connections/s)",
-    ),
-    (Procedure::Throughput, Metric::ThroughputFps, "throughput (frames/s per direction)"),
-    (
-        Procedure::TeardownRate,
-        Metric::TeardownRateCps,
-        "connection tear-down rate (connections/s)",
-    ),
-];
-
-/// The number of connections of a run from its campaign axes.
-fn axis_connections(s: &Source) -> Option<u64> {
-    let axes = &s.run.as_ref()?.axes;
-    let v = axes.get("connections").or_else(|| axes.get("preliminary-frames"))?;
-    xlat_results::sweep::parse_number(v).ok().map(|x| x as u64)
-}
-
-fn table(sources: &[Source]) -> Table {
+fn table(sources: &[Source], axis: Axis) -> Table {
     let mut t: Table = BTreeMap::new();
     for s in sources {
-        let Some(&(procedure, metric, _)) = ROWS.iter().find(|r| s.doc.procedure() == Some(r.0)) else {
+        let Some(procedure) = s.doc.procedure() else { continue };
+        let figures: Vec<&Figure> = axis.figures().iter().filter(|f| f.procedure == procedure).collect();
+        if figures.is_empty() {
             continue;
-        };
+        }
         for size in &s.doc.results {
             for run in &size.result.runs {
                 let Ok(f) = rep_figures(procedure, run) else { continue };
-                let conns = f
-                    .connections
-                    .or_else(|| run.get("connections").and_then(|c| c.as_u64()))
-                    .or_else(|| axis_connections(s));
-                let (Some(c), Some(v)) = (conns, f.metrics.iter().find(|m| m.0 == metric.name()).map(|m| m.1)) else {
-                    continue;
-                };
-                let dut = if s.variant.is_empty() {
-                    s.dut.clone()
-                } else {
-                    let rest: Vec<&str> = s
-                        .variant
-                        .split(", ")
-                        .filter(|v| !v.starts_with("connections=") && !v.starts_with("preliminary-frames="))
-                        .collect();
-                    if rest.is_empty() {
-                        s.dut.clone()
-                    } else {
-                        format!("{} ({})", s.dut, rest.join(", "))
-                    }
-                };
-                t.entry((dut, size.frame_size))
-                    .or_default()
-                    .entry(c)
-                    .or_default()
-                    .entry((procedure, metric))
-                    .or_default()
-                    .push(v);
+                let Some(count) = axis.count(s, &f, run) else { continue };
+                for fig in &figures {
+                    let Some(v) = f.metrics.iter().find(|m| m.0 == fig.metric.name()).map(|m| m.1) else {
+                        continue;
+                    };
+                    t.entry((axis.dut(s), size.frame_size))
+                        .or_default()
+                        .entry(count)
+                        .or_default()
+                        .entry((procedure, fig.metric))
+                        .or_default()
+                        .push(v);
+                }
             }
         }
     }
     t
 }
 
-/// The tables (one per DUT and frame size that was measured at two or more numbers of
-/// connections), or nothing.
-pub fn tables(sources: &[Source]) -> String {
+/// `v` as a figure shows it.
+fn shown(v: f64, decimals: usize) -> String {
+    if decimals == 0 {
+        xlat_results::text::group(v.round() as u64)
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+/// The tables along `axis` (one per DUT and frame size that was measured at two or more
+/// counts), or nothing.
+pub fn tables(sources: &[Source], axis: Axis) -> String {
     let mut s = String::new();
-    for ((dut, size), by_conns) in table(sources) {
-        if by_conns.len() < 2 {
+    for ((dut, size), by_count) in table(sources, axis) {
+        if by_count.len() < 2 {
             continue;
         }
         let _ = write!(
             s,
-            "<table class=\"scale\" data-dut=\"{}\" data-frame-size=\"{size}\"><caption>{}, frame size {size} B</caption>\n<thead><tr><th>num. conn.</th>",
+            "<table class=\"scale\" data-axis=\"{}\" data-dut=\"{}\" data-frame-size=\"{size}\"><caption>{}, frame size {size} B</caption>\n<thead><tr><th>{}</th>",
+            axis.heading().0,
             escape(&dut),
-            escape(&dut)
+            escape(&dut),
+            axis.short()
         );
-        for c in by_conns.keys() {
+        for c in by_count.keys() {
             let _ = write!(s, "<th class=\"num\">{}</th>", xlat_results::text::group(*c));
         }
         s.push_str("</tr></thead><tbody>\n");
-        for (procedure, metric, label) in ROWS {
-            let sums: Vec<Option<Summary>> = by_conns
+        for fig in axis.figures() {
+            let sums: Vec<Option<Summary>> = by_count
                 .values()
-                .map(|m| m.get(&(procedure, metric)).and_then(|v| Summary::of(v)))
+                .map(|m| m.get(&(fig.procedure, fig.metric)).and_then(|v| Summary::of(v)))
                 .collect();
             if sums.iter().all(Option::is_none) {
                 continue;
             }
             let rows: [(&str, Pick); 3] = [("median", |x| x.median), ("min", |x| x.min), ("max", |x| x.max)];
             for (what, pick) in rows {
-                let _ = write!(s, "<tr><th>{} {what}</th>", escape(label));
+                let _ = write!(s, "<tr><th>{} {what}</th>", escape(fig.label));
                 for sum in &sums {
                     match sum {
                         Some(x) => {
                             let _ = write!(
                                 s,
                                 "<td class=\"num\" data-metric=\"{}\" data-value=\"{}\">{}</td>",
-                                metric.name(),
+                                fig.metric.name(),
                                 pick(x),
-                                xlat_results::text::group(pick(x).round() as u64)
+                                shown(pick(x), fig.decimals)
                             );
                         }
                         None => s.push_str("<td class=\"num\">&ndash;</td>"),
@@ -130,7 +243,7 @@ pub fn tables(sources: &[Source]) -> String {
                 }
                 s.push_str("</tr>\n");
             }
-            let _ = write!(s, "<tr><th>{} num. exp.</th>", escape(label));
+            let _ = write!(s, "<tr><th>{} num. exp.</th>", escape(fig.label));
             for sum in &sums {
                 let _ = write!(s, "<td class=\"num\">{}</td>", sum.as_ref().map_or(0, |x| x.n));
             }
@@ -140,3 +253,7 @@ pub fn tables(sources: &[Source]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+#[path = "scale_tests.rs"]
+mod tests;
