@@ -279,16 +279,15 @@ fn trial_spec(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<(xlat_config::Test
         .rate
         .or(cfg.trial.rate)
         .context("no rate: give --rate FPS (or trial.rate in the configuration)")?;
-    let spec = TrialSpec {
+    let spec = cfg.tester.bound_send_lag(TrialSpec {
         preliminary,
-        max_send_lag_ns: cfg.tester.max_send_lag_ns(),
         ..TrialSpec::new(
             o.frame_size.unwrap_or(cfg.trial.frame_size),
             rate,
             o.duration.unwrap_or(cfg.trial.duration_s),
             o.timeout.unwrap_or(cfg.trial.timeout_ms),
         )
-    };
+    });
     Ok((cfg, spec))
 }
 

@@ -294,6 +294,12 @@ fn trial_builds_phase_1_from_the_file_and_the_options() {
     };
     let (_, spec) = trial_spec(&c4, &o).expect("bounded");
     assert_eq!(spec.max_send_lag_ns, Some(500_000));
+    let c5 = ConfigArgs {
+        set: vec!["tester.max_send_lag_frames=250".into()],
+        ..c3.clone()
+    };
+    let (_, spec) = trial_spec(&c5, &o).expect("bounded in frames");
+    assert_eq!((spec.max_send_lag_ns, spec.max_send_lag_frames), (None, Some(250)));
     let flags = StatefulArgs {
         preliminary_frames: Some(5),
         ..Default::default()

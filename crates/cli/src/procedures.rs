@@ -40,12 +40,13 @@ impl<T: Plot + Serialize + Clone> CommandResult for T {}
 
 /// The trial runner of the procedures: the configured backend, Ctrl-C between trials, and
 /// latency samples kept for plots. In a stateful test every trial gets phase 1: a spec that
-/// a procedure built without it gets `preliminary`; likewise the bound of the sender's lag
-/// (`tester.max_send_lag_us`).
+/// a procedure built without it gets `preliminary`; likewise the bounds of the sender's lag
+/// (`tester.max_send_lag_us`, `tester.max_send_lag_frames`).
 pub struct CliRunner {
     inner: Box<dyn TrialRunner>,
     preliminary: Option<PreliminarySpec>,
-    max_send_lag_ns: Option<u64>,
+    /// The bounds of the sender's lag: (nanoseconds, frames).
+    send_lag: (Option<u64>, Option<u64>),
     pub collected: Collected,
 }
 
@@ -54,14 +55,15 @@ impl CliRunner {
         CliRunner {
             inner,
             preliminary,
-            max_send_lag_ns: None,
+            send_lag: (None, None),
             collected: Collected::default(),
         }
     }
 
-    /// Every trial invalid when its sender falls more than `bound` ns behind its schedule.
-    pub fn with_send_lag_bound(mut self, bound: Option<u64>) -> CliRunner {
-        self.max_send_lag_ns = bound;
+    /// Every trial invalid when its sender falls further behind its schedule than `tester`
+    /// allows (`max_send_lag_us`, `max_send_lag_frames`).
+    pub fn with_send_lag_bound(mut self, tester: &xlat_config::TesterConfig) -> CliRunner {
+        self.send_lag = (tester.max_send_lag_ns(), tester.max_send_lag_frames);
         self
     }
 }
@@ -70,11 +72,13 @@ impl CliRunner {
     /// `spec` with this test's phase 1 and send-lag bound where it has none.
     fn completed<'a>(&self, spec: &'a TrialSpec) -> std::borrow::Cow<'a, TrialSpec> {
         let adds_phase_1 = spec.preliminary.is_none() && self.preliminary.is_some();
-        let adds_bound = spec.max_send_lag_ns.is_none() && self.max_send_lag_ns.is_some();
+        let (ns, frames) = self.send_lag;
+        let adds_bound = (spec.max_send_lag_ns.is_none() && ns.is_some()) || (spec.max_send_lag_frames.is_none() && frames.is_some());
         if adds_phase_1 || adds_bound {
             std::borrow::Cow::Owned(TrialSpec {
                 preliminary: spec.preliminary.or(self.preliminary),
-                max_send_lag_ns: spec.max_send_lag_ns.or(self.max_send_lag_ns),
+                max_send_lag_ns: spec.max_send_lag_ns.or(ns),
+                max_send_lag_frames: spec.max_send_lag_frames.or(frames),
                 ..spec.clone()
             })
         } else {
@@ -258,7 +262,7 @@ where
 {
     let repeat = p.common.repeat as usize;
     let mut progress = TermProgress::new(p.common.verbose);
-    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary).with_send_lag_bound(p.cfg.tester.max_send_lag_ns());
+    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary).with_send_lag_bound(&p.cfg.tester);
     interrupt::install();
     if crate::progress::stderr_is_tty() || p.common.verbose {
         progress.note(&format!(
@@ -623,11 +627,28 @@ mod tests {
     #[test]
     fn every_trial_gets_the_send_lag_bound() {
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let mut r = CliRunner::new(recorder(&seen), None).with_send_lag_bound(Some(1_000_000));
+        let cfg = xlat_config::parse_toml(
+            "[tester]\nbackend = \"mem\"\nleft_port = \"a\"\nright_port = \"b\"\nmax_send_lag_us = 1000\nmax_send_lag_frames = 250\n\
+             [left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 4\nipv4_real = \"198.19.0.2\"\n",
+            "t.toml",
+        )
+        .expect("config");
+        let mut r = CliRunner::new(recorder(&seen), None).with_send_lag_bound(&cfg.tester);
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
+        // A procedure's own bound stays.
+        r.run(&TrialSpec {
+            max_send_lag_frames: Some(10),
+            ..TrialSpec::new(84, 1000, 1.0, 10)
+        })
+        .expect("trial");
         let mut r = CliRunner::new(recorder(&seen), None);
         r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
-        let seen: Vec<Option<u64>> = seen.lock().expect("lock").iter().map(|s| s.max_send_lag_ns).collect();
-        assert_eq!(seen, vec![Some(1_000_000), None]);
+        let seen: Vec<(Option<u64>, Option<u64>)> = seen
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|s| (s.max_send_lag_ns, s.max_send_lag_frames))
+            .collect();
+        assert_eq!(seen, vec![(Some(1_000_000), Some(250)), (Some(1_000_000), Some(10)), (None, None)]);
     }
 }

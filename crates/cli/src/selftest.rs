@@ -62,7 +62,7 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
     cfg.setup.forward = true;
     cfg.setup.reverse = true;
     // The procedures' runner: Ctrl-C stops the self-test between trials, as it stops them.
-    let mut r = CliRunner::new(runner::open(&cfg)?, None).with_send_lag_bound(cfg.tester.max_send_lag_ns());
+    let mut r = CliRunner::new(runner::open(&cfg)?, None).with_send_lag_bound(&cfg.tester);
     interrupt::install();
     let st = SelftestConfig {
         frame_size,

@@ -181,11 +181,10 @@ fn parse(cfg: TestConfig, args: &[String], extra: usize, info: &mut Vec<String>)
         };
     }
     xlat_config::validate(&cfg).map_err(|e| InputError(format!("Input Error: {e}")))?;
-    let spec = TrialSpec {
+    let spec = cfg.tester.bound_send_lag(TrialSpec {
         preliminary,
-        max_send_lag_ns: cfg.tester.max_send_lag_ns(),
         ..TrialSpec::new(size, rate, duration as f64, timeout)
-    };
+    });
     Ok((Common { cfg, spec }, base))
 }
 

@@ -50,6 +50,7 @@ pub(crate) struct RawTester {
     pub mem_channels: Option<i64>,
     pub queues: Option<i64>,
     pub max_send_lag_us: Option<i64>,
+    pub max_send_lag_frames: Option<i64>,
     pub timestamps: Option<String>,
     pub cpus: RawCpus,
 }
@@ -221,6 +222,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         mem_channels: c.opt_int("tester.mem_channels", t.mem_channels)?,
         queues: c.opt_int("tester.queues", t.queues)?.unwrap_or(1),
         max_send_lag_us: c.opt_int("tester.max_send_lag_us", t.max_send_lag_us)?,
+        max_send_lag_frames: c.opt_int("tester.max_send_lag_frames", t.max_send_lag_frames)?,
         timestamps: c.choice(
             "tester.timestamps",
             &t.timestamps,

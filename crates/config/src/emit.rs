@@ -116,6 +116,7 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.opt("tester.mem_channels", t.mem_channels.map(|m| m.to_string()));
     o.key("tester.queues", t.queues.to_string());
     o.opt("tester.max_send_lag_us", t.max_send_lag_us.map(|m| m.to_string()));
+    o.opt("tester.max_send_lag_frames", t.max_send_lag_frames.map(|m| m.to_string()));
     o.opt("tester.timestamps", t.timestamps.map(|m| s(m.name())));
     o.header("tester.cpus");
     o.opt("tester.cpus.left_send", t.cpus.left_send.map(|c| c.to_string()));

@@ -234,6 +234,8 @@ pub static KEYS: &[KeyDef] = {
          "queues per port: each runs a sender and a receiver on a core of its own (afpacket: a fanout group; mem); the direction's frames are dealt out among them in chunks of 64"),
     toml("tester.max_send_lag_us",                           T::Int,     Some((1, 10_000_000)), "none",
          "a trial whose sender fell more than this many microseconds behind its schedule is invalid (a stall of the tester's, which the DUT would see as a burst); none: only the end of sending is judged"),
+    toml("tester.max_send_lag_frames",                       T::Int,     Some((1, 10_000_000)), "none (the lab's: 250)",
+         "the same bound in frames: a trial whose sender fell more than this many of its frames behind (its lag times the rate: the burst it then sends to catch up) is invalid; with max_send_lag_us the tighter one holds"),
     toml("tester.timestamps",                                T::Str,     None,                  "\"auto\"",
          "what stamps the frames for latency and delays: auto (the best the ports offer that xlatperf reads), user (the tester's own clock in user space), kernel, hardware; a source the port or this build cannot give is refused, naming the port"),
     // [tester.cpus]
@@ -450,7 +452,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 103);
+        assert_eq!(keys().len(), 104);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

@@ -96,6 +96,9 @@ pub struct TesterConfig {
     /// invalid; `None`: only the end of sending is judged.
     #[serde(default)]
     pub max_send_lag_us: Option<u64>,
+    /// The same bound in frames (lag x rate); `None`: none.
+    #[serde(default)]
+    pub max_send_lag_frames: Option<u64>,
     /// What stamps the frames for latency and delays (`tester.timestamps`); `None`: auto, the
     /// best the ports offer that xlatperf reads.
     #[serde(default)]
@@ -106,6 +109,15 @@ impl TesterConfig {
     /// [`TesterConfig::max_send_lag_us`] in nanoseconds, as a trial takes it.
     pub fn max_send_lag_ns(&self) -> Option<u64> {
         self.max_send_lag_us.map(|us| us.saturating_mul(1000))
+    }
+
+    /// `spec` with this tester's bounds of the sender's lag where it has none.
+    pub fn bound_send_lag(&self, spec: xlat_trial::TrialSpec) -> xlat_trial::TrialSpec {
+        xlat_trial::TrialSpec {
+            max_send_lag_ns: spec.max_send_lag_ns.or(self.max_send_lag_ns()),
+            max_send_lag_frames: spec.max_send_lag_frames.or(self.max_send_lag_frames),
+            ..spec
+        }
     }
 }
 

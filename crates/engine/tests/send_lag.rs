@@ -60,10 +60,36 @@ fn a_forced_stall_is_measured_and_invalid_under_a_bound() {
     assert!(
         r.invalid_reasons
             .iter()
-            .any(|w| w.starts_with("Forward sending fell ") && w.contains("behind its schedule, more than the 1.000 ms allowed")),
+            .any(|w| w.starts_with("Forward sending fell ") && w.contains("more than the 1.000 ms allowed (tester.max_send_lag_us)")),
         "{:?}",
         r.invalid_reasons
     );
+    // In frames: the stall is 200 frames at 10,000 frames/s; a bound of 100 frames makes the
+    // trial invalid, naming the key; one of 1,000 frames (100 ms here) lets it pass.
+    wire.set_impairment(stall_after(3_000));
+    let in_frames = |frames| TrialSpec {
+        max_send_lag_frames: Some(frames),
+        ..spec.clone()
+    };
+    let r = t.run_trial(&in_frames(100)).expect("trial");
+    assert!(
+        !r.valid
+            && r.invalid_reasons
+                .iter()
+                .any(|w| w.contains("frames at 10000 frames/s), more than the 10.000 ms allowed (tester.max_send_lag_frames)")),
+        "{:?}",
+        r.invalid_reasons
+    );
+    let r = xlat_testkit::retry::until_valid(
+        "a trial with a 20 ms stall under a bound of 1,000 frames",
+        || {
+            wire.set_impairment(stall_after(3_000));
+            t.run_trial(&in_frames(1000)).expect("trial")
+        },
+        |r| r.valid,
+        |r| format!("{:?}", r.invalid_reasons),
+    );
+    assert!(r.forward.expect("forward").counts.max_lag_ns >= 19_000_000);
 }
 
 #[test]

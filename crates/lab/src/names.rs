@@ -202,6 +202,13 @@ pub const STATEFUL_BEFORE_TRIAL: &str = "ip netns exec xlat-dut conntrack -F";
 /// The stateful DUTs' connection count (`[dut] count`).
 pub const STATEFUL_COUNT: &str = "ip netns exec xlat-dut conntrack -C";
 
+/// The lab's bound of the tester's lag behind its schedule, in frames (`tester.max_send_lag_frames`):
+/// a trial whose sender fell further behind is invalid. A stall of the tester's is caught up by
+/// a burst of that many frames per direction; the kernel DUT queues frames arriving for its CPU
+/// in one backlog of `net.core.netdev_max_backlog` (1,000 by default) for both directions, so
+/// 250 per direction keep the burst within half of it and any loss the DUT's own (docs/lab.md).
+pub const LAB_MAX_SEND_LAG_FRAMES: u64 = 250;
+
 /// How long the lab's reset command (`[dut] reset`, RFC 6201) keeps the DUT from forwarding,
 /// seconds: the reset time `xlatperf reset` must find.
 pub const RESET_S: f64 = 0.5;

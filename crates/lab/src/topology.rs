@@ -338,6 +338,7 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
             mem_channels: None,
             queues: 1,
             max_send_lag_us: None,
+            max_send_lag_frames: Some(LAB_MAX_SEND_LAG_FRAMES),
             timestamps: None,
         },
         trial: TrialDefaults {

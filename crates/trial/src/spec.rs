@@ -32,6 +32,11 @@ pub struct TrialSpec {
     /// invalid. `None`: only the end of sending is judged (RFC 8219's rule, siitperf's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_send_lag_ns: Option<u64>,
+    /// The same bound in frames: a trial whose sender fell further behind than this many of
+    /// its frames (its lag times the trial's rate: the burst it sends to catch up) is invalid.
+    /// A bound that scales with the rate, as the DUT's buffers see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_send_lag_frames: Option<u64>,
     /// The active directions; `None`: the configuration's (the self-test searches forward
     /// only, reverse only and both ways on the same open ports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -141,6 +146,7 @@ impl TrialSpec {
             rate_change: None,
             preliminary: None,
             max_send_lag_ns: None,
+            max_send_lag_frames: None,
             directions: None,
             phase_two_after: PhaseTwoAfter::default(),
             stamps: None,
@@ -157,6 +163,19 @@ impl TrialSpec {
                 first + (c.rate as f64 * (self.duration_s - c.at_s.max(0.0))).floor() as u64
             }
             _ => (self.rate as f64 * self.duration_s).floor() as u64,
+        }
+    }
+
+    /// The sender's lag allowed, nanoseconds: the tighter of [`TrialSpec::max_send_lag_ns`]
+    /// and [`TrialSpec::max_send_lag_frames`] at the trial's highest rate; `None`: no bound.
+    pub fn send_lag_bound_ns(&self) -> Option<u64> {
+        let rate = self.rate.max(self.rate_change.map_or(0, |c| c.rate)).max(1);
+        let frames = self
+            .max_send_lag_frames
+            .map(|f| u64::try_from(u128::from(f) * 1_000_000_000 / u128::from(rate)).unwrap_or(u64::MAX));
+        match (self.max_send_lag_ns, frames) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 }
@@ -219,6 +238,7 @@ impl PreliminarySpec {
             // catch-up burst is more than a rate-limiting DUT accepts, and its drops would count
             // as the DUT's.
             max_send_lag_ns: spec.max_send_lag_ns,
+            max_send_lag_frames: spec.max_send_lag_frames,
             // Phase 1's direction is the Initiator's, whatever phase 2's are.
             directions: None,
             phase_two_after: PhaseTwoAfter::default(),
@@ -304,4 +324,39 @@ pub struct CpuPlan {
     /// tester, and reads their load over every trial. Empty: none.
     #[serde(default)]
     pub dut: Vec<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_send_lag_bound_is_the_tighter_of_time_and_frames_at_the_highest_rate() {
+        let spec = |ns, frames| TrialSpec {
+            max_send_lag_ns: ns,
+            max_send_lag_frames: frames,
+            ..TrialSpec::new(84, 50_000, 1.0, 10)
+        };
+        assert_eq!(spec(None, None).send_lag_bound_ns(), None);
+        assert_eq!(spec(Some(2_000_000), None).send_lag_bound_ns(), Some(2_000_000));
+        // 250 frames at 50,000 frames/s: 5 ms.
+        assert_eq!(spec(None, Some(250)).send_lag_bound_ns(), Some(5_000_000));
+        assert_eq!(spec(Some(2_000_000), Some(250)).send_lag_bound_ns(), Some(2_000_000));
+        assert_eq!(spec(Some(9_000_000), Some(250)).send_lag_bound_ns(), Some(5_000_000));
+        // A rate change to 200,000 frames/s: 250 frames are 1.25 ms.
+        let changed = TrialSpec {
+            rate_change: Some(RateChange { at_s: 0.5, rate: 200_000 }),
+            ..spec(None, Some(250))
+        };
+        assert_eq!(changed.send_lag_bound_ns(), Some(1_250_000));
+        // Phase 1 keeps the bound in frames, at its own rate.
+        let p = PreliminarySpec {
+            frames: 1000,
+            state_table: 1000,
+            rate: 10_000,
+            timeout_ms: 100,
+            phase_delay_ms: 200,
+        };
+        assert_eq!(p.phase_one_spec(&spec(None, Some(250))).send_lag_bound_ns(), Some(25_000_000));
+    }
 }

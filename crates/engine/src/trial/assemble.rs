@@ -110,12 +110,15 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
                 dr.send_duration_s
             ));
         }
-        if let Some(bound) = spec.max_send_lag_ns.filter(|b| dr.counts.max_lag_ns > *b) {
+        if let Some(bound) = spec.send_lag_bound_ns().filter(|b| dr.counts.max_lag_ns > *b) {
             invalid(format!(
-                "{} sending fell {:.3} ms behind its schedule, more than the {:.3} ms allowed (--max-send-lag), the test is invalid",
+                "{} sending fell {:.3} ms behind its schedule ({:.0} frames at {} frames/s), more than the {:.3} ms allowed (tester.max_send_lag_{}), the test is invalid",
                 d.title(),
                 dr.counts.max_lag_ns as f64 / 1e6,
-                bound as f64 / 1e6
+                dr.counts.max_lag_ns as f64 * spec.rate as f64 / 1e9,
+                spec.rate,
+                bound as f64 / 1e6,
+                if spec.max_send_lag_ns == Some(bound) { "us" } else { "frames" }
             ));
         }
         if dr.counts.tester_tx_dropped + dr.counts.tester_rx_dropped > 0 {
