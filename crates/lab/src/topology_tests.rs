@@ -52,6 +52,8 @@ fn the_dut_gets_cpus_of_its_own_in_every_topology() {
     for t in Topology::ALL {
         let cfg = config_for(t, two.as_ref());
         assert_eq!((cfg.tester.cpus, cfg.dut.cpus), (all_on(0), vec![1]), "{t}");
+        // Every lab trial bounds the tester's catch-up bursts (docs/lab.md "The tester's stalls").
+        assert_eq!(cfg.tester.max_send_lag_frames, Some(250), "{t}");
         let cfg = config_for(t, eight.as_ref());
         let ports = Cpus {
             left_send: Some(0),
