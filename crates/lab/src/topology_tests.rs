@@ -136,6 +136,7 @@ backend = "afpacket"
 left_port = "xlat-tl"
 right_port = "xlat-tr"
 netns = "xlat-tester"
+max_send_lag_frames = 250
 
 [left]
 ip_version = 4
@@ -163,7 +164,8 @@ timeout_ms = 2000
 "#;
     let before = xlat_config::parse_toml(before, "before.toml").unwrap();
     // The same, but for where the tester and the DUT run: the placement (tested above) adds
-    // tester.cpus and dut.cpus.
+    // tester.cpus and dut.cpus. (The bound of the tester's lag is new: a trial the tester's
+    // stall made bursty is invalid now, docs/lab.md "The tester's stalls".)
     assert_same(&before, &config_for(Topology::ROUTER4, None), "router4");
     let now = config_toml(Topology::ROUTER4);
     assert!(now.starts_with("# written by `xlatperf lab up router4`\n# DUT: the Linux kernel forwarding IPv4 in namespace xlat-dut\n"));
