@@ -245,14 +245,22 @@ impl MapRule {
         if i >= self.ports_per_set() || u32::from(psid) >> self.psid_len != 0 {
             return None;
         }
+        let s = self.port_split();
+        Some(s.psid_bits(psid) | s.index_bits(i))
+    }
+
+    /// [`MapRule::port`] as two parts ORed together, unchecked: for a sender that writes ports
+    /// of many sets per frame (the PSID's part computed once per CE).
+    pub fn port_split(&self) -> PortSplit {
         if self.psid_len == 0 {
-            return Some(i as u16);
+            // Port i is i: no PSID bits, no excluded range.
+            PortSplit { m: 16, a: 0 }
+        } else {
+            PortSplit {
+                m: self.m(),
+                a: u32::from(self.psid_offset),
+            }
         }
-        let (a, m) = (u32::from(self.psid_offset), self.m());
-        let (r, j) = (i >> m, i & ((1 << m) - 1));
-        // With an offset, the first range (R = 0) is left out.
-        let r = if a > 0 { r + 1 } else { r };
-        Some(((r << (16 - a)) | (u32::from(psid) << m) | j) as u16)
     }
 
     /// The PSID whose set holds `port`; `None` for a port in no set (the excluded first range).
@@ -326,6 +334,34 @@ impl MapRule {
     pub fn allows(&self, src: Ipv6Addr, ipv4: Ipv4Addr, port: u16) -> bool {
         let Some(psid) = self.psid_of(port) else { return false };
         self.ce_address(Ce { ipv4, psid }) == Some(src)
+    }
+}
+
+/// A rule's ports split into the PSID's bits and the index's ([`MapRule::port_split`]): port `i`
+/// of `psid`'s set is `psid_bits(psid) | index_bits(i)` (RFC 7597 section 5.1: the PSID after
+/// the first `a` bits, then `m` bits of the index; with an offset the first range, R = 0, is
+/// left out). No checks: [`MapRule::port`] checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortSplit {
+    /// Bits after the PSID (16 without sharing).
+    m: u32,
+    /// The PSID offset (0 without sharing).
+    a: u32,
+}
+
+impl PortSplit {
+    /// The PSID's bits of its ports.
+    #[inline(always)]
+    pub fn psid_bits(self, psid: u16) -> u16 {
+        (u32::from(psid) << self.m) as u16
+    }
+
+    /// Index `i`'s bits of a port: its range R (above the excluded first one with an offset)
+    /// in the first `a` bits, its low `m` bits last.
+    #[inline(always)]
+    pub fn index_bits(self, i: u32) -> u16 {
+        let r = (i >> self.m) + u32::from(self.a > 0);
+        ((r << (16 - self.a)) | (i & ((1 << self.m) - 1))) as u16
     }
 }
 

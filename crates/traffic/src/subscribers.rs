@@ -4,9 +4,11 @@
 //! direction's own varying fields (see `Template::build`).
 //!
 //! Only the words that differ between the subscribers are slots; the others are the template's,
-//! written from subscriber 0. The subscribers' addresses are computed once (a table of N).
+//! written from subscriber 0. The subscribers' words are computed once (a table of N rows, the
+//! port's word holding the PSID's bits), so that a frame's are copied, and its port's index
+//! bits ORed in.
 
-use crate::maprule::Ce;
+use crate::maprule::{Ce, PortSplit};
 use crate::plan::{field_id, StreamError};
 use crate::rng::Stream;
 use crate::setup::{Direction, IpVersion, Setup, SideId, SideMap, MAX_SUBSCRIBERS};
@@ -28,9 +30,11 @@ pub(crate) enum Word {
 /// The subscribers of one direction's foreground frames.
 #[derive(Debug, Clone)]
 pub(crate) struct Subscribers {
-    /// Per subscriber: its IPv4 address, PSID and IPv6 address.
-    table: Vec<(u32, u16, u128)>,
-    rule: crate::maprule::MapRule,
+    /// Subscriber 0's IPv4 address, PSID and IPv6 address (the template's fixed words).
+    first: (u32, u16, u128),
+    /// Per subscriber its [`Subscribers::words`], a row each; the port's holds the PSID's bits.
+    rows: Vec<u16>,
+    split: PortSplit,
     pick: FieldGen,
     port: FieldGen,
     /// True when the side sends (its subscribers are the frames' sources).
@@ -150,9 +154,10 @@ impl Subscribers {
                 (u32::from(ce.ipv4), ce.psid, v6)
             })
             .collect();
-        let Some(&(v4_0, _, v6_0)) = table.first() else {
+        let Some(&zero) = table.first() else {
             return Err(StreamError::Invalid(format!("{} is 0", key("subscribers"))));
         };
+        let (v4_0, _, v6_0) = zero;
         let v4_differs = |k: usize| {
             table
                 .iter()
@@ -179,6 +184,17 @@ impl Subscribers {
             words.extend((0..8).filter(|&k| v6_differs(k)).map(Word::Ipv6));
         }
         words.push(Word::Port);
+        let split = map.rule.port_split();
+        let rows: Vec<u16> = table
+            .iter()
+            .flat_map(|&(v4, psid, v6)| {
+                words.iter().map(move |w| match *w {
+                    Word::Ipv4(k) => (v4 >> (16 * (1 - k))) as u16,
+                    Word::Ipv6(k) => (v6 >> (16 * (7 - k))) as u16,
+                    Word::Port => split.psid_bits(psid),
+                })
+            })
+            .collect();
         let ports = map.ports.unwrap_or(map.rule.ports_per_set());
         let fam = d as u64;
         let gen = |max: u32, field: u64| {
@@ -192,8 +208,9 @@ impl Subscribers {
         Ok(Some(Subscribers {
             pick: gen(table.len() as u32, field_id::SUBSCRIBER),
             port: gen(ports, field_id::SUBSCRIBER_PORT),
-            table,
-            rule: map.rule,
+            first: zero,
+            rows,
+            split,
             source,
             words,
         }))
@@ -201,7 +218,7 @@ impl Subscribers {
 
     /// Subscriber 0's IPv4 address, PSID and IPv6 address (the template's fixed words).
     pub(crate) fn first(&self) -> (u32, u16, u128) {
-        self.table.first().copied().unwrap_or_default()
+        self.first
     }
 
     /// The slot values of frame `seq`: its subscriber's words (see [`Subscribers::words`]).
@@ -210,16 +227,14 @@ impl Subscribers {
         self.write(self.pick.value(seq), self.port.value(seq), out);
     }
 
-    /// The words of subscriber `s` at port `i` of its set.
+    /// The words of subscriber `s` at port `i` of its set (the port last, as `words` has it).
     #[inline(always)]
     fn write(&self, s: u16, i: u16, out: &mut [u16; MAX_WORDS]) {
-        let (v4, psid, v6) = self.table.get(usize::from(s)).copied().unwrap_or_default();
-        for (o, w) in out.iter_mut().zip(&self.words) {
-            *o = match *w {
-                Word::Ipv4(k) => (v4 >> (16 * (1 - k))) as u16,
-                Word::Ipv6(k) => (v6 >> (16 * (7 - k))) as u16,
-                Word::Port => self.rule.port(psid, u32::from(i)).unwrap_or(0),
-            };
+        let nw = self.words.len();
+        let at = usize::from(s) * nw;
+        if let (Some(row), Some(o)) = (self.rows.get(at..at + nw), out.get_mut(..nw)) {
+            o.copy_from_slice(row);
+            o[nw - 1] |= self.split.index_bits(u32::from(i));
         }
     }
 
@@ -232,13 +247,19 @@ impl Subscribers {
         let (s, p) = picks.split_at_mut(n);
         self.pick.fill(seq0, s);
         self.port.fill(seq0, &mut p[..n]);
-        let mut w = [0u16; MAX_WORDS];
-        for i in 0..n {
-            self.write(s[i], p[i], &mut w);
-            for (k, v) in w.iter().take(self.words.len()).enumerate() {
-                if let Some(r) = rows.get_mut(k * n + i) {
-                    *r = *v;
-                }
+        let nw = self.words.len();
+        if rows.len() < nw * n {
+            return;
+        }
+        // Word by word: a row of the output per word, read from each frame's subscriber's row.
+        for (k, out) in rows.chunks_exact_mut(n).take(nw).enumerate() {
+            for (o, &sub) in out.iter_mut().zip(s.iter()) {
+                *o = self.rows.get(usize::from(sub) * nw + k).copied().unwrap_or(0);
+            }
+        }
+        if let Some(out) = rows.get_mut((nw - 1) * n..nw * n) {
+            for (o, &i) in out.iter_mut().zip(p.iter()) {
+                *o |= self.split.index_bits(u32::from(i));
             }
         }
     }
