@@ -19,6 +19,9 @@ command -v valgrind >/dev/null || { echo "Error: valgrind is not installed (apt-
 # shellcheck source=bench/mode_sets.sh
 . bench/mode_sets.sh
 X=${XLATPERF:-$PWD/target/release/xlatperf}
+# Instructions do not depend on the page size: without hugepages by default (valgrind, and the
+# figures of earlier sessions); HUGE=1 runs on them.
+export HUGE=${HUGE:-0}
 IP=${IP:-4}; SHORT=${SHORT:-1}; LONG=${LONG:-3}; RECV=${RECV:-1}
 # The frame sizes of bench/sender.sh (with FCS): IPv4 64 bytes, IPv6 84 bytes.
 size=64; [ "$IP" = 6 ] && size=84

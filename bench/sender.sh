@@ -22,6 +22,9 @@
 #                                          (XLATPERF=path of the binary, default target/release).
 #   OURS_PARSE                             a filter from OURS_CMD's stdout to frames/s
 #   TESTPMD=dpdk-testpmd                   Debian 12: `apt-get install dpdk-dev`
+#   HUGE=1                                 both on hugepages, as deployed (scripts/setup.sh
+#                                          reserves them; testpmd --in-memory); HUGE=0: both
+#                                          --no-huge (the figures before session 26)
 #
 # How testpmd gives frames/s without its prompt (DPDK 22.11): without -i, testpmd starts
 # forwarding at once; `--stats-period 1` makes it print the port statistics every second until
@@ -95,10 +98,18 @@ ours() {
     echo "$fps"
 }
 
+# EAL's memory options: hugepages (HUGE=1, the default) or none.
+HUGE=${HUGE:-1}
+export HUGE
+eal_memory() {
+    if [ "$HUGE" = 1 ]; then echo --in-memory; else echo --no-huge -m 1024 --no-shconf; fi
+}
+
 # testpmd <frame length without FCS>: frames/s
 testpmd() {
     local log=$TMP/testpmd.log
-    "$TESTPMD" --no-huge -m 1024 --no-pci --no-shconf --vdev net_null0 -l "$MAIN_CORE,$CORE" --main-lcore "$MAIN_CORE" -- \
+    # shellcheck disable=SC2046  # the memory options are words
+    "$TESTPMD" $(eal_memory) --no-pci --vdev net_null0 -l "$MAIN_CORE,$CORE" --main-lcore "$MAIN_CORE" -- \
         --no-mlockall --forward-mode=txonly --txpkts="$1" --burst=32 --txq=1 --rxq=1 --nb-cores=1 --stats-period 1 \
         > "$log" 2>&1 < /dev/null &
     TESTPMD_PID=$!

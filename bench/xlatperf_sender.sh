@@ -7,7 +7,7 @@
 # Prints `tx_fps=<frames/s>`. With `--set receiver=1` it runs the receiver's benchmark instead
 # (`xlatperf bench-receiver`: the same frames sent into a net_ring pair and taken back by a
 # trial's receiver on the same core; `reset=1` changes nothing there) and prints
-# `rx_frames=<frames counted>`.
+# `rx_frames=<frames counted>`. On hugepages unless HUGE=0 (then --no-huge).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 X=${XLATPERF:-$ROOT/target/release/xlatperf}
@@ -34,13 +34,16 @@ done
 fs=$size; [ "$ip" = 4 ] && fs=$((size + 20))
 conf=$(mktemp --suffix .toml); trap 'rm -f "$conf"' EXIT
 ports=("$port" "$port"); vdev=", \"--vdev\", \"$port\""
+# xlatperf adds --in-memory on hugepages itself.
+mem=; [ "${HUGE:-1}" = 1 ] || mem='"--no-huge", "-m", "1024", "--no-shconf", '
+
 [ "$receiver" = 1 ] && ports=(ring:a ring:b) && vdev=
 cat > "$conf" <<TOML
 [tester]
 backend = "dpdk"
 left_port = "${ports[0]}"
 right_port = "${ports[1]}"
-eal_args = ["--no-huge", "-m", "1024", "--no-pci", "--no-shconf"$vdev, "-l", "$core"]
+eal_args = [$mem"--no-pci"$vdev, "-l", "$core"]
 loopback = true
 [left]
 ip_version = $ip

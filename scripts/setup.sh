@@ -1,13 +1,36 @@
 #!/usr/bin/env bash
 # Install what xlatperf needs on Debian 12 (as root) and build it in release mode.
 # Debian packages: the lab's DUTs (iproute2, nftables, tayga, conntrack), tshark for the tests'
-# independent frame checks, DPDK 22.11 for the dpdk backend, and a C toolchain.
+# independent frame checks, DPDK 22.11 for the dpdk backend, and a C toolchain. Reserves
+# hugepages for the dpdk backend (below); `scripts/setup.sh --release-hugepages` gives them back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" != 0 ]; then
     echo "Error: run as root (it installs Debian packages; the lab needs network namespaces)" >&2
     exit 1
+fi
+
+# Hugepages, as a DPDK testbed runs: at least XLAT_HUGEPAGES 2 MiB pages (default 512: 1 GiB,
+# what the suite's DPDK tests need side by side) reserved, and hugetlbfs mounted on
+# /dev/hugepages. What was there before is saved once in $HUGE_SAVED (the page count, and
+# whether the mount was ours); --release-hugepages puts it back. XLAT_HUGEPAGES=0 reserves none.
+HUGE_SAVED=/var/lib/xlatperf/hugepages.saved
+HUGE_NR=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+hugetlbfs_mounted() { awk '$2 == "/dev/hugepages" && $3 == "hugetlbfs" { found = 1 } END { exit !found }' /proc/mounts; }
+if [ "${1:-}" = --release-hugepages ]; then
+    if [ ! -f "$HUGE_SAVED" ]; then
+        echo "hugepages: nothing to give back ($HUGE_SAVED does not exist: setup.sh changed nothing)"
+        exit 0
+    fi
+    read -r nr ours < "$HUGE_SAVED"
+    if [ "$ours" = 1 ] && hugetlbfs_mounted; then
+        umount /dev/hugepages
+    fi
+    echo "$nr" > "$HUGE_NR"
+    rm -f "$HUGE_SAVED"
+    echo "hugepages: back to $(cat "$HUGE_NR") pages of 2 MiB$([ "$ours" = 1 ] && echo ", /dev/hugepages unmounted")"
+    exit 0
 fi
 
 PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk dpdk-dev ethtool procps python3 python3-venv)
@@ -58,6 +81,29 @@ venv mlrsearch MLRsearch 1.2.1 "the RFC 9971 reference"
 # The report's browser test (crates/cli/tests/lab_campaign.rs) drives Debian's chromium over
 # the DevTools protocol with websocket-client (no dependencies).
 venv report websocket-client 1.8.0 "the report's browser test"
+
+want=${XLAT_HUGEPAGES:-512}
+if [ "$want" -gt 0 ]; then
+    have=$(cat "$HUGE_NR")
+    ours=0
+    hugetlbfs_mounted || ours=1
+    if [ "$have" -lt "$want" ] || [ "$ours" = 1 ]; then
+        mkdir -p "$(dirname "$HUGE_SAVED")"
+        # The state before the first change only: a second run must not save its own.
+        [ -f "$HUGE_SAVED" ] || echo "$have $ours" > "$HUGE_SAVED"
+    fi
+    if [ "$have" -lt "$want" ]; then
+        echo "$want" > "$HUGE_NR"
+        got=$(cat "$HUGE_NR")
+        echo "== hugepages: $have -> $got pages of 2 MiB (vm.nr_hugepages; undo: scripts/setup.sh --release-hugepages)"
+        [ "$got" -ge "$want" ] || echo "Warning: the kernel reserved only $got of $want hugepages (memory too fragmented?); DPDK runs that need more will say so" >&2
+    fi
+    if [ "$ours" = 1 ]; then
+        mkdir -p /dev/hugepages
+        mount -t hugetlbfs nodev /dev/hugepages
+        echo "== hugepages: hugetlbfs mounted on /dev/hugepages (undo: scripts/setup.sh --release-hugepages)"
+    fi
+fi
 
 # scripts/test.sh sets XLAT_SETUP_BUILD=0: its `cargo test --release` builds every crate and
 # target/release/xlatperf itself (with other features and profile, so nothing of this build

@@ -1,5 +1,6 @@
 //! The dpdk backend end to end: the self-test on a net_ring loopback pair, and the same trial
-//! through the lab's router4 DUT on net_af_packet vdevs and on the afpacket backend.
+//! through the lab's router4 DUT on net_af_packet vdevs and on the afpacket backend. On
+//! hugepages (scripts/setup.sh reserves them) but for one test that keeps `--no-huge` working.
 #![cfg(feature = "dpdk")]
 
 mod common;
@@ -28,6 +29,8 @@ fn json_line(out: &str) -> Value {
     serde_json::from_str(line).unwrap()
 }
 
+/// The self-test on a net_ring pair, on the hugepages scripts/setup.sh reserved (the example's
+/// EAL arguments: no `--no-huge`), as DPDK is deployed.
 #[test]
 fn net_ring_self_test_is_valid_and_lossless_both_ways() {
     // Trials spin on both cores: one test at a time.
@@ -68,7 +71,7 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
 /// veth ends), with `extra` arguments; its JSON report.
 fn af_packet_trial(conf: &str, qpairs: u32, trial: &[&str], extra: &[&str]) -> Value {
     let eal = format!(
-        r#"["--no-huge","-m","1024","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs={qpairs}","--vdev","net_af_packet1,iface=xlat-tr,qpairs={qpairs}"]"#
+        r#"["--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs={qpairs}","--vdev","net_af_packet1,iface=xlat-tr,qpairs={qpairs}"]"#
     );
     json_line(&run(Command::new("ip")
         .args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")])
@@ -188,73 +191,6 @@ fn dpdk_with_two_queue_sets_through_router4_on_af_packet_vdevs() {
     }
 }
 
-/// Hugepages reserved for one test and released after, also when it fails.
-struct Hugepages {
-    before: String,
-    dir: std::path::PathBuf,
-}
-
-impl Hugepages {
-    fn reserve(pages: u32) -> Hugepages {
-        let before = std::fs::read_to_string("/proc/sys/vm/nr_hugepages").unwrap().trim().to_string();
-        let dir = std::env::temp_dir().join(format!("xlat-huge-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let g = Hugepages { before, dir };
-        std::fs::write("/proc/sys/vm/nr_hugepages", pages.to_string()).unwrap();
-        run(Command::new("mount").args(["-t", "hugetlbfs", "nodev"]).arg(&g.dir));
-        g
-    }
-}
-
-impl Drop for Hugepages {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
-        let _ = std::fs::remove_dir(&self.dir);
-        let _ = std::fs::write("/proc/sys/vm/nr_hugepages", &self.before);
-    }
-}
-
-#[test]
-fn net_ring_self_test_with_hugepages() {
-    // Trials spin on both cores: one test at a time.
-    let _serial = lab_lock();
-    if skip_unless_root(&["mount", "umount"]) {
-        return;
-    }
-    let huge = Hugepages::reserve(512);
-    let free: u64 = std::fs::read_to_string("/proc/meminfo")
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("HugePages_Free:").map(|v| v.trim().parse().unwrap_or(0)))
-        .unwrap_or(0);
-    assert!(free >= 256, "could not reserve hugepages ({free} free)");
-    let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
-    let eal = format!(
-        r#"["-m","512","--no-pci","-l","0-1","--in-memory","--huge-dir","{}"]"#,
-        huge.dir.display()
-    );
-    let out = run(xlatperf()
-        .args([
-            "selftest",
-            "-c",
-            conf,
-            "--duration",
-            "1",
-            "--max-rate",
-            "200000",
-            "--json",
-            "-",
-            "--set",
-        ])
-        .arg(format!("tester.eal_args={eal}")));
-    let v = json_line(&out);
-    let check = &v["check"];
-    assert_eq!(check["valid"], Value::Bool(true), "{v}");
-    for d in ["forward", "reverse"] {
-        assert_eq!(check[d]["sent"], check[d]["received"], "{d}: {v}");
-    }
-}
-
 /// `bench-receiver` on the net_ring pair: the receiver takes back every frame the sender put in
 /// the ring, counted once (the command fails otherwise), for IPv4 and IPv6 test frames, the
 /// Initiator's phase 1 (learnt into a state table) and the Responder's phase 2 frames.
@@ -298,6 +234,7 @@ fn bench_receiver_counts_every_frame_sent() {
 /// `bench-sender` on a net_null vdev, recycling mbufs and, with `--reset-mbufs`, resetting every
 /// mbuf and writing its frame whole as testpmd txonly does (bench/modes.sh `fixedreset`), and
 /// the Responder's sender (`--responder`): all send (the frames are the same, crates/engine/src/bench/saturate.rs's test; here: DPDK's path).
+/// The one DPDK test without hugepages (`--no-huge`): that way keeps working.
 #[test]
 fn bench_sender_runs_with_recycled_and_with_reset_mbufs() {
     let _serial = lab_lock();
@@ -344,5 +281,46 @@ reverse = false
             .unwrap();
         assert!(fps > 100_000.0, "{extra:?}: {fps} frames/s");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Too few hugepages for what EAL is asked to take (`-m`): an error before EAL starts that says
+/// how many are needed, how many are free, and how to reserve them (instead of EAL's "Cannot
+/// init memory").
+#[test]
+fn too_few_hugepages_are_refused_saying_how_many() {
+    let dir = std::env::temp_dir().join(format!("xlat-dpdk-huge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("huge.toml");
+    // 4 TB: more than any host here has.
+    std::fs::write(
+        &conf,
+        r#"[tester]
+backend = "dpdk"
+left_port = "net_null0"
+right_port = "net_null0"
+eal_args = ["-m", "4000000", "--no-pci", "--vdev", "net_null0", "-l", "1"]
+loopback = true
+[left]
+ip_version = 4
+ipv4_real = "198.18.0.2"
+[right]
+ip_version = 4
+ipv4_real = "198.19.0.2"
+"#,
+    )
+    .unwrap();
+    let o = xlatperf()
+        .args(["trial", "-c", conf.to_str().unwrap(), "--rate", "1000", "--duration", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("DPDK needs 2000000 free hugepages for EAL's 4000000 MB (-m) and this host has ")
+            && err.contains("/proc/sys/vm/nr_hugepages")
+            && err.contains("--no-huge"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -119,7 +119,8 @@ fn the_dut_namespace_deleted_mid_trial_ends_the_trial_afpacket() {
 #[cfg(feature = "dpdk")]
 #[test]
 fn the_dut_namespace_deleted_mid_trial_ends_the_trial_dpdk() {
-    let eal = r#"["--no-huge","-m","512","--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs=2","--vdev","net_af_packet1,iface=xlat-tr,qpairs=2"]"#;
+    let eal =
+        r#"["--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs=2","--vdev","net_af_packet1,iface=xlat-tr,qpairs=2"]"#;
     // The DPDK process runs in the tester's namespace, where its vdevs open the veth ends; EAL
     // takes longer to start, so the namespace goes a second later.
     let dpdk = |conf: &str| {

@@ -13,7 +13,7 @@
 //! end and counts the test frames (classified with xlat_wire); prints `tx_fps=` and `rx_fps=`.
 //!
 //! `--set KEY=VALUE` sets the option `--KEY` (for scripts that pass settings uniformly).
-//! Default EAL arguments: `--no-huge -m 1024 --no-pci --vdev net_null0 -l <core>`.
+//! Default EAL arguments: `--no-pci --vdev net_null0 -l <core>` (on hugepages: scripts/setup.sh reserves them).
 //! Run: `cargo run --release -p xlat-io --features dpdk --example dpdk_txrate -- --seconds 5`
 
 #[cfg(not(feature = "dpdk"))]
@@ -156,8 +156,8 @@ mod run {
     pub fn main() -> Res<()> {
         let a = parse()?;
         let eal = a.eal.clone().unwrap_or_else(|| match a.mode.as_str() {
-            "tx" => format!("--no-huge -m 1024 --no-pci --vdev {} -l {}", a.port, a.core),
-            _ => format!("--no-huge -m 1024 --no-pci -l {}", a.core),
+            "tx" => format!("--no-pci --vdev {} -l {}", a.port, a.core),
+            _ => format!("--no-pci -l {}", a.core),
         });
         let eal: Vec<String> = eal.split_whitespace().map(String::from).collect();
         dpdk::eal_init(&eal).map_err(|e| e.to_string())?;

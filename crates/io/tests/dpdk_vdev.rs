@@ -1,4 +1,5 @@
-//! The DPDK backend on virtual devices (`net_null`, `net_ring`), without hugepages or NICs.
+//! The DPDK backend on virtual devices (`net_null`, `net_ring`) with hugepages, as deployed
+//! (scripts/setup.sh reserves them), without NICs.
 //! EAL can be initialised once per process: every case of this binary shares one
 //! initialisation (`eal()`) and uses devices of its own, as the cases run in parallel.
 #![cfg(feature = "dpdk")]
@@ -10,9 +11,6 @@ use xlat_wire::frame::{IpPair, TestFrame};
 use xlat_wire::{classify, pcap, MacAddr, Rx};
 
 const EAL_ARGS: &[&str] = &[
-    "--no-huge",
-    "-m",
-    "512",
     "--no-pci",
     "-l",
     "0",

@@ -85,6 +85,8 @@ pub fn eal_init(args: &[String]) -> Result<()> {
         EalState::Failed(e) => return Err(backend(format!("DPDK's EAL failed to initialise earlier in this process: {e}"))),
         EalState::Uninit => {}
     }
+    // Without enough hugepages EAL fails with "Cannot init memory": say how many instead.
+    super::huge::check_before_eal(args, super::huge::HugePages::of_host())?;
     let mut cargs = Vec::new();
     for a in eal_argv(args) {
         match CString::new(a) {
@@ -114,6 +116,11 @@ pub fn eal_init(args: &[String]) -> Result<()> {
 /// True once [`eal_init`] has succeeded.
 pub(super) fn eal_up() -> bool {
     matches!(*lock(&EAL), EalState::Up(_))
+}
+
+/// True when EAL is up on hugepages (its arguments have no `--no-huge`).
+pub(super) fn eal_on_hugepages() -> bool {
+    matches!(&*lock(&EAL), EalState::Up(args) if super::huge::wanted(args))
 }
 
 fn get_affinity() -> Option<libc::cpu_set_t> {

@@ -2,7 +2,7 @@
 //! and for the `net_null`, `net_ring` and `net_af_packet` virtual devices in tests.
 //!
 //! Use: [`eal_init`] once per process with the EAL arguments (for example
-//! `--no-huge -m 1024 --no-pci --vdev net_null0 -l 0`), then [`DpdkPort::open`] each port by
+//! `--no-pci --vdev net_null0 -l 0`, on hugepages; `--no-huge -m 1024` runs without), then [`DpdkPort::open`] each port by
 //! port id (`"0"`) or device name (`"net_null0"`), then [`Port::queues`]. A port has one receive
 //! queue and two transmit queues: 0 for traffic, 1 for control frames (ARP/NDP answers).
 //!
@@ -27,17 +27,20 @@
 //! so that they get a per-lcore mempool cache as EAL's own lcores do.
 //!
 //! What is where: `eal` (EAL's arguments and initialisation, the TSC, lcore registration of the
-//! threads that call the burst functions), `port` (finding, configuring and starting a port, its
+//! threads that call the burst functions), `huge` (hugepages: the host's, what EAL and a
+//! mempool need, the errors that say how many), `port` (finding, configuring and starting a port, its
 //! mempool and counters, the shared `Device` that closes it), `queues` (the burst functions of
 //! [`DpdkTx`] and [`DpdkRx`]), `ffi` (the declarations of DPDK and of the C shim, `csrc/shim.c`).
 //! This file joins them: [`Port`] for [`DpdkPort`] hands out its queues.
 
 mod eal;
 mod ffi;
+mod huge;
 mod port;
 mod queues;
 
 pub use eal::{eal_init, rdtsc, tsc_hz};
+pub use huge::HugePages;
 pub use port::{mempool_size, ring_pair, ring_pair_queues, DpdkOptions, DpdkPort, PortStats, MAX_RX_BURST, MAX_TX_BURST};
 pub use queues::{DpdkRx, DpdkTx};
 

@@ -364,9 +364,14 @@ impl DpdkPort {
         // (cache <= 512 <= mbufs / 1.5).
         dev.pool = unsafe { ffi::rte_pktmbuf_pool_create(pool_name.as_ptr(), mbufs, cache, 0, data_room, socket) };
         if dev.pool.is_null() {
-            return Err(errno_err(what(&format!(
-                "creating a mempool of {mbufs} mbufs of {data_room} bytes (is EAL's -m large enough?)"
-            ))));
+            let e = errno_err(what(&format!("creating a mempool of {mbufs} mbufs of {data_room} bytes")));
+            return Err(super::huge::pool_error(
+                e.to_string(),
+                mbufs,
+                data_room,
+                super::eal::eal_on_hugepages(),
+                super::huge::HugePages::of_host(),
+            ));
         }
         let (mut meta_off, mut line_off, mut line) = (-1, -1, 0);
         // SAFETY: the pool was just created and no mbuf of it is in use; the out parameters are
