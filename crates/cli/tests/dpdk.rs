@@ -231,6 +231,21 @@ fn bench_receiver_counts_every_frame_sent() {
     }
 }
 
+/// A directory of this test process and in it a configuration `NAME.toml` of the forward
+/// direction alone on one DPDK net_null port with EAL arguments `eal` (TOML array items).
+fn null_config(name: &str, eal: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("xlat-dpdk-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "[tester]\nbackend = \"dpdk\"\nleft_port = \"net_null0\"\nright_port = \"net_null0\"\neal_args = [{eal}]\nloopback = true\n\
+         [left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 4\nipv4_real = \"198.19.0.2\"\n\
+         [traffic]\nreverse = false\n"
+    );
+    std::fs::write(&conf, text).unwrap();
+    (dir, conf)
+}
+
 /// `bench-sender` on a net_null vdev, recycling mbufs and, with `--reset-mbufs`, resetting every
 /// mbuf and writing its frame whole as testpmd txonly does (bench/modes.sh `fixedreset`), and
 /// the Responder's sender (`--responder`): all send (the frames are the same, crates/engine/src/bench/saturate.rs's test; here: DPDK's path).
@@ -238,28 +253,10 @@ fn bench_receiver_counts_every_frame_sent() {
 #[test]
 fn bench_sender_runs_with_recycled_and_with_reset_mbufs() {
     let _serial = lab_lock();
-    let dir = std::env::temp_dir().join(format!("xlat-dpdk-null-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let conf = dir.join("null.toml");
-    std::fs::write(
-        &conf,
-        r#"[tester]
-backend = "dpdk"
-left_port = "net_null0"
-right_port = "net_null0"
-eal_args = ["--no-huge", "-m", "1024", "--no-pci", "--no-shconf", "--vdev", "net_null0", "-l", "1"]
-loopback = true
-[left]
-ip_version = 4
-ipv4_real = "198.18.0.2"
-[right]
-ip_version = 4
-ipv4_real = "198.19.0.2"
-[traffic]
-reverse = false
-"#,
-    )
-    .unwrap();
+    let (dir, conf) = null_config(
+        "null",
+        r#""--no-huge", "-m", "1024", "--no-pci", "--no-shconf", "--vdev", "net_null0", "-l", "1""#,
+    );
     // And the Responder's phase 2 sender (bench/modes.sh `responder`) on made-up connections.
     let responder = [
         "--responder",
@@ -289,27 +286,8 @@ reverse = false
 /// init memory").
 #[test]
 fn too_few_hugepages_are_refused_saying_how_many() {
-    let dir = std::env::temp_dir().join(format!("xlat-dpdk-huge-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let conf = dir.join("huge.toml");
     // 4 TB: more than any host here has.
-    std::fs::write(
-        &conf,
-        r#"[tester]
-backend = "dpdk"
-left_port = "net_null0"
-right_port = "net_null0"
-eal_args = ["-m", "4000000", "--no-pci", "--vdev", "net_null0", "-l", "1"]
-loopback = true
-[left]
-ip_version = 4
-ipv4_real = "198.18.0.2"
-[right]
-ip_version = 4
-ipv4_real = "198.19.0.2"
-"#,
-    )
-    .unwrap();
+    let (dir, conf) = null_config("huge", r#""-m", "4000000", "--no-pci", "--vdev", "net_null0", "-l", "1""#);
     let o = xlatperf()
         .args(["trial", "-c", conf.to_str().unwrap(), "--rate", "1000", "--duration", "1"])
         .output()

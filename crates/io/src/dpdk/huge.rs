@@ -3,8 +3,12 @@
 //! a tester without enough says how many it needs and how to get them instead of EAL's "Cannot
 //! init memory".
 
-use super::eal::backend;
 use crate::{IoError, Result};
+
+/// A backend error with message `msg` (as `eal`'s: this module is below it).
+fn backend(msg: impl Into<String>) -> IoError {
+    IoError::Backend(msg.into())
+}
 
 /// The hugepages of the default size, from `/proc/meminfo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
