@@ -299,7 +299,7 @@ fn trial(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<()> {
         to.check()?;
     }
     let human = json != Some(&output::JsonTo::Stdout);
-    let mut r = runner::open(&cfg)?;
+    let mut r = runner::open_sized(&cfg, spec.frame_size)?;
     if human {
         eprintln!(
             "xlatperf trial: {} frames/s for {} s, frame size {} (IPv4 frames {}), timeout {} ms; {}",
@@ -435,15 +435,31 @@ fn lab(cmd: &LabCmd) -> Result<()> {
                 dut_cpus: dut_cpus.as_ref().map(|c| c.0.clone()),
                 no_steering: *no_steering,
             };
+            if t.dut().dpdk() && !cfg!(feature = "dpdk") {
+                anyhow::bail!(
+                    "lab {t}: its tester ports are DPDK virtio-user ports, and this xlatperf was built without DPDK \
+                     (cargo build --release --features xlatperf/dpdk)"
+                );
+            }
             let info = xlat_lab::up(t, &opts)?;
+            if t.dut().dpdk() {
+                eprintln!(
+                    "lab {t} is up: tester ports {} and {} (DPDK virtio-user ports), DUT dpdk-testpmd (log {})",
+                    info.left_port,
+                    info.right_port,
+                    xlat_lab::TESTPMD_LOG
+                );
+            }
             let dut = match &info.clat_ns {
                 Some(clat) => format!("CLAT in {clat}, PLAT (DUT) in {}", info.dut_ns),
                 None => format!("DUT in {}", info.dut_ns),
             };
-            eprintln!(
-                "lab {} is up: tester ports {} and {} in namespace {}, {dut}",
-                info.topology, info.left_port, info.right_port, info.tester_ns
-            );
+            if !t.dut().dpdk() {
+                eprintln!(
+                    "lab {} is up: tester ports {} and {} in namespace {}, {dut}",
+                    info.topology, info.left_port, info.right_port, info.tester_ns
+                );
+            }
             match &info.placement {
                 Some(p) => eprintln!("CPUs: {}", p.describe()),
                 None => eprintln!("CPUs: one; the DUT and the tester share it, and a figure measures both"),

@@ -262,7 +262,11 @@ where
 {
     let repeat = p.common.repeat as usize;
     let mut progress = TermProgress::new(p.common.verbose);
-    let mut runner = CliRunner::new(runner::open(&p.cfg)?, p.preliminary).with_send_lag_bound(&p.cfg.tester);
+    let mut runner = CliRunner::new(
+        runner::open_sized(&p.cfg, p.sizes.iter().copied().max().unwrap_or(0))?,
+        p.preliminary,
+    )
+    .with_send_lag_bound(&p.cfg.tester);
     interrupt::install();
     if crate::progress::stderr_is_tty() || p.common.verbose {
         progress.note(&format!(

@@ -49,6 +49,18 @@ fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<d
     Ok(Box::new(Hooks::new(t, cfg.dut.clone())))
 }
 
+/// [`open`] with room in the ports' buffers for frames of siitperf's size `largest` (the
+/// trials' sizes, which the command line may set beyond the configuration's): a DPDK port sizes
+/// its mbufs and MTU when it is opened.
+pub fn open_sized(cfg: &TestConfig, largest: usize) -> Result<Box<dyn TrialRunner>> {
+    if largest <= cfg.trial.frame_size {
+        return open(cfg);
+    }
+    let mut cfg = cfg.clone();
+    cfg.trial.frame_size = largest;
+    open(&cfg)
+}
+
 /// Open both ports of the configured backend and resolve the DUT.
 pub fn open(cfg: &TestConfig) -> Result<Box<dyn TrialRunner>> {
     let t = &cfg.tester;

@@ -15,6 +15,7 @@ pub(crate) fn package_of(tool: &str) -> &'static str {
         "sysctl" | "kill" => "procps",
         "tayga" => "tayga",
         "taskset" => "util-linux",
+        "dpdk-testpmd" => "dpdk",
         _ => "?",
     }
 }
@@ -49,6 +50,21 @@ fn only_standard_descriptors(cmd: &mut Command) {
     unsafe {
         cmd.pre_exec(|| {
             libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC);
+            Ok(())
+        });
+    }
+}
+
+/// A daemon the lab starts and `down` stops by its pid: in a session of its own (a Ctrl-C at
+/// the terminal that ran `lab up` does not reach it), with only the standard descriptors.
+#[allow(unsafe_code)]
+pub(crate) fn detach(cmd: &mut Command) {
+    only_standard_descriptors(cmd);
+    // SAFETY: runs in the child between fork and exec; setsid is async-signal-safe and
+    // allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
             Ok(())
         });
     }

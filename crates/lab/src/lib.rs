@@ -87,6 +87,7 @@ mod mapbr;
 mod maptbr;
 mod names;
 mod placement;
+mod process;
 mod report;
 mod setup;
 mod siitperf;
@@ -94,6 +95,7 @@ mod state;
 mod status;
 mod steer;
 mod tayga;
+mod testpmd;
 mod topologies;
 mod topology;
 
@@ -107,6 +109,7 @@ pub use report::{DownReport, LabInfo, UpOptions, CONNTRACK_LIMIT, MAX_QUEUES};
 pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, PlacedPart, Status};
+pub use testpmd::{DPDK_FWD_MAX_SEND_LAG_FRAMES, TESTPMD_LOG};
 pub use topology::{
     config, config_toml, config_toml_for, map_rule, map_tester_ce, Declaration, Dut, StatefulLab, Topology, ALIASES, CLAT_IPV4_ROUTE,
     CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6, CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX,
@@ -122,6 +125,9 @@ fn require_tools(t: Topology) -> Result<(), LabError> {
     let mut tools = vec!["ip", "nft", "sysctl", "kill"];
     if t.uses_tayga() {
         tools.push("tayga");
+    }
+    if t.dut().dpdk() {
+        tools.push(testpmd::TESTPMD);
     }
     for tool in tools {
         if !cmd::have_tool(tool) {
@@ -155,6 +161,19 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
                     "connection tracking {what} {v}: allowed 1-{CONNTRACK_LIMIT}"
                 )));
             }
+        }
+    }
+    if t.dut().dpdk() {
+        if let Some(b) = opts.backend.filter(|b| *b != xlat_config::Backend::Dpdk) {
+            return Err(LabError::InvalidInput(format!(
+                "{t}: the tester's ports are DPDK virtio-user ports; backend {} cannot open them",
+                b.name()
+            )));
+        }
+        if opts.no_steering {
+            return Err(LabError::InvalidInput(format!(
+                "{t}: --no-steering is for the kernel DUTs; testpmd polls its own CPU whatever the steering"
+            )));
         }
     }
     if let Some(q) = opts.queues {

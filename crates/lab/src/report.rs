@@ -56,7 +56,7 @@ pub struct DownReport {
     pub had_state: bool,
     /// The topology from the state file.
     pub topology: Option<Topology>,
-    /// TAYGA daemons stopped.
+    /// DUT daemons stopped (TAYGA, dpdk-testpmd).
     pub killed: Vec<u32>,
     pub namespaces_removed: Vec<String>,
     pub links_removed: Vec<String>,
@@ -95,7 +95,7 @@ impl fmt::Display for DownReport {
             let list = |v: &[String]| v.join(", ");
             if !self.killed.is_empty() {
                 let pids: Vec<String> = self.killed.iter().map(|p| p.to_string()).collect();
-                writeln!(f, "  stopped tayga: pid {}", list(&pids))?;
+                writeln!(f, "  stopped the DUT's daemons (tayga, dpdk-testpmd): pid {}", list(&pids))?;
             }
             if !self.xdp_removed.is_empty() {
                 writeln!(f, "  XDP programs: {}", list(&self.xdp_removed))?;

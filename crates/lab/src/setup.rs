@@ -152,6 +152,17 @@ pub(crate) fn existing() -> Result<Option<String>, LabError> {
 
 /// `up`, after the checks: build everything, recording it in `st` as it goes.
 pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOptions) -> Result<LabInfo, LabError> {
+    if t.dut().dpdk() {
+        // No namespace, no veth: the DUT is a DPDK process on its CPUs, the tester's ports its
+        // virtio-user peers (vhost-user).
+        let placement = st.placement.clone().ok_or_else(|| {
+            LabError::InvalidInput(format!(
+                "{t}: testpmd polls a CPU of its own and the tester needs another; this process may use one"
+            ))
+        })?;
+        crate::testpmd::start(st, &placement, opts.queues.unwrap_or(1))?;
+        return finish(t, st, opts);
+    }
     for ns in t.namespaces() {
         run("ip", &["netns", "add", ns])?;
         ip_in(ns, &["link", "set", "dev", "lo", "up"])?;
@@ -302,7 +313,12 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
     if let Some(p) = &st.placement {
         crate::steer::apply(t, p)?;
     }
+    finish(t, st, opts)
+}
 
+/// Write the test configuration of what `build` made, mark the state complete, and say where
+/// everything is.
+fn finish(t: Topology, st: &mut LabState, opts: &crate::report::UpOptions) -> Result<LabInfo, LabError> {
     let path = state::config_path(t);
     st.files.push(path.clone());
     state::write(st)?;
@@ -312,14 +328,19 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
     st.complete = true;
     state::write(st)?;
 
+    let (left, right) = if t.dut().dpdk() {
+        (crate::testpmd::LEFT_VDEV, crate::testpmd::RIGHT_VDEV)
+    } else {
+        (LEFT_PORT, RIGHT_PORT)
+    };
     Ok(LabInfo {
         topology: t,
         config_path: path,
-        tester_ns: TESTER_NS.to_string(),
-        dut_ns: DUT_NS.to_string(),
+        tester_ns: t.namespaces().first().map_or_else(String::new, |n| n.to_string()),
+        dut_ns: if t.dut().dpdk() { String::new() } else { DUT_NS.to_string() },
         clat_ns: t.has_clat().then(|| CLAT_NS.to_string()),
-        left_port: LEFT_PORT.to_string(),
-        right_port: RIGHT_PORT.to_string(),
+        left_port: left.to_string(),
+        right_port: right.to_string(),
         placement: st.placement.clone(),
     })
 }
@@ -449,7 +470,22 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
             Vec::new()
         }
     };
-    // 1. TAYGA: the recorded pids, and (after a crash before they were recorded) any tayga in
+    // 1. dpdk-fwd's testpmd: the recorded pid, and (after a crash before it was recorded) any
+    //    testpmd serving the lab's vhost-user socket.
+    let mut testpmds: Vec<u32> = st.iter().filter_map(|s| s.dut_pid).collect();
+    for pid in crate::testpmd::strays() {
+        if !testpmds.contains(&pid) {
+            testpmds.push(pid);
+        }
+    }
+    for pid in testpmds {
+        match crate::process::stop(pid, crate::testpmd::TESTPMD, &mut report) {
+            Ok(true) => report.killed.push(pid),
+            Ok(false) => {}
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    // 1b. TAYGA: the recorded pids, and (after a crash before they were recorded) any tayga in
     //    xlat-dut or xlat-clat.
     let mut pids: Vec<u32> = st.iter().flat_map(|s| [s.tayga_pid, s.clat_pid]).flatten().collect();
     for ns in [DUT_NS, CLAT_NS].into_iter().filter(|ns| namespaces.iter().any(|n| n == ns)) {
@@ -459,7 +495,7 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
                     if pids.contains(&pid) {
                         continue;
                     }
-                    if tayga::process_is(pid, "tayga") {
+                    if crate::process::process_is(pid, "tayga") {
                         pids.push(pid);
                     } else {
                         report.notes.push(format!("process {pid} still runs in {ns}; left alone"));
@@ -470,7 +506,7 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
         }
     }
     for pid in pids {
-        match tayga::stop(pid, &mut report) {
+        match crate::process::stop(pid, "tayga", &mut report) {
             Ok(true) => report.killed.push(pid),
             Ok(false) => {}
             Err(e) => failures.push(e.to_string()),
@@ -557,7 +593,15 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
 
     // 5. Files; the state file last, and only when everything else is gone.
     let mut files: Vec<PathBuf> = Topology::ALL.iter().map(|t| state::config_path(*t)).collect();
-    for f in [TAYGA_CONF, TAYGA_PIDFILE, CLAT_TAYGA_CONF, CLAT_TAYGA_PIDFILE] {
+    for f in [
+        TAYGA_CONF,
+        TAYGA_PIDFILE,
+        CLAT_TAYGA_CONF,
+        CLAT_TAYGA_PIDFILE,
+        crate::testpmd::TESTPMD_LOG,
+        crate::testpmd::LEFT_SOCKET,
+        crate::testpmd::RIGHT_SOCKET,
+    ] {
         files.push(PathBuf::from(f));
     }
     if let Some(st) = &st {

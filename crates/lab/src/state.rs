@@ -44,6 +44,10 @@ pub struct LabState {
     /// The CLAT's TAYGA (xlat464); absent in state files of labs without one.
     #[serde(default)]
     pub clat_pid: Option<u32>,
+    /// A DUT daemon of its own besides TAYGA (dpdk-fwd's dpdk-testpmd); absent in older state
+    /// files.
+    #[serde(default)]
+    pub dut_pid: Option<u32>,
     /// Files to remove on `down` (besides the state file).
     pub files: Vec<PathBuf>,
     /// Host-wide sysctls (neighbour table limits) to restore on `down`.
@@ -69,6 +73,7 @@ impl LabState {
             config_path: None,
             tayga_pid: None,
             clat_pid: None,
+            dut_pid: None,
             files: Vec::new(),
             saved_sysctls: Vec::new(),
             created_unix,

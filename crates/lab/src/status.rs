@@ -4,9 +4,9 @@ use std::fmt;
 
 use crate::cmd::{ip_in, run_in, sysctl_get};
 use crate::error::LabError;
+use crate::process::alive;
 use crate::setup::{list_netns, root_links};
 use crate::state::{self, LabState};
-use crate::tayga::alive;
 use crate::topology::*;
 
 /// One lab interface as seen in its namespace.
@@ -52,6 +52,8 @@ pub struct Status {
     pub tayga: Option<(u32, bool)>,
     /// The CLAT's TAYGA (xlat464): its pid from the state file, and whether it runs.
     pub clat: Option<(u32, bool)>,
+    /// dpdk-fwd's dpdk-testpmd: its pid from the state file, and whether it runs.
+    pub testpmd: Option<(u32, bool)>,
     /// The DUT's connection tracking, when nf_conntrack is loaded: entries now (the DUT
     /// namespace's own count), the host-wide table limit, the DUT's UDP timeout in seconds.
     pub conntrack: Option<ConntrackStatus>,
@@ -219,6 +221,7 @@ pub(crate) fn collect() -> Result<Status, LabError> {
     }
     st.tayga = st.state.as_ref().and_then(|s| s.tayga_pid).map(|p| (p, alive(p)));
     st.clat = st.state.as_ref().and_then(|s| s.clat_pid).map(|p| (p, alive(p)));
+    st.testpmd = st.state.as_ref().and_then(|s| s.dut_pid).map(|p| (p, alive(p)));
     if let Some((t, Some(p))) = st.state.as_ref().map(|s| (s.topology, s.placement.clone())) {
         st.placement = placed_parts(&st, t, &p);
     }
@@ -238,7 +241,7 @@ fn placed_parts(st: &Status, t: Topology, p: &crate::placement::Placement) -> Ve
             });
         }
     }
-    for (who, pid) in [("tayga", st.tayga), ("tayga CLAT", st.clat)] {
+    for (who, pid) in [("tayga", st.tayga), ("tayga CLAT", st.clat), ("dpdk-testpmd", st.testpmd)] {
         if let Some((pid, true)) = pid {
             if let Some(now) = crate::placement::allowed_cpus(&pid.to_string()) {
                 parts.push(PlacedPart {
@@ -345,6 +348,14 @@ impl fmt::Display for Status {
                 f,
                 "tayga (CLAT, in {CLAT_NS}): pid {pid} {}",
                 if alive { "running" } else { "NOT running" }
+            )?;
+        }
+        if let Some((pid, alive)) = self.testpmd {
+            writeln!(
+                f,
+                "dpdk-testpmd: pid {pid} {} (its port statistics: {})",
+                if alive { "running" } else { "NOT running" },
+                crate::testpmd::TESTPMD_LOG
             )?;
         }
         if let Some(p) = self.state.as_ref().and_then(|s| s.placement.as_ref()) {

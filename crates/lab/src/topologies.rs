@@ -36,6 +36,9 @@ pub enum Dut {
     /// A MAP-T border relay: IPv6 <-> IPv4 translated by the mapping rule and the Default
     /// Mapping Rule's prefix in tc programs, stateless, without a table.
     MapT,
+    /// DPDK's dpdk-testpmd forwarding in MAC mode between two vhost-user ports (testpmd.rs): no
+    /// namespace and no veth; the tester's ports are DPDK virtio-user devices.
+    Testpmd,
 }
 
 impl Dut {
@@ -50,7 +53,7 @@ impl Dut {
         match self {
             Dut::Masquerade { family } => Some(family),
             Dut::TaygaPool | Dut::Aftr => Some("ip"),
-            Dut::Kernel | Dut::TaygaStatic | Dut::Lwaftr | Dut::MapE | Dut::MapT => None,
+            Dut::Kernel | Dut::TaygaStatic | Dut::Lwaftr | Dut::MapE | Dut::MapT | Dut::Testpmd => None,
         }
     }
 
@@ -64,6 +67,12 @@ impl Dut {
     /// softwire's concentrator, or mapt's translating BR)?
     pub fn left_ipv6_only(self) -> bool {
         self.softwire() || self == Dut::MapT
+    }
+
+    /// Is the DUT a DPDK process the tester reaches by vhost-user (no namespace, no veth, the
+    /// tester's backend DPDK)?
+    pub fn dpdk(self) -> bool {
+        self == Dut::Testpmd
     }
 
     /// Does the tester's left side work by the MAP rule (its address and ports a CE's)?
@@ -309,8 +318,32 @@ impl Topology {
         },
     });
 
+    pub const DPDK_FWD: Topology = Topology(&Declaration {
+        name: "dpdk-fwd",
+        summary: "DPDK's dpdk-testpmd forwarding IPv4 (MAC mode) between two vhost-user ports, polling its own CPU: the tester on DPDK at millions of frames/s",
+        dut: Dut::Testpmd,
+        clat: false,
+        ip_versions: (4, 4),
+        // No kernel forwards: testpmd forwards whatever frame arrives.
+        forwarding: (false, false),
+        preliminary_rate: None,
+        left_ipv4_virt: None,
+        right_ipv6_virt: None,
+        describe: || {
+            format!(
+                "DUT: dpdk-testpmd (DPDK) forwarding in MAC mode between vhost-user ports {} (left, MAC {}) and {} (right, MAC {}),\n\
+                 on hugepages, polling its CPU (its load is 100 % whatever it forwards); its log: {}",
+                crate::testpmd::LEFT_SOCKET,
+                crate::testpmd::DUT_LEFT_MAC,
+                crate::testpmd::RIGHT_SOCKET,
+                crate::testpmd::DUT_RIGHT_MAC,
+                crate::testpmd::TESTPMD_LOG
+            )
+        },
+    });
+
     /// All topologies, in the order they are documented.
-    pub const ALL: [Topology; 11] = [
+    pub const ALL: [Topology; 12] = [
         Topology::ROUTER4,
         Topology::ROUTER6,
         Topology::SIIT,
@@ -322,6 +355,7 @@ impl Topology {
         Topology::LW4O6,
         Topology::MAPE,
         Topology::MAPT,
+        Topology::DPDK_FWD,
     ];
 
     /// Its declaration.
@@ -396,7 +430,7 @@ mod tests {
             let (v4, v6) = d.forwarding;
             // (mapt's IPv6 is translated before and after routing.)
             for v in [d.ip_versions.0, d.ip_versions.1] {
-                let routed = if v == 4 { v4 || d.clat } else { v6 || d.dut == Dut::MapT };
+                let routed = d.dut.dpdk() || if v == 4 { v4 || d.clat } else { v6 || d.dut == Dut::MapT };
                 assert!(routed, "{}: IPv{v} not forwarded", d.name);
             }
             // Addresses across a translator only where one translates.

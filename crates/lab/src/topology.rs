@@ -83,7 +83,9 @@ impl Topology {
 
     /// The namespaces the topology is made of.
     pub fn namespaces(self) -> &'static [&'static str] {
-        if self.has_clat() {
+        if self.dut().dpdk() {
+            &[]
+        } else if self.has_clat() {
             &NAMESPACES
         } else {
             &NAMESPACES[..2]
@@ -104,6 +106,7 @@ impl Topology {
     pub fn links(self) -> Vec<&'static str> {
         LINK_NAMES
             .into_iter()
+            .filter(|_| !self.dut().dpdk())
             .filter(|l| self.uses_tayga() || *l != TAYGA_TUN)
             .filter(|l| self.has_clat() || (*l != CLAT_LEFT && *l != CLAT_RIGHT))
             .collect()
@@ -312,7 +315,7 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
         None => (PortSpec::default(), StatefulSpec::default()),
     };
     let reverse_ports = PortSpec::default();
-    TestConfig {
+    let mut cfg = TestConfig {
         setup: Setup {
             left,
             right,
@@ -373,7 +376,11 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
             file: format!("lab-{t}.toml"),
             kind: SourceKind::Toml,
         },
+    };
+    if t.dut().dpdk() {
+        crate::testpmd::tester_config(&mut cfg, placement);
     }
+    cfg
 }
 
 /// The comment at the top of the configuration file: who wrote it, what the DUT is, and where
@@ -391,7 +398,9 @@ fn config_comment(t: Topology, placement: Option<&Placement>) -> String {
     }
     match placement {
         Some(p) => {
-            let dut = if t.uses_tayga() {
+            let dut = if t.dut().dpdk() {
+                "dpdk-testpmd (its lcores pinned by EAL)".to_string()
+            } else if t.uses_tayga() {
                 let who = if t.has_clat() { "both TAYGAs" } else { "TAYGA" };
                 format!("{who} and the kernel's packet processing of the DUT")
             } else {
@@ -403,7 +412,9 @@ fn config_comment(t: Topology, placement: Option<&Placement>) -> String {
             } else {
                 format!("the tester's left port works on CPU {left}, its right port on CPU {right}")
             };
-            let steer = if p.steered {
+            let steer = if t.dut().dpdk() {
+                "polling: 100 % busy whatever it forwards".to_string()
+            } else if p.steered {
                 "steered by RPS".to_string()
             } else {
                 "NOT steered (lab up --no-steering): the kernel DUT runs on the CPU that sends to it".to_string()

@@ -222,6 +222,9 @@ pub struct DpdkPort {
     pub(super) stamping: crate::Stamping,
 }
 
+/// Bytes a receive buffer holds beyond the longest frame (see [`DpdkPort::open`]).
+const RX_SLACK: usize = 32;
+
 /// The mempool size for a port with `queues` queue sets (see [`DpdkPort::open`]).
 pub fn mempool_size(rx_queues: u16, queues: u16, rx_desc: u16, tx_desc: u16, cache: u32, lcores: u32) -> u32 {
     let cache_max = cache + cache.div_ceil(2);
@@ -319,7 +322,9 @@ impl DpdkPort {
                 info.max_rx_queues, info.max_tx_queues
             ))));
         }
-        let data_room = opts.max_frame_len.max(2048) + ffi::PKTMBUF_HEADROOM;
+        // A receive buffer holds the longest frame plus what drivers count in a frame besides
+        // (virtio: a VLAN tag and its 12-byte net header), so that a jumbo frame fits in one.
+        let data_room = (opts.max_frame_len + RX_SLACK).max(2048) + ffi::PKTMBUF_HEADROOM;
         let data_room =
             u16::try_from(data_room).map_err(|_| backend(what(&format!("max_frame_len {} is too large", opts.max_frame_len))))?;
         let mtu = if opts.max_frame_len > 1514 {
