@@ -319,7 +319,13 @@ fn trial(c: &ConfigArgs, o: &TrialOptions<'_>) -> Result<()> {
     }
     let report = r.run(&spec)?;
     if let Some(to) = json {
-        to.write(&serde_json::to_string(&report)?)?;
+        // The trial's report and, as every procedure's document has them in `meta.ports`, the
+        // ports' settings that change a figure (flow control).
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("ports".into(), serde_json::to_value(r.ports())?);
+        }
+        to.write(&serde_json::to_string(&v)?)?;
     }
     if human {
         for l in xlat_results::siitperf::tp_lines(&report) {

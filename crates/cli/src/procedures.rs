@@ -92,6 +92,10 @@ impl TrialRunner for CliRunner {
         self.inner.describe()
     }
 
+    fn ports(&self) -> Vec<xlat_trial::PortSettings> {
+        self.inner.ports()
+    }
+
     fn run_preliminary(&mut self, spec: &TrialSpec, validation: Option<u64>) -> Result<TrialReport, TrialError> {
         if interrupt::requested() {
             return Err(TrialError::interrupted());
@@ -216,15 +220,19 @@ fn write_outputs<T: CommandResult>(
     results: &[SizeResult<T>],
     complete: bool,
     interrupted: Option<&InterruptedRun>,
-    collected: &Collected,
+    runner: &CliRunner,
 ) -> Result<()> {
     let c = &p.common;
+    let collected = &runner.collected;
     if let Some(to) = &c.json {
         if to.is_file() || complete || interrupted.is_some() {
             let doc = Document {
                 procedure: procedure.to_string(),
                 complete,
-                meta: p.meta.clone(),
+                meta: RunMeta {
+                    ports: runner.ports(),
+                    ..p.meta.clone()
+                },
                 frame_sizes: p.sizes.clone(),
                 results: results.to_vec(),
                 interrupted: interrupted.is_some(),
@@ -297,7 +305,7 @@ where
                 frame_size: *size,
                 result: Repeated::from_runs(partial.clone()),
             });
-            write_outputs(p, procedure, &so_far, false, None, &runner.collected).map_err(|e| BenchError::Output(format!("{e:#}")))?;
+            write_outputs(p, procedure, &so_far, false, None, &runner).map_err(|e| BenchError::Output(format!("{e:#}")))?;
             Ok(r)
         });
         progress.clear();
@@ -316,7 +324,7 @@ where
                     repetition: current,
                     trials,
                 };
-                write_outputs(p, procedure, &done, false, Some(&run), &runner.collected)?;
+                write_outputs(p, procedure, &done, false, Some(&run), &runner)?;
                 let finished: usize = done.iter().map(|d| d.result.runs.len()).sum();
                 let saved = match &p.common.json {
                     Some(to) => format!("; written to {to}"),
@@ -330,7 +338,7 @@ where
             Err(e) => return Err(e.into()),
         }
     }
-    write_outputs(p, procedure, &done, true, None, &runner.collected)?;
+    write_outputs(p, procedure, &done, true, None, &runner)?;
     Ok(done)
 }
 

@@ -45,6 +45,8 @@ fn ready<P: Port + 'static>(cfg: &TestConfig, left: P, right: P) -> Result<Box<d
     let mut t = Tester::new(setup, left, right, cpu_plan(cfg))?;
     t.set_trial_tag_start(tag_start());
     t.use_stamps(cfg.tester.timestamps)?;
+    t.set_flow_control(cfg.tester.flow_control.wanted())
+        .with_context(|| format!("tester.flow_control = \"{}\"", cfg.tester.flow_control.name()))?;
     t.prepare(Duration::from_secs(3)).context("resolving the DUT's MAC addresses")?;
     Ok(Box::new(Hooks::new(t, cfg.dut.clone())))
 }

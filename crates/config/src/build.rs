@@ -5,7 +5,7 @@ use crate::doc::{self, Doc};
 use crate::error::{quote, ConfigError, Loc};
 use crate::keys::{self, ConfValue};
 use crate::model::{
-    Backend, Cpus, DutHooks, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults, DEFAULT_DURATION_S,
+    Backend, Cpus, DutHooks, FlowControl, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults, DEFAULT_DURATION_S,
     DEFAULT_FRAME_SIZE, DEFAULT_TIMEOUT_MS,
 };
 use crate::validate::{self, Names};
@@ -52,6 +52,7 @@ pub(crate) struct RawTester {
     pub max_send_lag_us: Option<i64>,
     pub max_send_lag_frames: Option<i64>,
     pub timestamps: Option<String>,
+    pub flow_control: Option<String>,
     pub cpus: RawCpus,
 }
 
@@ -234,6 +235,13 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
                 Some(StampSource::Hardware),
             ],
             None,
+        )?,
+        flow_control: c.choice(
+            "tester.flow_control",
+            &t.flow_control,
+            &["off", "on", "keep"],
+            &[FlowControl::Off, FlowControl::On, FlowControl::Keep],
+            FlowControl::Off,
         )?,
     };
 

@@ -238,6 +238,8 @@ pub static KEYS: &[KeyDef] = {
          "the same bound in frames: a trial whose sender fell more than this many of its frames behind (its lag times the rate: the burst it then sends to catch up) is invalid; with max_send_lag_us the tighter one holds"),
     toml("tester.timestamps",                                T::Str,     None,                  "\"auto\"",
          "what stamps the frames for latency and delays: auto (the best the ports offer that xlatperf reads), user (the tester's own clock in user space), kernel, hardware; a source the port or this build cannot give is refused, naming the port"),
+    toml("tester.flow_control",                              T::Str,     None,                  "\"off\"",
+         "Ethernet flow control (PAUSE frames) on the tester's ports: off (a DUT's overload is its loss, not the tester's slowing down), on, keep (as the port is); read back and recorded in every result (meta.ports); on is refused for a port that has none (a veth, net_null)"),
     // [tester.cpus]
     conf("tester.cpus.left_send",  &["CPU-L-Send"],          T::Int,     C::Number,  Some((0, 1023)),       "chosen by xlatperf",
          "CPU core of the left sender (forward)"),
@@ -452,7 +454,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 104);
+        assert_eq!(keys().len(), 105);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

@@ -34,9 +34,9 @@ mod validate;
 pub use emit::{to_siitperf, to_toml, to_toml_with_comment, SiitperfFiles};
 pub use error::{ConfigError, Loc, SiitperfError};
 pub use model::{
-    foreground_frames, frame_size_rule, Backend, Cpus, DutHooks, FrameSizeRange, Preliminary, Source, SourceKind, StatefulTrial,
-    TestConfig, TesterConfig, TrialDefaults, COMPANION, DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE,
-    MAX_PRELIMINARY_TIMEOUT_MS,
+    foreground_frames, frame_size_rule, Backend, Cpus, DutHooks, FlowControl, FrameSizeRange, Preliminary, Source, SourceKind,
+    StatefulTrial, TestConfig, TesterConfig, TrialDefaults, COMPANION, DEFAULT_PRELIMINARY_TIMEOUT_MS, MAX_PHASE_DELAY_MS,
+    MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
 };
 
 use std::path::Path;

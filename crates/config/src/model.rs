@@ -62,6 +62,40 @@ impl Backend {
     }
 }
 
+/// Ethernet flow control (IEEE 802.3x PAUSE) on the tester's ports (`tester.flow_control`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowControl {
+    /// Neither honour nor send PAUSE frames (the default): a DUT's overload is then its loss,
+    /// not the tester's slowing down, as RFC 2544's loss-based figures need.
+    #[default]
+    Off,
+    /// Honour and send PAUSE frames.
+    On,
+    /// Leave the port as it is (and record what it is).
+    Keep,
+}
+
+impl FlowControl {
+    /// The name in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowControl::Off => "off",
+            FlowControl::On => "on",
+            FlowControl::Keep => "keep",
+        }
+    }
+
+    /// What a port is asked: `Some(on)`, or `None` to leave it.
+    pub fn wanted(self) -> Option<bool> {
+        match self {
+            FlowControl::Off => Some(false),
+            FlowControl::On => Some(true),
+            FlowControl::Keep => None,
+        }
+    }
+}
+
 /// CPU cores of the four sender/receiver roles; `None`: xlatperf chooses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cpus {
@@ -103,6 +137,9 @@ pub struct TesterConfig {
     /// best the ports offer that xlatperf reads.
     #[serde(default)]
     pub timestamps: Option<xlat_trial::StampSource>,
+    /// Ethernet flow control on the tester's ports (`tester.flow_control`).
+    #[serde(default)]
+    pub flow_control: FlowControl,
 }
 
 impl TesterConfig {

@@ -419,6 +419,10 @@ impl<R: TrialRunner> TrialRunner for Hooks<R> {
         Ok((report, run?))
     }
 
+    fn ports(&self) -> Vec<xlat_trial::PortSettings> {
+        self.inner.ports()
+    }
+
     fn describe(&self) -> String {
         let mut s = self.inner.describe();
         if let Some(c) = &self.dut.before_trial {

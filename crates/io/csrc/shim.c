@@ -252,6 +252,37 @@ int xlat_tx_queue_setup(uint16_t port, uint16_t queue, uint16_t nb_desc, unsigne
 	return rte_eth_tx_queue_setup(port, queue, nb_desc, socket, &txconf);
 }
 
+/*
+ * Ethernet flow control: the port's mode in *mode (0 none, 1 rx pause, 2 tx pause, 3 full:
+ * enum rte_eth_fc_mode); a negative errno otherwise (-ENOTSUP: the driver has none).
+ */
+int xlat_flow_ctrl_get(uint16_t port, int *mode)
+{
+	struct rte_eth_fc_conf fc;
+	int ret;
+
+	memset(&fc, 0, sizeof(fc));
+	ret = rte_eth_dev_flow_ctrl_get(port, &fc);
+	if (ret == 0)
+		*mode = (int)fc.mode;
+	return ret;
+}
+
+/* Set the port's flow control mode (as above), autonegotiation off, its other parameters kept. */
+int xlat_flow_ctrl_set(uint16_t port, int mode)
+{
+	struct rte_eth_fc_conf fc;
+	int ret;
+
+	memset(&fc, 0, sizeof(fc));
+	ret = rte_eth_dev_flow_ctrl_get(port, &fc);
+	if (ret != 0)
+		return ret;
+	fc.mode = (enum rte_eth_fc_mode)mode;
+	fc.autoneg = 0;
+	return rte_eth_dev_flow_ctrl_set(port, &fc);
+}
+
 /* 1: link up, 0: down, negative: error. */
 int xlat_link_up(uint16_t port)
 {

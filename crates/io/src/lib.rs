@@ -211,6 +211,15 @@ pub trait Port {
     fn max_frame_len(&self) -> usize {
         MAX_FRAME_LEN
     }
+
+    /// Set the port's Ethernet flow control (`Some(true)`: PAUSE frames honoured and sent;
+    /// `Some(false)`: neither; `None`: as it is) and read it back. `Ok(None)`: the port has no
+    /// flow control, which is what `Some(false)` asks; asking `Some(true)` of such a port is
+    /// an error that names it ([`no_flow_control`], the default).
+    fn flow_control(&mut self, want: Option<bool>) -> Result<Option<Pause>> {
+        no_flow_control(&self.name(), want)
+    }
+
     /// What the port can stamp frames with besides the tester's own clock, and this backend
     /// reads ([`TxQueue::enable_stamps`], [`RxQueue::enable_stamps`]).
     fn stamping(&self) -> Stamping {
@@ -219,6 +228,25 @@ pub trait Port {
             ..Stamping::default()
         }
     }
+}
+
+/// Ethernet flow control (IEEE 802.3x PAUSE frames) of a port as its driver reports it: it
+/// honours PAUSE frames it receives (`rx`), it sends them when its own buffers fill (`tx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pause {
+    pub rx: bool,
+    pub tx: bool,
+}
+
+/// [`Port::flow_control`] of a port without flow control (a veth, a software device): what
+/// `Some(false)` and `None` ask is so; `Some(true)` cannot be, and the error names the port.
+pub fn no_flow_control(name: &str, want: Option<bool>) -> Result<Option<Pause>> {
+    if want == Some(true) {
+        return Err(IoError::Backend(format!(
+            "{name} has no Ethernet flow control (its driver offers no PAUSE settings), so it cannot be turned on"
+        )));
+    }
+    Ok(None)
 }
 
 /// What a port can stamp frames with, as its driver tells (ethtool's timestamping

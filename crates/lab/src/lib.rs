@@ -80,6 +80,7 @@
 
 mod aftr;
 mod cmd;
+mod dpdk_dut;
 mod dut;
 mod error;
 mod lwaftr;

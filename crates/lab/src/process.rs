@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 
 use crate::cmd::run;
 use crate::error::LabError;
-use crate::report::DownReport;
 
 /// Is `pid` a live (not zombie) process?
 pub(crate) fn alive(pid: u32) -> bool {
@@ -40,12 +39,12 @@ fn wait_gone(pid: u32, within: Duration) -> bool {
 
 /// Stop the daemon `pid` if it is still the process named `comm` that the lab started: SIGTERM,
 /// then SIGKILL. `Ok(true)` if stopped.
-pub(crate) fn stop(pid: u32, comm: &str, report: &mut DownReport) -> Result<bool, LabError> {
+pub(crate) fn stop(pid: u32, comm: &str, notes: &mut Vec<String>) -> Result<bool, LabError> {
     if !alive(pid) {
         return Ok(false);
     }
     if !process_is(pid, comm) {
-        report.notes.push(format!("pid {pid} is no longer {comm}; left alone"));
+        notes.push(format!("pid {pid} is no longer {comm}; left alone"));
         return Ok(false);
     }
     let p = pid.to_string();
@@ -71,8 +70,8 @@ mod tests {
         assert!(alive(me));
         assert!(!process_is(me, "tayga"));
         assert!(!alive(u32::MAX));
-        let mut report = DownReport::default();
-        assert!(!stop(me, "tayga", &mut report).unwrap(), "not a tayga: left alone");
-        assert_eq!(report.notes.len(), 1);
+        let mut notes = Vec::new();
+        assert!(!stop(me, "tayga", &mut notes).unwrap(), "not a tayga: left alone");
+        assert_eq!(notes.len(), 1);
     }
 }

@@ -160,7 +160,7 @@ pub(crate) fn build(t: Topology, st: &mut LabState, opts: &crate::report::UpOpti
                 "{t}: testpmd polls a CPU of its own and the tester needs another; this process may use one"
             ))
         })?;
-        crate::testpmd::start(st, &placement, opts.queues.unwrap_or(1))?;
+        crate::dpdk_dut::start(st, &placement, opts.queues.unwrap_or(1))?;
         return finish(t, st, opts);
     }
     for ns in t.namespaces() {
@@ -473,13 +473,13 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
     // 1. dpdk-fwd's testpmd: the recorded pid, and (after a crash before it was recorded) any
     //    testpmd serving the lab's vhost-user socket.
     let mut testpmds: Vec<u32> = st.iter().filter_map(|s| s.dut_pid).collect();
-    for pid in crate::testpmd::strays() {
+    for pid in crate::dpdk_dut::strays() {
         if !testpmds.contains(&pid) {
             testpmds.push(pid);
         }
     }
     for pid in testpmds {
-        match crate::process::stop(pid, crate::testpmd::TESTPMD, &mut report) {
+        match crate::process::stop(pid, crate::testpmd::TESTPMD, &mut report.notes) {
             Ok(true) => report.killed.push(pid),
             Ok(false) => {}
             Err(e) => failures.push(e.to_string()),
@@ -506,7 +506,7 @@ pub(crate) fn teardown() -> Result<DownReport, LabError> {
         }
     }
     for pid in pids {
-        match crate::process::stop(pid, "tayga", &mut report) {
+        match crate::process::stop(pid, "tayga", &mut report.notes) {
             Ok(true) => report.killed.push(pid),
             Ok(false) => {}
             Err(e) => failures.push(e.to_string()),

@@ -19,6 +19,10 @@ pub struct RunMeta {
     /// The machine the tester ran on (absent in documents written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<Host>,
+    /// The tester's ports' settings that change a figure (Ethernet flow control), as read back
+    /// when they were opened; absent in documents written before they were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<xlat_trial::PortSettings>,
     /// The git commit xlatperf was built from (`-dirty` when the tree had changes), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_commit: Option<String>,

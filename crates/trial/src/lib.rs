@@ -32,7 +32,7 @@ pub use dut::{DutHooks, HookError, PhaseHook};
 pub use error::{chain, TrialError, TrialErrorKind};
 pub use load::{CpuLoad, LoadReport};
 pub use report::{loss_percent, DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
-pub use runner::TrialRunner;
+pub use runner::{PortSettings, TrialRunner};
 pub use spec::{CpuPlan, Directions, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
 pub use stamps::StampSource;
 

@@ -1,9 +1,25 @@
 //! The one interface between the procedures and whatever runs their trials.
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::TrialError;
 use crate::report::{HookRun, TrialReport};
 use crate::spec::TrialSpec;
 use crate::stamps::StampSource;
+
+/// A tester port's setting that changes a figure, as read back when the port was opened
+/// (every result document's `meta.ports`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortSettings {
+    /// "left" or "right".
+    pub side: String,
+    /// The port as its backend names it ("dpdk:net_tap0", "xlat-tl in xlat-tester").
+    pub port: String,
+    /// Ethernet flow control (IEEE 802.3x PAUSE) as read back: "off", "on" (PAUSE frames
+    /// honoured and sent), "rx-pause" (honoured only), "tx-pause" (sent only), or "unsupported"
+    /// (the port has none: no PAUSE frames either way); asked for by `tester.flow_control`.
+    pub flow_control: String,
+}
 
 /// Performs trials. The engine's `Tester` implements it over real ports; the binary wraps it
 /// (DUT commands around each trial, Ctrl-C); `xlat_testkit::sim::SimDut` implements it for tests.
@@ -52,6 +68,12 @@ pub trait TrialRunner {
     fn describe(&self) -> String {
         String::new()
     }
+
+    /// The ports' settings that change a figure (flow control), as read back; runners without
+    /// real ports: none.
+    fn ports(&self) -> Vec<PortSettings> {
+        Vec::new()
+    }
 }
 
 impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
@@ -77,5 +99,9 @@ impl<T: TrialRunner + ?Sized> TrialRunner for &mut T {
 
     fn describe(&self) -> String {
         (**self).describe()
+    }
+
+    fn ports(&self) -> Vec<PortSettings> {
+        (**self).ports()
     }
 }

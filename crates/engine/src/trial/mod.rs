@@ -68,6 +68,8 @@ pub struct Tester<P: Port> {
     chosen_stamps: StampSource,
     left: SidePort<P>,
     right: SidePort<P>,
+    /// The ports' flow control as [`Tester::set_flow_control`] read it back.
+    port_settings: Vec<xlat_trial::PortSettings>,
     // Dropped after the queues above (fields drop in order).
     ports: (P, P),
 }
@@ -118,6 +120,7 @@ impl<P: Port> Tester<P> {
             chosen_stamps: StampSource::User,
             left: l,
             right: r,
+            port_settings: Vec::new(),
             ports: (left, right),
         })
     }
@@ -138,6 +141,35 @@ impl<P: Port> Tester<P> {
     /// binary starts each process at a different place, so that two testers sending into the
     /// same ports tell each other's frames apart: a test frame with a tag this tester never used
     /// makes the trial invalid ([`DirectionReport::foreign`](xlat_trial::DirectionReport)).
+    /// Set both ports' Ethernet flow control (`Some(on)`; `None`: leave it) and record what
+    /// they read back ([`TrialRunner::ports`](xlat_trial::TrialRunner::ports)). A port that
+    /// cannot do what is asked is an error that names it.
+    pub fn set_flow_control(&mut self, want: Option<bool>) -> Res<()> {
+        let mut settings = Vec::new();
+        for (p, side) in [(&mut self.ports.0, "left"), (&mut self.ports.1, "right")] {
+            let state = p.flow_control(want).map_err(|e| EngineError::Port { side, msg: e.to_string() })?;
+            let flow_control = match state {
+                None => "unsupported",
+                Some(xlat_io::Pause { rx: true, tx: true }) => "on",
+                Some(xlat_io::Pause { rx: true, tx: false }) => "rx-pause",
+                Some(xlat_io::Pause { rx: false, tx: true }) => "tx-pause",
+                Some(xlat_io::Pause { rx: false, tx: false }) => "off",
+            };
+            settings.push(xlat_trial::PortSettings {
+                side: side.to_string(),
+                port: p.name(),
+                flow_control: flow_control.to_string(),
+            });
+        }
+        self.port_settings = settings;
+        Ok(())
+    }
+
+    /// The ports' settings recorded by [`Tester::set_flow_control`].
+    pub fn port_settings(&self) -> &[xlat_trial::PortSettings] {
+        &self.port_settings
+    }
+
     pub fn set_trial_tag_start(&mut self, start: u8) {
         self.tag_start = u64::from(start);
         self.trials = 0;

@@ -33,6 +33,21 @@ impl<P: Port> TrialRunner for Tester<P> {
         let (l, r) = self.port_names();
         let (dl, dr) = self.dut_macs();
         let m = |m: Option<xlat_wire::MacAddr>| m.map(|m| m.to_string()).unwrap_or_else(|| "?".into());
-        format!("left {l} (DUT {}), right {r} (DUT {})", m(dl), m(dr))
+        let fc = self
+            .port_settings()
+            .iter()
+            .map(|p| format!("{} {}", p.side, p.flow_control))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let fc = if fc.is_empty() {
+            String::new()
+        } else {
+            format!("; flow control: {fc}")
+        };
+        format!("left {l} (DUT {}), right {r} (DUT {}){fc}", m(dl), m(dr))
+    }
+
+    fn ports(&self) -> Vec<xlat_trial::PortSettings> {
+        self.port_settings().to_vec()
     }
 }

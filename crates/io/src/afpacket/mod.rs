@@ -13,6 +13,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use xlat_wire::MacAddr;
 
+mod pause;
 mod stamps;
 mod sys;
 use stamps::{query_stamping, ErrQueue};
@@ -377,6 +378,11 @@ impl AfPacketPort {
 impl Port for AfPacketPort {
     type Tx = AfPacketTx;
     type Rx = AfPacketRx;
+
+    /// ethtool's pause parameters (`ethtool -A`), asked through the port's control socket.
+    fn flow_control(&mut self, want: Option<bool>) -> Result<Option<crate::Pause>> {
+        pause::flow_control(&self.ctl, &self.iface, &self.name(), want)
+    }
 
     fn name(&self) -> String {
         match &self.opts.netns {

@@ -102,6 +102,11 @@ impl Port for AfXdpPort {
     type Tx = AfXdpTx;
     type Rx = AfXdpRx;
 
+    /// The interface's, as the afpacket port it was opened with sets it.
+    fn flow_control(&mut self, want: Option<bool>) -> Result<Option<crate::Pause>> {
+        self.pkt.flow_control(want)
+    }
+
     fn name(&self) -> String {
         self.pkt.name()
     }

@@ -111,6 +111,8 @@ extern "C" {
     pub fn xlat_port_configure(port: u16, nb_rx: u16, nb_tx: u16, mtu: u32, rss: c_int) -> c_int;
     pub fn xlat_tx_queue_setup(port: u16, queue: u16, nb_desc: u16, socket: c_uint) -> c_int;
     pub fn xlat_link_up(port: u16) -> c_int;
+    pub fn xlat_flow_ctrl_get(port: u16, mode: *mut c_int) -> c_int;
+    pub fn xlat_flow_ctrl_set(port: u16, mode: c_int) -> c_int;
     pub fn xlat_ring_pair(a: *const c_char, b: *const c_char, ring_size: c_uint, queues: c_uint) -> c_int;
     pub fn xlat_mempool_in_use(pool: *const RteMempool) -> c_uint;
     pub fn xlat_port_stats(port: u16, out: *mut PortStatsRaw) -> c_int;

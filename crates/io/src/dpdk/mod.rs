@@ -63,6 +63,10 @@ impl Port for DpdkPort {
         port::link_up(self.dev.port)
     }
 
+    fn flow_control(&mut self, want: Option<bool>) -> Result<Option<crate::Pause>> {
+        port::flow_control(self.dev.port, &self.name(), want)
+    }
+
     /// An mbuf's writable bytes (frames are sent in one segment).
     fn max_frame_len(&self) -> usize {
         self.room.min(crate::MAX_FRAME_LEN)

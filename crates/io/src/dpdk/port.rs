@@ -7,7 +7,7 @@ use super::eal::{backend, call_err, eal_up, errno_err, lock};
 use super::ffi::{self, RteMempool};
 use crate::Result;
 use std::collections::HashSet;
-use std::ffi::{c_char, c_uint, CStr, CString};
+use std::ffi::{c_char, c_int, c_uint, CStr, CString};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -483,6 +483,45 @@ pub(super) fn port_stats(port: u16) -> Result<PortStats> {
         return Err(call_err(format!("DPDK port {port}: rte_eth_stats_get"), r));
     }
     Ok(st)
+}
+
+/// [`Port::flow_control`](crate::Port::flow_control) of DPDK port `port` (`name` for
+/// messages): `rte_eth_dev_flow_ctrl_get`/`_set`, full PAUSE or none.
+pub(super) fn flow_control(port: u16, name: &str, want: Option<bool>) -> Result<Option<crate::Pause>> {
+    const NONE: c_int = 0;
+    const FULL: c_int = 3;
+    let get = || {
+        let mut mode: c_int = -1;
+        // SAFETY: a query on a valid port; mode is a writable int.
+        let r = unsafe { ffi::xlat_flow_ctrl_get(port, &mut mode) };
+        match r {
+            0 => Ok(Some(mode)),
+            r if r == -libc::ENOTSUP || r == -libc::ENOSYS => Ok(None),
+            r => Err(call_err(format!("{name}: rte_eth_dev_flow_ctrl_get"), r)),
+        }
+    };
+    let Some(now) = get()? else {
+        return crate::no_flow_control(name, want);
+    };
+    if let Some(on) = want {
+        let mode = if on { FULL } else { NONE };
+        if now != mode {
+            // SAFETY: a valid port; the shim reads its settings first and changes the mode.
+            let r = unsafe { ffi::xlat_flow_ctrl_set(port, mode) };
+            if r != 0 {
+                let what = format!(
+                    "{name}: Ethernet flow control {} (tester.flow_control) refused by its driver: rte_eth_dev_flow_ctrl_set",
+                    if on { "on" } else { "off" }
+                );
+                return Err(call_err(what, r));
+            }
+        }
+    }
+    // RX_PAUSE (1): it honours PAUSE frames; TX_PAUSE (2): it sends them; FULL both.
+    Ok(get()?.map(|m| crate::Pause {
+        rx: m & 1 != 0,
+        tx: m & 2 != 0,
+    }))
 }
 
 /// True when the link of port `port` is up.
