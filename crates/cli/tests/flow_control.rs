@@ -7,7 +7,8 @@
 
 mod common;
 
-use common::{lab_lock, lab_up, ok, skip_unless_root, xlatperf, LabDown, LAB_TOOLS};
+use common::procedures::Lab;
+use common::{ok, skip_unless_root, xlatperf, LAB_TOOLS};
 use serde_json::{json, Value};
 
 /// The `ports` of a `trial --json -` output.
@@ -21,9 +22,11 @@ fn trial_ports(conf: &str, extra: &[&str]) -> Value {
     serde_json::from_str::<Value>(line).unwrap()["ports"].clone()
 }
 
-/// A run that must fail; its standard error.
-fn refused(args: &[&str]) -> String {
-    let o = xlatperf(args);
+/// A trial with `tester.flow_control` set to `value`, which must fail; its standard error.
+fn refused(conf: &str, value: &str) -> String {
+    let set = format!("tester.flow_control={value}");
+    let args = ["trial", "-c", conf, "--rate", "1000", "--duration", "1", "--set", &set];
+    let o = xlatperf(&args);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert!(!o.status.success(), "{args:?} succeeded: {err}");
     err
@@ -40,21 +43,15 @@ fn unsupported(left: &str, right: &str) -> Value {
 /// having none, and so does a procedure's document; `on` is refused naming the left port.
 #[test]
 fn veth_ports_have_none_and_refuse_on() {
-    let _serial = lab_lock();
     if skip_unless_root(LAB_TOOLS) {
         return;
     }
-    let conf = lab_up("router4");
-    let _down = LabDown;
+    let lab = Lab::up("router4", "flow-control");
+    let conf = lab.config.as_str();
     let expected = unsupported("xlat-tester/xlat-tl", "xlat-tester/xlat-tr");
-    assert_eq!(trial_ports(&conf, &[]), expected);
-    assert_eq!(trial_ports(&conf, &["--set", "tester.flow_control=keep"]), expected);
-    let json = std::env::temp_dir().join(format!("xlat-flow-control-{}.json", std::process::id()));
-    let json = json.to_str().unwrap();
-    ok(&[
-        "throughput",
-        "-c",
-        &conf,
+    assert_eq!(trial_ports(conf, &[]), expected);
+    assert_eq!(trial_ports(conf, &["--set", "tester.flow_control=keep"]), expected);
+    let search = [
         "--max-rate",
         "1000",
         "--min-rate",
@@ -65,24 +62,11 @@ fn veth_ports_have_none_and_refuse_on() {
         "1",
         "--timeout",
         "200",
-        "--json",
-        json,
-    ]);
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
-    let _ = std::fs::remove_file(json);
+    ];
+    let (doc, _) = lab.run("throughput", &search);
     assert_eq!(doc["meta"]["ports"], expected, "{}", doc["meta"]);
     assert_eq!(doc["meta"]["config"]["tester"]["flow_control"], "off");
-    let err = refused(&[
-        "trial",
-        "-c",
-        &conf,
-        "--rate",
-        "1000",
-        "--duration",
-        "1",
-        "--set",
-        "tester.flow_control=on",
-    ]);
+    let err = refused(conf, "on");
     assert!(
         err.contains("tester.flow_control = \"on\"") && err.contains("xlat-tester/xlat-tl has no Ethernet flow control"),
         "{err}"
@@ -94,7 +78,7 @@ fn veth_ports_have_none_and_refuse_on() {
 #[cfg(feature = "dpdk")]
 #[test]
 fn net_null_has_none_and_refuses_on() {
-    let _serial = lab_lock();
+    let _serial = common::lab_lock();
     let dir = std::env::temp_dir().join(format!("xlat-fc-null-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let conf = dir.join("null.toml");
@@ -107,29 +91,9 @@ fn net_null_has_none_and_refuses_on() {
     .unwrap();
     let conf = conf.to_str().unwrap();
     assert_eq!(trial_ports(conf, &[]), unsupported("dpdk:net_null0", "dpdk:net_null1"));
-    let err = refused(&[
-        "trial",
-        "-c",
-        conf,
-        "--rate",
-        "1000",
-        "--duration",
-        "1",
-        "--set",
-        "tester.flow_control=on",
-    ]);
+    let err = refused(conf, "on");
     assert!(err.contains("dpdk:net_null0 has no Ethernet flow control"), "{err}");
-    let err = refused(&[
-        "trial",
-        "-c",
-        conf,
-        "--rate",
-        "1000",
-        "--duration",
-        "1",
-        "--set",
-        "tester.flow_control=maybe",
-    ]);
+    let err = refused(conf, "maybe");
     assert!(err.contains("tester.flow_control") && err.contains("(off, on, keep)"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
