@@ -13,7 +13,7 @@
 #
 # The lab bounds the tester's lag at 1,024 frames (half a virtio ring): a trial whose sender fell
 # further behind is invalid (docs/lab.md, dpdk-fwd). Usage: bench/dpdk_fwd.sh
-# Environment: REPS=3 DURATION=10 RATES="250000 500000 1000000 2000000 3000000" MAX_RATE=4000000
+# Environment: REPS=3 DURATION=10 RATES="100000 250000 1000000 2000000 3000000" MAX_RATE=4000000
 # LAT_RATE=100000
 # X=path (an xlatperf built with --features xlatperf/dpdk). Needs root, dpdk-testpmd and free
 # hugepages; runs under the lab lock and takes the lab down at the end.
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 X=${X:-target/release/xlatperf}
 REPS=${REPS:-3}
 DURATION=${DURATION:-10}
-RATES=${RATES:-250000 500000 1000000 2000000 3000000}
+RATES=${RATES:-100000 250000 1000000 2000000 3000000}
 MAX_RATE=${MAX_RATE:-4000000}
 LAT_RATE=${LAT_RATE:-100000}
 OUT=$(mktemp -d /tmp/xlat-dpdk-fwd.XXXXXX)
@@ -34,11 +34,12 @@ conf=$("$X" lab up dpdk-fwd --replace | tail -1)
 
 line() { # KIND RATE REP FILE
     python3 -c 'import json,sys; v=json.load(open(sys.argv[4]))
-f, r = v["forward"], v["reverse"]
-busy = v.get("load", {}).get("tester", {}).get("busy")
-print("trial", sys.argv[1], sys.argv[2], sys.argv[3], v["valid"], f["lost"], r["lost"],
-      round(max(f["max_lag_ns"], r["max_lag_ns"]) / 1e3), round(max(f["lag_p999_ns"], r["lag_p999_ns"]) / 1e3),
-      max(f["stalls"], r["stalls"]), "-" if busy is None else round(100 * busy))' "$@"
+ds = [d for d in (v["forward"], v["reverse"]) if d]
+busy = (v.get("load") or {}).get("tester", {}).get("busy")
+lost = [str(d["lost"]) for d in ds] + ["-"] * (2 - len(ds))
+print("trial", sys.argv[1], sys.argv[2], sys.argv[3], v["valid"], *lost,
+      round(max(d["max_lag_ns"] for d in ds) / 1e3), round(max(d["lag_p999_ns"] for d in ds) / 1e3),
+      max(d["stalls"] for d in ds), "-" if busy is None else round(100 * busy))' "$@"
 }
 
 for kind in bi uni; do
