@@ -448,24 +448,21 @@ fn lab(cmd: &LabCmd) -> Result<()> {
                 );
             }
             let info = xlat_lab::up(t, &opts)?;
-            if t.dut().dpdk() {
-                eprintln!(
-                    "lab {t} is up: tester ports {} and {} (DPDK virtio-user ports), DUT dpdk-testpmd (log {})",
-                    info.left_port,
-                    info.right_port,
-                    xlat_lab::TESTPMD_LOG
-                );
-            }
-            let dut = match &info.clat_ns {
-                Some(clat) => format!("CLAT in {clat}, PLAT (DUT) in {}", info.dut_ns),
-                None => format!("DUT in {}", info.dut_ns),
+            let (ports, dut) = match &info.clat_ns {
+                _ if t.dut().dpdk() => (
+                    "(DPDK virtio-user ports)".to_string(),
+                    format!("DUT dpdk-testpmd (log {})", xlat_lab::TESTPMD_LOG),
+                ),
+                Some(clat) => (
+                    format!("in namespace {}", info.tester_ns),
+                    format!("CLAT in {clat}, PLAT (DUT) in {}", info.dut_ns),
+                ),
+                None => (format!("in namespace {}", info.tester_ns), format!("DUT in {}", info.dut_ns)),
             };
-            if !t.dut().dpdk() {
-                eprintln!(
-                    "lab {} is up: tester ports {} and {} in namespace {}, {dut}",
-                    info.topology, info.left_port, info.right_port, info.tester_ns
-                );
-            }
+            eprintln!(
+                "lab {} is up: tester ports {} and {} {ports}, {dut}",
+                info.topology, info.left_port, info.right_port
+            );
             match &info.placement {
                 Some(p) => eprintln!("CPUs: {}", p.describe()),
                 None => eprintln!("CPUs: one; the DUT and the tester share it, and a figure measures both"),

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{lab_lock, lab_up, skip_unless_root, until_valid, LabDown, LAB_TOOLS};
+use common::{lab_lock, lab_up, last_json, skip_unless_root, until_valid, LabDown, LAB_TOOLS};
 use serde_json::Value;
 use std::process::{Command, Output};
 
@@ -20,15 +20,6 @@ fn xlatperf() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xlatperf"))
 }
 
-fn json_line(out: &str) -> Value {
-    let line = out
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or_else(|| panic!("no JSON in {out}"));
-    serde_json::from_str(line).unwrap()
-}
-
 /// The self-test on a net_ring pair, on the hugepages scripts/setup.sh reserved (the example's
 /// EAL arguments: no `--no-huge`), as DPDK is deployed.
 #[test]
@@ -41,7 +32,7 @@ fn net_ring_self_test_is_valid_and_lossless_both_ways() {
     // valid, of three; a loss or an error is never retried away (asserted below).
     let selftest = || {
         let out = run(xlatperf().args(["selftest", "-c", conf, "--duration", "1", "--max-rate", "200000", "--json", "-"]));
-        json_line(&out)
+        last_json(&out)
     };
     let v = common::retry::until_valid(
         "selftest check",
@@ -73,7 +64,7 @@ fn af_packet_trial(conf: &str, qpairs: u32, trial: &[&str], extra: &[&str]) -> V
     let eal = format!(
         r#"["--no-pci","-l","0-1","--vdev","net_af_packet0,iface=xlat-tl,qpairs={qpairs}","--vdev","net_af_packet1,iface=xlat-tr,qpairs={qpairs}"]"#
     );
-    json_line(&run(Command::new("ip")
+    last_json(&run(Command::new("ip")
         .args(["netns", "exec", "xlat-tester", env!("CARGO_BIN_EXE_xlatperf")])
         .args(trial)
         .args([
@@ -103,7 +94,7 @@ fn dpdk_on_af_packet_vdevs_and_afpacket_agree_through_router4() {
     let conf = lab_up("router4");
     let _down = LabDown;
     let trial = ["trial", "--rate", "10000", "--duration", "3", "--timeout", "500", "--json", "-"];
-    let afp = until_valid(|| json_line(&run(xlatperf().args(trial).args(["-c", &conf]))));
+    let afp = until_valid(|| last_json(&run(xlatperf().args(trial).args(["-c", &conf]))));
     let dpdk = until_valid(|| af_packet_trial(&conf, 2, &trial, &[]));
     for d in ["forward", "reverse"] {
         for k in ["sent", "received", "lost", "duplicates"] {
@@ -119,7 +110,7 @@ fn ring_trial(queues: u32, rate: u64, secs: u64) -> Value {
     let conf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dpdk-ring-selftest.toml");
     let (q, r, d) = (format!("tester.queues={queues}"), rate.to_string(), secs.to_string());
     until_valid(|| {
-        json_line(&run(xlatperf().args([
+        last_json(&run(xlatperf().args([
             "trial",
             "-c",
             conf,

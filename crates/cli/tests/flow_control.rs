@@ -8,7 +8,7 @@
 mod common;
 
 use common::procedures::Lab;
-use common::{ok, skip_unless_root, xlatperf, LAB_TOOLS};
+use common::{last_json, ok, skip_unless_root, xlatperf, LAB_TOOLS};
 use serde_json::{json, Value};
 
 /// The `ports` of a `trial --json -` output.
@@ -18,8 +18,7 @@ fn trial_ports(conf: &str, extra: &[&str]) -> Value {
         extra,
     ]
     .concat());
-    let line = out.lines().rev().find(|l| l.starts_with('{')).expect("JSON");
-    serde_json::from_str::<Value>(line).unwrap()["ports"].clone()
+    last_json(&out)["ports"].clone()
 }
 
 /// A trial with `tester.flow_control` set to `value`, which must fail; its standard error.

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{lab_lock, ok, skip_unless_root, until_valid, xlatperf, LabDown};
+use common::{lab_lock, last_json, ok, skip_unless_root, until_valid, xlatperf, LabDown};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -79,7 +79,7 @@ fn a_trial_through_testpmd_is_lossless_and_counted_alike_by_testpmd() {
     let mut received = [0u64; 2];
     let v = until_valid(|| {
         let out = ok(&["trial", "-c", &conf, "--rate", "100000", "--duration", "10", "--json", "-"]);
-        let v: Value = serde_json::from_str(out.lines().rev().find(|l| l.starts_with('{')).expect("JSON")).unwrap();
+        let v = last_json(&out);
         for (i, d) in ["forward", "reverse"].into_iter().enumerate() {
             sent[i] += v[d]["sent"].as_u64().unwrap();
             received[i] += v[d]["received"].as_u64().unwrap();
@@ -159,7 +159,7 @@ fn throughput_says_its_bound_and_jumbo_frames_go_through() {
             "--json",
             "-",
         ]);
-        serde_json::from_str(out.lines().rev().find(|l| l.starts_with('{')).expect("JSON")).unwrap()
+        last_json(&out)
     });
     for d in ["forward", "reverse"] {
         assert_eq!(v[d]["received"], 100_000, "{d}: {v}");

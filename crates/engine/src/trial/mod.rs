@@ -136,11 +136,6 @@ impl<P: Port> Tester<P> {
         self.abort = flag;
     }
 
-    /// Let the next trial's tag (the top byte of every test frame's 64-bit field) be `start + 1`,
-    /// and forget the tags used so far. A tester's tags start at 1 unless this is called; the
-    /// binary starts each process at a different place, so that two testers sending into the
-    /// same ports tell each other's frames apart: a test frame with a tag this tester never used
-    /// makes the trial invalid ([`DirectionReport::foreign`](xlat_trial::DirectionReport)).
     /// Set both ports' Ethernet flow control (`Some(on)`; `None`: leave it) and record what
     /// they read back ([`TrialRunner::ports`](xlat_trial::TrialRunner::ports)). A port that
     /// cannot do what is asked is an error that names it.
@@ -170,6 +165,11 @@ impl<P: Port> Tester<P> {
         &self.port_settings
     }
 
+    /// Let the next trial's tag (the top byte of every test frame's 64-bit field) be `start + 1`,
+    /// and forget the tags used so far. A tester's tags start at 1 unless this is called; the
+    /// binary starts each process at a different place, so that two testers sending into the
+    /// same ports tell each other's frames apart: a test frame with a tag this tester never used
+    /// makes the trial invalid ([`DirectionReport::foreign`](xlat_trial::DirectionReport)).
     pub fn set_trial_tag_start(&mut self, start: u8) {
         self.tag_start = u64::from(start);
         self.trials = 0;

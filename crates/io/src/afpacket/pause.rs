@@ -57,11 +57,10 @@ pub(crate) fn flow_control(fd: &OwnedFd, iface: &str, name: &str, want: Option<b
                 rx_pause: u32::from(on),
                 tx_pause: u32::from(on),
             };
+            let o = if on { "on" } else { "off" };
             call(fd, iface, set).map_err(|e| {
                 IoError::Backend(format!(
-                    "{name}: setting Ethernet flow control {} (ethtool -A {iface} autoneg off rx {o} tx {o}) failed: {e}",
-                    if on { "on" } else { "off" },
-                    o = if on { "on" } else { "off" }
+                    "{name}: setting Ethernet flow control {o} (ethtool -A {iface} autoneg off rx {o} tx {o}) failed: {e}"
                 ))
             })?;
         }
