@@ -11,7 +11,7 @@
 # then the human result lines of a latency and a PDV measurement at LAT_RATE frames/s per
 # direction (the tester's own clock: DPDK ports give no kernel stamps).
 #
-# The lab bounds the tester's lag at 1,024 frames (half a virtio ring): a trial whose sender fell
+# The lab bounds the tester's lag at 4,096 frames (half a virtio ring): a trial whose sender fell
 # further behind is invalid (docs/lab.md, dpdk-fwd). Usage: bench/dpdk_fwd.sh
 # Environment: REPS=3 DURATION=10 RATES="100000 250000 1000000 2000000 3000000" MAX_RATE=4000000
 # LAT_RATE=100000

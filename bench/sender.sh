@@ -14,6 +14,9 @@
 #   REPS=5 DURATION=5 CORE=1 MAIN_CORE=0   repetitions, seconds per run, the sending core, and the
 #                                          core of testpmd's main lcore (it only prints stats)
 #   WHAT=fixed                             the first column (the kind of traffic OURS_CMD sends)
+#   IPS="4 6"                              the lines to measure (IPv4 64 bytes, IPv6 84 bytes)
+#   TESTPMD_LEN                            testpmd's frame length without FCS (default: the line's
+#                                          size - 4), for modes whose frames are longer
 #   OURS_CMD                               our sender; it gets `--set ip=4|6 --set size=64|84
 #                                          --set seconds=S --set core=C --set port=net_null0`, then
 #                                          the script's own --set arguments, and must print a line
@@ -108,6 +111,8 @@ eal_memory() {
 # testpmd <frame length without FCS>: frames/s
 testpmd() {
     local log=$TMP/testpmd.log
+    # The log exists before the loop below reads it (the redirection happens in the child).
+    : > "$log"
     # shellcheck disable=SC2046  # the memory options are words
     "$TESTPMD" $(eal_memory) --no-pci --vdev net_null0 -l "$MAIN_CORE,$CORE" --main-lcore "$MAIN_CORE" -- \
         --no-mlockall --forward-mode=txonly --txpkts="$1" --burst=32 --txq=1 --rxq=1 --nb-cores=1 --stats-period 1 \
@@ -137,9 +142,9 @@ testpmd() {
     echo "$fps"
 }
 
-for ip in 4 6; do
+for ip in ${IPS:-4 6}; do
     if [ "$ip" = 4 ]; then size=64; else size=84; fi
-    len=$((size - 4))
+    len=${TESTPMD_LEN:-$((size - 4))}
     : > "$TMP/ours"
     : > "$TMP/tp"
     : > "$TMP/pairs"

@@ -9,10 +9,13 @@ use xlat_io::dpdk::{self, DpdkOptions, DpdkPort};
 fn options(cfg: &TestConfig) -> DpdkOptions {
     // Room for the longest frame this configuration may send (IPv6 size, no FCS).
     let max = cfg.trial.frame_size.saturating_sub(xlat_wire::FCS_LEN).max(1514);
+    let d = DpdkOptions::default();
     DpdkOptions {
         max_frame_len: max,
         queues: u16::try_from(cfg.tester.queues).unwrap_or(u16::MAX),
-        ..Default::default()
+        rx_desc: cfg.tester.rx_descriptors.unwrap_or(d.rx_desc),
+        tx_desc: cfg.tester.tx_descriptors.unwrap_or(d.tx_desc),
+        ..d
     }
 }
 

@@ -53,6 +53,8 @@ pub(crate) struct RawTester {
     pub max_send_lag_frames: Option<i64>,
     pub timestamps: Option<String>,
     pub flow_control: Option<String>,
+    pub rx_descriptors: Option<i64>,
+    pub tx_descriptors: Option<i64>,
     pub cpus: RawCpus,
 }
 
@@ -243,6 +245,8 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
             &[FlowControl::Off, FlowControl::On, FlowControl::Keep],
             FlowControl::Off,
         )?,
+        rx_descriptors: c.opt_int("tester.rx_descriptors", t.rx_descriptors)?,
+        tx_descriptors: c.opt_int("tester.tx_descriptors", t.tx_descriptors)?,
     };
 
     let tr = &raw.traffic;

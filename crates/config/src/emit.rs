@@ -119,6 +119,8 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.opt("tester.max_send_lag_frames", t.max_send_lag_frames.map(|m| m.to_string()));
     o.opt("tester.timestamps", t.timestamps.map(|m| s(m.name())));
     o.key("tester.flow_control", s(t.flow_control.name()));
+    o.opt("tester.rx_descriptors", t.rx_descriptors.map(|d| d.to_string()));
+    o.opt("tester.tx_descriptors", t.tx_descriptors.map(|d| d.to_string()));
     o.header("tester.cpus");
     o.opt("tester.cpus.left_send", t.cpus.left_send.map(|c| c.to_string()));
     o.opt("tester.cpus.right_recv", t.cpus.right_recv.map(|c| c.to_string()));

@@ -240,6 +240,10 @@ pub static KEYS: &[KeyDef] = {
          "what stamps the frames for latency and delays: auto (the best the ports offer that xlatperf reads), user (the tester's own clock in user space), kernel, hardware; a source the port or this build cannot give is refused, naming the port"),
     toml("tester.flow_control",                              T::Str,     None,                  "\"off\"",
          "Ethernet flow control (PAUSE frames) on the tester's ports: off (a DUT's overload is its loss, not the tester's slowing down), on, keep (as the port is); read back and recorded in every result (meta.ports); on is refused for a port that has none (a veth, net_null)"),
+    toml("tester.rx_descriptors",                            T::Int,     Some((64, 32_768)),    "1024 (the dpdk-fwd lab's: its virtio ring)",
+         "dpdk: receive descriptors per receive queue, as testpmd's --rxd: frames the port holds while the receiver is away (the driver may adjust; the mempool grows with it)"),
+    toml("tester.tx_descriptors",                            T::Int,     Some((64, 32_768)),    "1024 (the dpdk-fwd lab's: its virtio ring)",
+         "dpdk: transmit descriptors per transmit queue, as testpmd's --txd (the driver may adjust; the mempool grows with it)"),
     // [tester.cpus]
     conf("tester.cpus.left_send",  &["CPU-L-Send"],          T::Int,     C::Number,  Some((0, 1023)),       "chosen by xlatperf",
          "CPU core of the left sender (forward)"),
@@ -454,7 +458,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 105);
+        assert_eq!(keys().len(), 107);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

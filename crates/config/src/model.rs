@@ -140,6 +140,12 @@ pub struct TesterConfig {
     /// Ethernet flow control on the tester's ports (`tester.flow_control`).
     #[serde(default)]
     pub flow_control: FlowControl,
+    /// DPDK receive descriptors per receive queue (`tester.rx_descriptors`); `None`: 1,024.
+    #[serde(default)]
+    pub rx_descriptors: Option<u16>,
+    /// DPDK transmit descriptors per transmit queue (`tester.tx_descriptors`); `None`: 1,024.
+    #[serde(default)]
+    pub tx_descriptors: Option<u16>,
 }
 
 impl TesterConfig {

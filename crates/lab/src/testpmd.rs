@@ -11,9 +11,11 @@
 //! 1,518-byte limit in 22.11 refuses.
 //!
 //! The virtio rings hold [`VIRTIO_QUEUE_SIZE`] descriptors each (the tester's side sizes
-//! them), so that a catch-up burst after one of the tester's stalls finds room, and the written
-//! `tester.max_send_lag_frames` is half of that ([`DPDK_FWD_MAX_SEND_LAG_FRAMES`]): a trial
-//! whose sender fell further behind is invalid, any loss within it the DUT's.
+//! them), every receive slot with a buffer (`tester.rx_descriptors`: virtio posts only as many
+//! as asked), so that the frames coming back while the tester catches up after one of its
+//! stalls find room, and the written `tester.max_send_lag_frames` is half of that
+//! ([`DPDK_FWD_MAX_SEND_LAG_FRAMES`]): a trial whose sender fell further behind is invalid; within
+//! it, a loss is the DUT's.
 //!
 //! testpmd polls: its CPU is busy all the time whatever it forwards, which every trial's DUT
 //! load then says (100 %).
@@ -38,18 +40,23 @@ pub const DUT_LEFT_MAC: &str = "56:48:4f:53:54:00";
 pub const DUT_RIGHT_MAC: &str = "56:48:4f:53:54:01";
 pub const TESTER_LEFT_MAC: &str = "02:00:00:00:01:02";
 pub const TESTER_RIGHT_MAC: &str = "02:00:00:00:02:02";
-/// Descriptors of each virtio ring (virtio-user's `queue_size`). Larger rings (8,192) outgrow
-/// the tester's mempool, and a tester stalled for a few ms then lost bursts on receive at lags
-/// under half the ring: with 2,048 the bound below is what the tester's receive side holds.
-pub const VIRTIO_QUEUE_SIZE: u64 = 2048;
+/// Descriptors of each virtio ring (virtio-user's `queue_size`), and the tester's
+/// `rx_descriptors`: virtio fills only as many of a receive ring's slots as the port asks for
+/// (1,024 by default), so a 2,048-slot ring held 1,024 frames and lost a burst after a stall of
+/// 1,240 frames. Filled, 8,192 slots carried 1,000,000 frames/s per direction lossless through
+/// stalls of 9 ms (docs/lab.md); the tester's mempool then holds 16,383 mbufs per port, which
+/// at 9,018-byte frames is what [`HUGEPAGES_NEEDED`] counts. The transmit side keeps 1,024
+/// descriptors: testpmd empties it as it comes.
+pub const VIRTIO_QUEUE_SIZE: u16 = 8192;
 /// The dpdk-fwd lab's `tester.max_send_lag_frames`: half a virtio ring.
-pub const DPDK_FWD_MAX_SEND_LAG_FRAMES: u64 = VIRTIO_QUEUE_SIZE / 2;
+pub const DPDK_FWD_MAX_SEND_LAG_FRAMES: u64 = VIRTIO_QUEUE_SIZE as u64 / 2;
 /// The longest frame testpmd takes (a 9,018-byte jumbo frame with its FCS).
 pub const MAX_PKT_LEN: u32 = 9018;
 /// testpmd's mbufs: its receive rings and bursts in flight (vhost copies into and out of them).
 pub const TESTPMD_MBUFS: u32 = 32_768;
 /// The free 2 MiB hugepages `lab up dpdk-fwd` asks for: testpmd's pool (about 72 MB) and the
-/// tester's pools (filling rings of [`VIRTIO_QUEUE_SIZE`]).
+/// tester's two pools of 16,383 mbufs (filling receive rings of [`VIRTIO_QUEUE_SIZE`]), about
+/// 155 MB each at 9,018-byte frames.
 pub const HUGEPAGES_NEEDED: u64 = 200;
 /// Seconds between testpmd's statistics in its log.
 pub const STATS_PERIOD_S: u32 = 10;
@@ -65,6 +72,7 @@ pub(crate) fn tester_config(cfg: &mut TestConfig, placement: Option<&Placement>)
     t.netns = None;
     t.eal_args = tester_eal_args(placement.map(|p| p.tester.as_slice()).unwrap_or_default(), t.queues);
     t.max_send_lag_frames = Some(DPDK_FWD_MAX_SEND_LAG_FRAMES);
+    t.rx_descriptors = Some(VIRTIO_QUEUE_SIZE);
     for (side, mac) in [(&mut cfg.setup.left, DUT_LEFT_MAC), (&mut cfg.setup.right, DUT_RIGHT_MAC)] {
         side.dut_mac = mac.parse().ok();
         side.dut_ipv4 = None;
@@ -164,10 +172,10 @@ mod tests {
         assert_eq!(a[..4], ["--no-pci", "-l", "0", "--single-file-segments"]);
         assert_eq!(
             a[5],
-            "virtio_user0,path=/run/xlatperf/xlat-vl.sock,queues=2,queue_size=2048,mac=02:00:00:00:01:02"
+            "virtio_user0,path=/run/xlatperf/xlat-vl.sock,queues=2,queue_size=8192,mac=02:00:00:00:01:02"
         );
         assert!(a[7].starts_with("virtio_user1,path=/run/xlatperf/xlat-vr.sock,queues=2,"));
         assert!(tester_eal_args(&[0], 3)[5].contains(",queues=6,"));
-        assert_eq!(DPDK_FWD_MAX_SEND_LAG_FRAMES, 1024);
+        assert_eq!(DPDK_FWD_MAX_SEND_LAG_FRAMES, 4096);
     }
 }

@@ -344,6 +344,8 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
             max_send_lag_frames: Some(LAB_MAX_SEND_LAG_FRAMES),
             timestamps: None,
             flow_control: xlat_config::FlowControl::Off,
+            rx_descriptors: None,
+            tx_descriptors: None,
         },
         trial: TrialDefaults {
             frame_size: 84,

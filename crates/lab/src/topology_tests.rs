@@ -60,6 +60,10 @@ fn the_dut_gets_cpus_of_its_own_in_every_topology() {
             250
         };
         assert_eq!(cfg.tester.max_send_lag_frames, Some(bound), "{t}");
+        // dpdk-fwd's tester fills its virtio receive rings (testpmd.rs); the others keep DPDK's
+        // default.
+        let ring = t.dut().dpdk().then_some(crate::testpmd::VIRTIO_QUEUE_SIZE);
+        assert_eq!((cfg.tester.rx_descriptors, cfg.tester.tx_descriptors), (ring, None), "{t}");
         let cfg = config_for(t, eight.as_ref());
         let ports = Cpus {
             left_send: Some(0),
