@@ -1,6 +1,6 @@
 //! Campaigns and their report: a plan of many procedure runs (test descriptions x procedures x
 //! axes x repetitions) run as one resumable job into one directory ([`plan`], [`manifest`],
-//! [`run`], [`estimate`]), and one self-contained HTML page that reads a campaign directory or
+//! [`run`], [`estimate`]; a part of it on one of several testbeds: [`shard`]), and one self-contained HTML page that reads a campaign directory or
 //! any directory of xlatperf's JSON results ([`report`]).
 //!
 //! Nothing here measures: each run is an xlatperf command of its own, started as a process, and
@@ -11,3 +11,4 @@ pub mod manifest;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod shard;

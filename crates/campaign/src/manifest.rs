@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use xlat_results::output::Host;
 
 use crate::plan::{Plan, Run, TestSource};
+use crate::shard::Shard;
 
 /// The manifest's file name in a campaign directory.
 pub const MANIFEST: &str = "campaign.json";
@@ -88,6 +89,9 @@ pub struct Manifest {
     pub name: String,
     /// The plan file as given on the command line.
     pub plan: String,
+    /// The part of the plan this directory runs (`--shard K/N`); absent: the whole plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
     /// Every run has finished (done or failed).
     pub complete: bool,
     pub sessions: Vec<Session>,
@@ -174,11 +178,25 @@ impl Manifest {
             format: FORMAT,
             name: plan.name.clone(),
             plan: plan_arg.to_string(),
+            shard: None,
             complete: false,
             sessions: Vec::new(),
             tests,
             runs,
         }
+    }
+
+    /// Only `shard`'s runs, each keeping its id in the whole plan (see [`crate::shard`]).
+    pub fn only(mut self, shard: Shard) -> Manifest {
+        if !shard.is_whole() {
+            let mut i = 0;
+            self.runs.retain(|_| {
+                i += 1;
+                shard.holds(i - 1)
+            });
+            self.shard = Some(shard);
+        }
+        self
     }
 
     /// Read `dir`'s manifest; `None` when the directory has none.

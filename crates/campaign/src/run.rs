@@ -26,6 +26,7 @@ use xlat_trial::chain;
 use crate::estimate::{deadline_s, human_seconds};
 use crate::manifest::{check_plan_copy, host, DirError, Manifest, RunEntry, Session, Status, LOG};
 use crate::plan::{OnFailure, Plan};
+use crate::shard::Shard;
 
 /// How long a lab may take to come up or go down.
 const LAB_DEADLINE: Duration = Duration::from_secs(300);
@@ -43,6 +44,8 @@ pub struct Options {
     pub program: PathBuf,
     /// Run the failed runs again.
     pub retry_failed: bool,
+    /// The part of the plan to run (`--shard K/N`; [`Shard::WHOLE`]: all of it).
+    pub shard: Shard,
     pub xlatperf_version: String,
     pub git_commit: Option<String>,
 }
@@ -139,9 +142,19 @@ pub fn run(
     let locks = (lock, lab_lock(plan)?);
     let fresh = Manifest::new(plan, &opts.plan_arg, "xlatperf", |r| {
         crate::estimate::run_seconds(&r.procedure, &r.args)
-    });
+    })
+    .only(opts.shard);
     let mut manifest = match Manifest::read(&opts.dir)? {
         Some(m) => {
+            if m.shard != fresh.shard {
+                let part = |s: Option<Shard>| s.map_or("the whole plan".to_string(), |s| format!("shard {s}"));
+                return Err(CampaignError::Other(format!(
+                    "{}: this directory runs {} and this command asks for {}: give the same --shard, or another directory",
+                    opts.dir.join(crate::manifest::MANIFEST).display(),
+                    part(m.shard),
+                    part(fresh.shard)
+                )));
+            }
             let same = m.runs.len() == fresh.runs.len() && m.runs.iter().zip(&fresh.runs).all(|(a, b)| a.id == b.id);
             if !same {
                 return Err(CampaignError::Other(format!(

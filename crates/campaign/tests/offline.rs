@@ -10,6 +10,7 @@ use xlat_bench::{repeat, throughput, NoProgress, ThroughputConfig};
 use xlat_campaign::manifest::{Manifest, Status};
 use xlat_campaign::plan::Plan;
 use xlat_campaign::run::{run, CampaignError, Options, Outcome};
+use xlat_campaign::shard::Shard;
 use xlat_results::output::{Document, RunMeta, SizeResult};
 use xlat_testkit::sim::SimDut;
 
@@ -85,14 +86,20 @@ fn plan_with_test(sizes: &str, extra: &str, source: &str) -> String {
 }
 
 fn go(s: &Scratch, text: &str, retry_failed: bool) -> Result<Outcome, CampaignError> {
+    go_in(s, text, retry_failed, "out", Shard::WHOLE)
+}
+
+/// [`go`] into `s/dir`, only `shard`'s runs.
+fn go_in(s: &Scratch, text: &str, retry_failed: bool, dir: &str, shard: Shard) -> Result<Outcome, CampaignError> {
     let plan_file = s.0.join("plan.toml");
     std::fs::write(&plan_file, text).unwrap();
     let plan = Plan::load(&plan_file).unwrap();
     let opts = Options {
-        dir: s.0.join("out"),
+        dir: s.0.join(dir),
         plan_arg: plan_file.display().to_string(),
         program: fake_program(&s.0),
         retry_failed,
+        shard,
         xlatperf_version: "test".into(),
         git_commit: None,
     };
@@ -253,4 +260,80 @@ fn the_report_reads_what_it_can_and_names_what_it_cannot() {
         e.contains("none of its results could be read") && e.contains("truncated.json"),
         "{e}"
     );
+}
+
+/// A plan run in two shards (two directories, as on two testbeds) and merged by the report
+/// holds every run once, with the ids, statuses and procedures of the same plan run whole; a
+/// missing shard is named; directories of another plan, overlapping partitions and a resumption
+/// with another shard are refused.
+#[test]
+fn shards_merge_into_the_whole_plans_report() {
+    let s = Scratch::new("shards");
+    let text = plan_text("84, 200, 300, 1518, 500", "repetitions = 2");
+    assert_eq!(go(&s, &text, false).unwrap(), Outcome::Finished { done: 8, failed: 2 });
+    let half = |k| Shard { index: k, count: 2 };
+    assert_eq!(
+        go_in(&s, &text, false, "a", half(1)).unwrap(),
+        Outcome::Finished { done: 4, failed: 1 }
+    );
+    assert_eq!(
+        go_in(&s, &text, false, "b", half(2)).unwrap(),
+        Outcome::Finished { done: 4, failed: 1 }
+    );
+    let ids = |m: &Manifest| m.runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+    let (a, b) = (
+        Manifest::read(&s.0.join("a")).unwrap().unwrap(),
+        Manifest::read(&s.0.join("b")).unwrap().unwrap(),
+    );
+    assert_eq!((a.shard, b.shard), (Some(half(1)), Some(half(2))));
+    assert!(ids(&a).iter().all(|id| !ids(&b).contains(id)), "{:?} {:?}", ids(&a), ids(&b));
+
+    let dirs = |names: &[&str]| names.iter().map(|n| s.0.join(n)).collect::<Vec<_>>();
+    let whole = xlat_campaign::report::read::read(&s.0.join("out")).unwrap();
+    let merged = xlat_campaign::report::read::read_all(&dirs(&["b", "a"])).unwrap();
+    let table = |i: &xlat_campaign::report::read::Inputs| {
+        let m = i.manifest.as_ref().unwrap();
+        m.runs
+            .iter()
+            .map(|r| (r.id.clone(), r.status, r.procedure.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(table(&merged), table(&whole));
+    let read_ids = |i: &xlat_campaign::report::read::Inputs| {
+        let mut v: Vec<String> = i.sources.iter().map(|s| s.run.as_ref().unwrap().id.clone()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(read_ids(&merged), read_ids(&whole));
+    assert_eq!(merged.sources.len(), 8);
+    let r = xlat_campaign::report::build_all(&dirs(&["a", "b"])).unwrap();
+    assert_eq!(r.results, 8);
+    assert!(r.warnings.iter().all(|w| !w.contains("missing")), "{:?}", r.warnings);
+    assert!(r
+        .html
+        .contains(&format!("cd {} &amp;&amp; xlatperf throughput", s.0.join("b").display())));
+
+    // One shard alone: its runs, and the other named as missing.
+    let r = xlat_campaign::report::build_all(&dirs(&["a", "a"])).unwrap();
+    assert!(
+        r.warnings.iter().any(|w| w.contains("shard 2/2 of the plan is in none")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(r.html.contains("shards 2/2 of the plan missing"));
+
+    // Refused: another plan, another partition, a resumption as another shard.
+    let other = plan_text("84", "");
+    go_in(&s, &other, false, "c", Shard::WHOLE).unwrap();
+    let e = xlat_campaign::report::build_all(&dirs(&["a", "c"])).unwrap_err().to_string();
+    assert!(e.contains("another plan") && e.contains("/c:"), "{e}");
+    go_in(&s, &text, false, "third", Shard { index: 1, count: 3 }).unwrap();
+    let e = xlat_campaign::report::build_all(&dirs(&["a", "third"])).unwrap_err().to_string();
+    assert!(e.contains("a part of 3") && e.contains("overlap"), "{e}");
+    let e = go_in(&s, &text, false, "a", half(2)).unwrap_err().to_string();
+    assert!(e.contains("runs shard 1/2") && e.contains("asks for shard 2/2"), "{e}");
+    let e = xlat_campaign::report::build_all(&[s.0.join("out"), s.0.clone()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a campaign directory"), "{e}");
 }

@@ -10,6 +10,7 @@ use xlat_campaign::estimate::human_seconds;
 use xlat_campaign::manifest::Manifest;
 use xlat_campaign::plan::{Plan, TestSource};
 use xlat_campaign::run::{Options, Outcome};
+use xlat_campaign::shard::Shard;
 
 /// `xlatperf campaign`.
 #[derive(Args, Clone, Debug)]
@@ -27,15 +28,23 @@ pub struct CampaignArgs {
     /// Run the runs that failed again (a resumed campaign otherwise keeps their failure).
     #[arg(long)]
     pub retry_failed: bool,
+    /// Run only the K-th of N parts of the plan (runs dealt out in turn, each in exactly one
+    /// part, the same on every host), for N testbeds; default directory NAME-K-of-N.
+    /// `xlatperf report DIR1 DIR2 ...` merges the parts.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
 }
 
 /// `xlatperf report`.
 #[derive(Args, Clone, Debug)]
 pub struct ReportArgs {
-    /// A campaign directory, or any directory of xlatperf's JSON results (searched recursively).
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
-    /// The HTML file to write. Default: DIR/report.html.
+    /// A campaign directory, or any directory of xlatperf's JSON results (searched recursively);
+    /// several campaign directories of one plan (its shards, or the campaign run again) make one
+    /// report.
+    #[arg(value_name = "DIR", required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// The HTML file to write. Default: DIR/report.html; of several directories,
+    /// report.html in the current directory.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -63,11 +72,16 @@ fn check_runs(plan: &Plan, manifest: &Manifest, parses: &dyn Fn(&[String]) -> Re
 pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap::Error>) -> Result<()> {
     let plan = Plan::load(&a.plan)?;
     let text = std::fs::read_to_string(&a.plan).with_context(|| format!("reading {}", a.plan.display()))?;
-    let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from(&plan.name));
+    let shard = a.shard.unwrap_or(Shard::WHOLE);
+    let dir = a.dir.clone().unwrap_or_else(|| match a.shard {
+        Some(s) => PathBuf::from(format!("{}-{}-of-{}", plan.name, s.index, s.count)),
+        None => PathBuf::from(&plan.name),
+    });
     let plan_arg = a.plan.display().to_string();
     let manifest = Manifest::new(&plan, &plan_arg, "xlatperf", |r| {
         xlat_campaign::estimate::run_seconds(&r.procedure, &r.args)
-    });
+    })
+    .only(shard);
     check_runs(&plan, &manifest, parses)?;
     if a.dry_run {
         print!("{}", dry_run(&plan, &manifest, &dir));
@@ -79,6 +93,7 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap:
         plan_arg,
         program: std::env::current_exe().context("finding this program's path")?,
         retry_failed: a.retry_failed,
+        shard,
         xlatperf_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: crate::output::git_commit(),
     };
@@ -105,8 +120,9 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap:
 /// The runs of a dry run, their commands and the estimated time.
 fn dry_run(plan: &Plan, m: &Manifest, dir: &Path) -> String {
     let mut s = format!(
-        "campaign {}: {} runs ({} tests, {} procedures, {} repetitions) into {}\n",
+        "campaign {}{}: {} runs ({} tests, {} procedures, {} repetitions) into {}\n",
         plan.name,
+        m.shard.map(|s| format!(", shard {s}")).unwrap_or_default(),
         m.runs.len(),
         plan.tests.len(),
         plan.procedures.len(),
@@ -146,8 +162,11 @@ fn dry_run(plan: &Plan, m: &Manifest, dir: &Path) -> String {
 
 /// Run `xlatperf report`.
 pub fn report(a: &ReportArgs) -> Result<()> {
-    let out = a.output.clone().unwrap_or_else(|| a.dir.join("report.html"));
-    let r = xlat_campaign::report::build(&a.dir)?;
+    let out = a.output.clone().unwrap_or_else(|| match &a.dirs[..] {
+        [one] => one.join("report.html"),
+        _ => PathBuf::from("report.html"),
+    });
+    let r = xlat_campaign::report::build_all(&a.dirs)?;
     for w in &r.warnings {
         eprintln!("warning: {w}");
     }

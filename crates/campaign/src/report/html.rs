@@ -560,7 +560,7 @@ fn runs_table(inputs: &Inputs) -> String {
             "incomplete (partial)"
         };
         let cmd = match (&src.run, &src.doc.meta.command_line) {
-            (Some(r), _) => format!("cd {} && {}", inputs.dir.display(), r.command.join(" ")),
+            (Some(r), _) => format!("cd {} && {}", src.origin.display(), r.command.join(" ")),
             (None, Some(c)) => c.join(" "),
             (None, None) => String::new(),
         };
@@ -598,12 +598,15 @@ fn runs_table(inputs: &Inputs) -> String {
     s
 }
 
+/// The directories reported on, as given.
+fn from(inputs: &Inputs) -> String {
+    let dirs: Vec<String> = inputs.dirs.iter().map(|d| d.display().to_string()).collect();
+    dirs.join(" + ")
+}
+
 /// The whole page.
 pub fn page(inputs: &Inputs, rows: &BTreeMap<RowKey, Row>, unread: &[(String, String)], generated_at: &str) -> String {
-    let name = inputs
-        .manifest
-        .as_ref()
-        .map_or_else(|| inputs.dir.display().to_string(), |m| m.name.clone());
+    let name = inputs.manifest.as_ref().map_or_else(|| from(inputs), |m| m.name.clone());
     let mut s = String::new();
     let _ = write!(
         s,
@@ -617,8 +620,8 @@ pub fn page(inputs: &Inputs, rows: &BTreeMap<RowKey, Row>, unread: &[(String, St
     });
     let _ = writeln!(
         s,
-        "<p>From <code>{}</code>, made {generated_at}: {} results read{}{}{}.</p>",
-        esc(&inputs.dir.display().to_string()),
+        "<p>From <code>{}</code>, made {generated_at}: {} results read{}{}{}{}.</p>",
+        esc(&from(inputs)),
         inputs.sources.len(),
         if failed > 0 {
             format!(", <span class=\"failed\">{failed} runs failed</span>")
@@ -634,6 +637,12 @@ pub fn page(inputs: &Inputs, rows: &BTreeMap<RowKey, Row>, unread: &[(String, St
             String::new()
         } else {
             format!(", <span class=\"failed\">{} not read</span> (listed at the end)", unread.len())
+        },
+        if inputs.missing_shards.is_empty() {
+            String::new()
+        } else {
+            let parts: Vec<String> = inputs.missing_shards.iter().map(|s| s.to_string()).collect();
+            format!(", <span class=\"failed\">shards {} of the plan missing</span>", parts.join(", "))
         }
     );
     s.push_str("<h2 id=\"summary\">Summary (RFC 2544 section 26)</h2>\n");

@@ -8,7 +8,7 @@ pub mod model;
 pub mod read;
 pub mod scale;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use read::ReadError;
 
@@ -24,13 +24,21 @@ pub struct Report {
 
 /// The report of `dir`.
 pub fn build(dir: &Path) -> Result<Report, ReadError> {
-    let inputs = read::read(dir)?;
+    build_all(&[dir.to_path_buf()])
+}
+
+/// The report of several campaign directories of one plan, merged ([`read::read_all`]).
+pub fn build_all(dirs: &[PathBuf]) -> Result<Report, ReadError> {
+    let inputs = read::read_all(dirs)?;
     let (rows, bad_reps) = model::rows(&inputs.sources);
     let mut unread = inputs.unread.clone();
     unread.extend(bad_reps);
     let mut warnings: Vec<String> = unread.iter().map(|(f, why)| format!("{f}: {why}")).collect();
     for s in inputs.sources.iter().filter(|s| !s.doc.complete) {
         warnings.push(format!("{}: the run did not finish; its finished repetitions are reported", s.file));
+    }
+    for s in &inputs.missing_shards {
+        warnings.push(format!("shard {s} of the plan is in none of the directories: its runs are missing"));
     }
     if let Some(m) = &inputs.manifest {
         for r in m.runs.iter().filter(|r| r.status == crate::manifest::Status::Failed) {

@@ -7,12 +7,16 @@ use std::path::{Path, PathBuf};
 pub use xlat_results::view::{DocView, MetaView, RepeatedView, SizeView, SummaryView};
 
 use crate::manifest::{Manifest, RunEntry, Status, MANIFEST};
+use crate::shard::Shard;
 
 /// One result document that was read.
 #[derive(Debug, Clone)]
 pub struct Source {
-    /// The file, relative to the directory reported on.
+    /// The file, relative to the directory reported on (to the campaign directory it came
+    /// from, after that directory's name, when several are merged).
     pub file: String,
+    /// The directory it was read from (where its run's command runs).
+    pub origin: PathBuf,
     /// Its run in the campaign's manifest, if it came from a campaign.
     pub run: Option<RunEntry>,
     /// The DUT (test) it measured: the campaign's test name, else the configuration file's name.
@@ -25,11 +29,15 @@ pub struct Source {
 /// Everything the report is made from.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
-    pub dir: PathBuf,
+    /// The directories reported on: one, or the campaign directories merged.
+    pub dirs: Vec<PathBuf>,
+    /// The campaign's manifest; merged, one manifest with every directory's runs and sessions.
     pub manifest: Option<Manifest>,
     pub sources: Vec<Source>,
     /// (file, why) of every file that could not be read.
     pub unread: Vec<(String, String)>,
+    /// Merged shards: the parts of the plan none of the directories holds.
+    pub missing_shards: Vec<Shard>,
 }
 
 /// Why there is no report at all.
@@ -126,7 +134,7 @@ pub fn read(dir: &Path) -> Result<Inputs, ReadError> {
     }
     let manifest = Manifest::read(dir).map_err(|e| derr(e.to_string()))?;
     let mut inputs = Inputs {
-        dir: dir.to_path_buf(),
+        dirs: vec![dir.to_path_buf()],
         ..Inputs::default()
     };
     let rel = |p: &Path| p.strip_prefix(dir).unwrap_or(p).display().to_string();
@@ -137,6 +145,7 @@ pub fn read(dir: &Path) -> Result<Inputs, ReadError> {
                 match read_doc(&path) {
                     Ok(doc) => inputs.sources.push(Source {
                         file: r.file.clone(),
+                        origin: dir.to_path_buf(),
                         run: Some(r.clone()),
                         dut: r.test.clone(),
                         variant: r
@@ -162,6 +171,7 @@ pub fn read(dir: &Path) -> Result<Inputs, ReadError> {
                 match read_doc(&f) {
                     Ok(doc) => inputs.sources.push(Source {
                         file: rel(&f),
+                        origin: dir.to_path_buf(),
                         run: None,
                         dut: dut_name(&doc, &f),
                         variant: String::new(),
@@ -187,4 +197,97 @@ pub fn read(dir: &Path) -> Result<Inputs, ReadError> {
         }));
     }
     Ok(inputs)
+}
+
+/// Read several campaign directories of one plan into one report: its shards (`campaign
+/// --shard K/N` on several testbeds), or the same campaign run again. Refused: a directory that
+/// is not a campaign's, directories of different plans (their `plan.toml` copies differ), and
+/// shards of different partitions (K/2 beside K/3 overlap). One directory is [`read`].
+pub fn read_all(dirs: &[PathBuf]) -> Result<Inputs, ReadError> {
+    let Some(first) = dirs.first() else {
+        return Err(ReadError::Dir {
+            dir: PathBuf::from("."),
+            msg: "no directory given".into(),
+        });
+    };
+    if dirs.len() == 1 {
+        let mut one = read(first)?;
+        one.missing_shards = missing_shards(&[one.manifest.as_ref().and_then(|m| m.shard)]);
+        return Ok(one);
+    }
+    let mut merged = Inputs {
+        dirs: dirs.to_vec(),
+        ..Inputs::default()
+    };
+    let mut plan: Option<(PathBuf, String)> = None;
+    let mut counts: Option<(PathBuf, u32)> = None;
+    let mut shards = Vec::new();
+    for dir in dirs {
+        let derr = |msg: String| ReadError::Dir { dir: dir.clone(), msg };
+        let copy = dir.join(crate::manifest::PLAN_COPY);
+        if Manifest::read(dir).map_err(|e| derr(e.to_string()))?.is_none() {
+            return Err(derr(
+                "not a campaign directory (no campaign.json): only campaigns' directories merge".into(),
+            ));
+        }
+        let text = std::fs::read_to_string(&copy).map_err(|e| derr(format!("cannot read {}: {e}", copy.display())))?;
+        match &plan {
+            Some((d, t)) if *t != text => {
+                return Err(derr(format!(
+                    "made from another plan than {} (their plan.toml differ): only one plan's directories merge",
+                    d.display()
+                )))
+            }
+            Some(_) => {}
+            None => plan = Some((dir.clone(), text)),
+        }
+        let one = read(dir)?;
+        let m = one.manifest.expect("a campaign directory has its manifest");
+        let n = m.shard.map_or(1, |s| s.count);
+        shards.push(m.shard);
+        match &counts {
+            Some((d, c)) if *c != n => {
+                return Err(derr(format!(
+                    "a part of {n} of the plan, and {} a part of {c}: shards of different --shard N overlap",
+                    d.display()
+                )))
+            }
+            Some(_) => {}
+            None => counts = Some((dir.clone(), n)),
+        }
+        let name = dir.display().to_string();
+        for mut s in one.sources {
+            s.file = format!("{name}/{}", s.file);
+            merged.sources.push(s);
+        }
+        merged
+            .unread
+            .extend(one.unread.into_iter().map(|(f, why)| (format!("{name}/{f}"), why)));
+        merged.manifest = Some(match merged.manifest.take() {
+            None => Manifest { shard: None, ..m },
+            Some(mut all) => {
+                all.complete &= m.complete;
+                all.sessions.extend(m.sessions);
+                all.runs.extend(m.runs);
+                all
+            }
+        });
+    }
+    if let Some(m) = &mut merged.manifest {
+        // In the plan's order, as one campaign would list them (ids begin with their number).
+        m.runs.sort_by(|a, b| a.id.cmp(&b.id));
+    }
+    merged.missing_shards = missing_shards(&shards);
+    Ok(merged)
+}
+
+/// The shards of a plan of `count` parts that none of `given` is: what a merged report lacks.
+fn missing_shards(given: &[Option<Shard>]) -> Vec<Shard> {
+    let Some(count) = given.iter().flatten().map(|s| s.count).next() else {
+        return Vec::new();
+    };
+    (1..=count)
+        .filter(|k| !given.iter().flatten().any(|s| s.index == *k))
+        .map(|index| Shard { index, count })
+        .collect()
 }

@@ -36,6 +36,7 @@ fn source(test: &str, axes: &[(&str, &str)], doc: DocView) -> Source {
     let axes: BTreeMap<String, String> = axes.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     Source {
         file: "r.json".into(),
+        origin: "campaign".into(),
         run: Some(RunEntry {
             id: "r".into(),
             test: test.into(),
