@@ -66,7 +66,7 @@ pub fn reset(a: &ResetArgs, argv: &[String]) -> Result<Vec<SizeResult<ResetResul
     let p = prepare(&a.common, Some(&a.stateful), "reset", argv)?;
     if p.cfg.dut.reset.is_none() {
         bail!(
-            "{}: no reset command: set [dut] reset (a shell command that resets the DUT and returns; `xlatperf lab up` writes one)",
+            "{}: no reset command: set [dut] reset (a shell command that resets the DUT and returns; `xlatperf lab up` writes one for its kernel DUTs, dpdk-fwd has none)",
             p.cfg.source.file
         );
     }

@@ -292,7 +292,12 @@ impl fmt::Display for Status {
             .iter()
             .map(|(n, e)| format!("{n} {}", if *e { "present" } else { "absent" }))
             .collect();
-        writeln!(f, "namespaces: {}", ns.join(", "))?;
+        let none = !self.namespaces.iter().any(|(_, e)| *e);
+        match self.topology() {
+            // A DPDK DUT's lab has no namespace: "absent" would read as a fault.
+            Some(t) if t.dut().dpdk() && none => writeln!(f, "namespaces: none ({t} uses none)")?,
+            _ => writeln!(f, "namespaces: {}", ns.join(", "))?,
+        }
         for l in &self.links {
             write!(f, "  {:<11} in {:<12} {}", l.name, l.netns, if l.admin_up { "up" } else { "down" })?;
             write!(f, " (link {})", l.oper_state)?;
