@@ -54,6 +54,30 @@ if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok ins
     apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
+# Slurm and munge for spreading a campaign over testbeds (examples/campaigns/slurm/) and its test,
+# which runs a Slurm of its own (scripts/slurm-local.sh): installed without starting their
+# system services (a policy-rc.d that refuses every start, only while dpkg runs, only if the
+# machine has none).
+SLURM_PKGS=(slurmctld slurmd slurm-client munge)
+smissing=()
+for p in "${SLURM_PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || smissing+=("$p")
+done
+if [ ${#smissing[@]} -gt 0 ]; then
+    echo "== installing Debian packages: ${smissing[*]} (their services not started)"
+    export DEBIAN_FRONTEND=noninteractive
+    policy=/usr/sbin/policy-rc.d made_policy=0
+    if [ ! -e "$policy" ]; then
+        made_policy=1
+        printf '#!/bin/sh\n# scripts/setup.sh (xlatperf), while it installs Slurm: start no service\nexit 101\n' > "$policy"
+        chmod 755 "$policy"
+        trap 'rm -f "$policy"' EXIT
+    fi
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${smissing[@]}" >/dev/null
+    if [ "$made_policy" = 1 ]; then rm -f "$policy"; trap - EXIT; fi
+fi
+
 if ! command -v cargo >/dev/null 2>&1; then
     if [ -x "$HOME/.cargo/bin/cargo" ]; then
         export PATH="$HOME/.cargo/bin:$PATH"

@@ -336,4 +336,14 @@ fn shards_merge_into_the_whole_plans_report() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("not a campaign directory"), "{e}");
+
+    // More testbeds than runs: a part with none finishes at once and merges.
+    let one = plan_text("84", "");
+    go_in(&s, &one, false, "e1", half(1)).unwrap();
+    assert_eq!(
+        go_in(&s, &one, false, "e2", half(2)).unwrap(),
+        Outcome::Finished { done: 0, failed: 0 }
+    );
+    let r = xlat_campaign::report::build_all(&dirs(&["e1", "e2"])).unwrap();
+    assert_eq!(r.results, 1, "{:?}", r.warnings);
 }

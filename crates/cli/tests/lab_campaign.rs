@@ -251,18 +251,34 @@ fn a_campaign_killed_in_a_run_resumes_without_repeating_or_losing_one_and_its_re
 }
 
 /// Every example plan parses and every run's command line is one xlatperf accepts (what
-/// `--dry-run` checks before listing the runs; no root needed).
+/// `--dry-run` checks before listing the runs; no root needed); and its first of two shards
+/// lists half its runs (rounded up).
 #[test]
 fn every_example_campaign_dry_runs() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/campaigns");
     let mut n = 0;
+    let runs = |out: &str| out.lines().filter(|l| l.contains("  (")).count();
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
         let p = e.path();
-        let o = xlatperf(&["campaign", p.to_str().unwrap(), "--dry-run", "--dir", "/nonexistent/never-written"]);
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(o.status.success(), "{}: {}", p.display(), String::from_utf8_lossy(&o.stderr));
-        assert!(out.contains("estimated time:"), "{out}");
-        assert!(!Path::new("/nonexistent/never-written").exists(), "a dry run wrote its directory");
+        if p.extension().is_none_or(|x| x != "toml") {
+            continue; // slurm/: the batch scripts that run a plan
+        }
+        let dry = |extra: &[&str]| {
+            let args = [
+                &["campaign", p.to_str().unwrap(), "--dry-run", "--dir", "/nonexistent/never-written"][..],
+                extra,
+            ]
+            .concat();
+            let o = xlatperf(&args);
+            let out = String::from_utf8_lossy(&o.stdout).to_string();
+            assert!(o.status.success(), "{}: {}", p.display(), String::from_utf8_lossy(&o.stderr));
+            assert!(out.contains("estimated time:"), "{out}");
+            assert!(!Path::new("/nonexistent/never-written").exists(), "a dry run wrote its directory");
+            out
+        };
+        let (all, half) = (dry(&[]), dry(&["--shard", "1/2"]));
+        assert!(half.contains(", shard 1/2: "), "{half}");
+        assert_eq!(runs(&half), runs(&all).div_ceil(2), "{}:\n{all}\n{half}", p.display());
         n += 1;
     }
     assert!(n >= 2, "{n} example campaigns");

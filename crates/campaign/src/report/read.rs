@@ -187,7 +187,7 @@ pub fn read(dir: &Path) -> Result<Inputs, ReadError> {
         && inputs
             .manifest
             .as_ref()
-            .is_none_or(|m| m.runs.iter().all(|r| r.status == Status::Pending))
+            .is_none_or(|m| !m.runs.is_empty() && m.runs.iter().all(|r| r.status == Status::Pending))
     {
         let why: Vec<String> = inputs.unread.iter().map(|(f, w)| format!("{f}: {w}")).collect();
         return Err(derr(if why.is_empty() {
@@ -231,30 +231,18 @@ pub fn read_all(dirs: &[PathBuf]) -> Result<Inputs, ReadError> {
             ));
         }
         let text = std::fs::read_to_string(&copy).map_err(|e| derr(format!("cannot read {}: {e}", copy.display())))?;
-        match &plan {
-            Some((d, t)) if *t != text => {
-                return Err(derr(format!(
-                    "made from another plan than {} (their plan.toml differ): only one plan's directories merge",
-                    d.display()
-                )))
-            }
-            Some(_) => {}
-            None => plan = Some((dir.clone(), text)),
-        }
+        same_as_first(&mut plan, dir, text, |first, _| {
+            format!("made from another plan than {first} (their plan.toml differ): only one plan's directories merge")
+        })?;
         let one = read(dir)?;
-        let m = one.manifest.expect("a campaign directory has its manifest");
+        let m = one
+            .manifest
+            .ok_or_else(|| derr("its campaign.json went away while it was read".into()))?;
         let n = m.shard.map_or(1, |s| s.count);
         shards.push(m.shard);
-        match &counts {
-            Some((d, c)) if *c != n => {
-                return Err(derr(format!(
-                    "a part of {n} of the plan, and {} a part of {c}: shards of different --shard N overlap",
-                    d.display()
-                )))
-            }
-            Some(_) => {}
-            None => counts = Some((dir.clone(), n)),
-        }
+        same_as_first(&mut counts, dir, n, |first, c| {
+            format!("a part of {n} of the plan, and {first} a part of {c}: shards of different --shard N overlap")
+        })?;
         let name = dir.display().to_string();
         for mut s in one.sources {
             s.file = format!("{name}/{}", s.file);
@@ -279,6 +267,27 @@ pub fn read_all(dirs: &[PathBuf]) -> Result<Inputs, ReadError> {
     }
     merged.missing_shards = missing_shards(&shards);
     Ok(merged)
+}
+
+/// Keep the first directory's `value` in `first`; an error naming `dir` (the message from the
+/// first directory's name and value) when a later one's differs.
+fn same_as_first<T: PartialEq>(
+    first: &mut Option<(PathBuf, T)>,
+    dir: &Path,
+    value: T,
+    differ: impl FnOnce(String, &T) -> String,
+) -> Result<(), ReadError> {
+    match first {
+        Some((d, v)) if *v != value => Err(ReadError::Dir {
+            dir: dir.to_path_buf(),
+            msg: differ(d.display().to_string(), v),
+        }),
+        Some(_) => Ok(()),
+        None => {
+            *first = Some((dir.to_path_buf(), value));
+            Ok(())
+        }
+    }
 }
 
 /// The shards of a plan of `count` parts that none of `given` is: what a merged report lacks.
