@@ -33,24 +33,30 @@ if [ "${1:-}" = --release-hugepages ]; then
     exit 0
 fi
 
+# installed PKG: whether dpkg has PKG installed.
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# apt's package lists, fetched at most once per run.
+updated=0
+update_once() { [ "$updated" = 1 ] || apt-get update -qq; updated=1; }
+
 PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk dpdk-dev ethtool procps python3 python3-venv)
 missing=()
 for p in "${PKGS[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
+    update_once
     # tshark asks whether non-root users may capture: answer no, non-interactively.
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
     apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 # The report's browser test: headless chromium alone, without the desktop it recommends.
-if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+if ! installed chromium; then
     echo "== installing Debian packages: chromium (headless, for the report's browser test)"
     export DEBIAN_FRONTEND=noninteractive
-    [ ${#missing[@]} -gt 0 ] || apt-get update -qq
+    update_once
     apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
@@ -61,7 +67,7 @@ fi
 SLURM_PKGS=(slurmctld slurmd slurm-client munge)
 smissing=()
 for p in "${SLURM_PKGS[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || smissing+=("$p")
+    installed "$p" || smissing+=("$p")
 done
 if [ ${#smissing[@]} -gt 0 ]; then
     echo "== installing Debian packages: ${smissing[*]} (their services not started)"
@@ -73,7 +79,7 @@ if [ ${#smissing[@]} -gt 0 ]; then
         chmod 755 "$policy"
         trap 'rm -f "$policy"' EXIT
     fi
-    apt-get update -qq
+    update_once
     apt-get install -y -qq --no-install-recommends "${smissing[@]}" >/dev/null
     if [ "$made_policy" = 1 ]; then rm -f "$policy"; trap - EXIT; fi
 fi
