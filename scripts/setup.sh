@@ -39,7 +39,10 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install o
 updated=0
 update_once() { [ "$updated" = 1 ] || apt-get update -qq; updated=1; }
 
-PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk dpdk-dev ethtool procps python3 python3-venv)
+# The Debian package (scripts/package.sh) and its test: debhelper, lintian, and the shells
+# whose completions the package installs (bash-completion's loader, zsh, fish) with man-db.
+PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk dpdk-dev ethtool procps python3 python3-venv
+    debhelper lintian man-db bash-completion zsh fish)
 missing=()
 for p in "${PKGS[@]}"; do
     installed "$p" || missing+=("$p")

@@ -14,6 +14,7 @@
 //! | [`siitperf`] | siitperf's command lines (`siitperf-tp`, `-lat`, `-pdv`) |
 //! | [`selftest`], [`bench`] | the tester's self-test; the sender and receiver benchmarks |
 //! | [`demo`] | `xlatperf demo` |
+//! | [`generate`] | `xlatperf generate`: man pages and shell completions |
 //! | [`sweep`] | `xlatperf sweep`: a procedure once per value of a parameter, one table and plot |
 //! | [`campaign`] | `xlatperf campaign` and `xlatperf report` (the work is `xlat_campaign`'s) |
 //! | `dpdk_glue` | DPDK's EAL arguments (feature `dpdk`) |
@@ -24,6 +25,7 @@ mod campaign;
 mod demo;
 #[cfg(feature = "dpdk")]
 mod dpdk_glue;
+mod generate;
 mod interrupt;
 mod mlr_reset;
 mod output;
@@ -160,6 +162,9 @@ enum Cmd {
     Report(campaign::ReportArgs),
     /// A complete measurement in a couple of minutes: lab up, throughput, latency, lab down.
     Demo(demo::DemoArgs),
+    /// Man pages and shell completions (bash, zsh, fish, ...) generated from this command line,
+    /// as the Debian package installs them (scripts/package.sh).
+    Generate(generate::GenerateArgs),
     /// siitperf-tp's command line: reads ./siitperf.conf and prints siitperf's output lines.
     #[command(name = "siitperf-tp")]
     SiitperfTp {
@@ -348,10 +353,9 @@ fn siitperf_dir_for_lab(info: &xlat_lab::LabInfo, dir: &Path) -> Result<()> {
     let hooks = std::mem::take(&mut cfg.dut);
     // dut.delete_all and dut.count serve xlatperf's own procedures only.
     let files = xlat_config::to_siitperf(&cfg).map_err(|e| anyhow::anyhow!("{}: {e}", info.config_path.display()))?;
+    files.write_into(dir)?;
     let build = dir.join("build");
     std::fs::create_dir_all(&build).with_context(|| format!("creating {}", build.display()))?;
-    output::write_atomic(&dir.join("siitperf.conf"), files.conf.as_bytes())?;
-    output::write_atomic(&dir.join(xlat_config::COMPANION), files.companion.as_bytes())?;
     let exe = std::env::current_exe().context("finding this program's path")?;
     for name in ["siitperf-tp", "siitperf-lat", "siitperf-pdv"] {
         let link = build.join(name);
@@ -402,9 +406,7 @@ fn convert(file: &Path, out_dir: Option<&Path>) -> Result<()> {
             );
         }
         Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            output::write_atomic(&dir.join("siitperf.conf"), files.conf.as_bytes())?;
-            output::write_atomic(&dir.join(xlat_config::COMPANION), files.companion.as_bytes())?;
+            files.write_into(dir)?;
             println!(
                 "wrote {}/siitperf.conf and {}/{}",
                 dir.display(),
@@ -559,6 +561,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::Campaign(a) => campaign::campaign(a, &|argv| Cli::try_parse_from(argv).map(|_| ())),
         Cmd::Report(a) => campaign::report(a),
         Cmd::Demo(a) => demo::run(a),
+        Cmd::Generate(a) => generate::run(a, <Cli as clap::CommandFactory>::command()),
         // siitperf's exit codes (255 for an input error), as through the siitperf-* links.
         Cmd::SiitperfTp { args } => std::process::exit(siitperf::main("siitperf-tp", args)),
         Cmd::SiitperfLat { args } => std::process::exit(siitperf::main("siitperf-lat", args)),

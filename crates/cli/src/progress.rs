@@ -1,50 +1,21 @@
 //! The progress display on standard error: where a procedure is (procedure, frame size,
 //! repetition, step, rate, search bounds), the elapsed time and an estimate of what remains.
-//! On a terminal it is one line updated in place; otherwise it is silent, or with `--verbose`
-//! one line per trial, so that logs and scripts get no control characters.
+//! On a terminal it is one line updated in place (drawn by indicatif: cut to the terminal's
+//! width, redrawn at a bounded rate, lines printed above it); otherwise it is silent, or with
+//! `--verbose` one line per trial, so that logs and scripts get no control characters. What the
+//! line says, and the estimate of what remains (a search has no fixed length, so indicatif's own
+//! ETA does not apply), are ours.
 
-use std::io::Write;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::time::Instant;
 use xlat_bench::{Progress, ProgressEvent};
-use xlat_results::text::group;
+use xlat_results::text::{clock, group, trial_line};
 use xlat_results::TrialRecord;
 
 /// Is standard error a terminal?
 pub fn stderr_is_tty() -> bool {
-    // SAFETY: isatty has no preconditions.
-    unsafe { libc::isatty(2) == 1 }
-}
-
-/// Columns of the terminal on standard error (80 if unknown).
-fn terminal_width() -> usize {
-    let mut ws = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ writes a winsize into the pointed-to struct, which lives on our stack.
-    let r = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut ws as *mut libc::winsize) };
-    if r == 0 && ws.ws_col > 0 {
-        usize::from(ws.ws_col)
-    } else {
-        80
-    }
-}
-
-/// "1:02:03", "2:03", "0:07".
-pub fn clock(seconds: f64) -> String {
-    let s = if seconds.is_finite() && seconds > 0.0 {
-        seconds.round() as u64
-    } else {
-        0
-    };
-    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else {
-        format!("{m}:{s:02}")
-    }
+    std::io::stderr().is_terminal()
 }
 
 /// The status line of a step.
@@ -62,33 +33,22 @@ pub fn status_line(context: &str, e: &ProgressEvent<'_>, elapsed_s: f64, remaini
     s
 }
 
-/// The line of a finished trial (for `--verbose`).
-pub fn trial_line(procedure: &str, context: &str, t: &TrialRecord) -> String {
-    let verdict = match t.pass {
-        None if t.tester_bound => format!(
-            "INVALID, tester-bound: the tester cannot send at this rate ({})",
-            t.invalid_reasons.join("; ")
-        ),
-        None => format!("INVALID ({})", t.invalid_reasons.join("; ")),
-        Some(true) => "pass".into(),
-        Some(false) => "fail".into(),
-    };
-    let mut s = format!(
-        "{procedure} {context}trial {} {} attempt {}: {} fps x {:.3} s:",
-        t.index, t.phase, t.attempt, t.rate, t.duration_s
-    );
-    for (name, d) in t.directions() {
-        s.push_str(&format!(
-            " {name} {}/{} received (tester dropped: tx {}, rx {})",
-            d.received, d.sent, d.tester_tx_dropped, d.tester_rx_dropped
-        ));
+/// The status line on standard error, or none.
+fn status_bar(tty: bool) -> ProgressBar {
+    if !tty {
+        return ProgressBar::hidden();
     }
-    s.push_str(&format!(" -> {verdict}"));
-    s
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{wide_msg}") {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// A [`Progress`] on standard error.
 pub struct TermProgress {
+    /// The status line; hidden when standard error is not a terminal.
+    bar: ProgressBar,
     tty: bool,
     verbose: bool,
     start: Instant,
@@ -99,7 +59,6 @@ pub struct TermProgress {
     /// Wall-clock seconds of the finished runs.
     finished: Vec<f64>,
     run_start: Instant,
-    line_shown: bool,
 }
 
 impl TermProgress {
@@ -109,6 +68,7 @@ impl TermProgress {
 
     pub fn with_tty(tty: bool, verbose: bool) -> TermProgress {
         TermProgress {
+            bar: status_bar(tty),
             tty,
             verbose,
             start: Instant::now(),
@@ -116,7 +76,6 @@ impl TermProgress {
             runs_after: 0,
             finished: Vec::new(),
             run_start: Instant::now(),
-            line_shown: false,
         }
     }
 
@@ -137,18 +96,13 @@ impl TermProgress {
 
     /// Print a line of its own (above the status line on a terminal).
     pub fn note(&mut self, line: &str) {
-        self.clear();
-        eprintln!("{line}");
+        self.bar.suspend(|| eprintln!("{line}"));
     }
 
-    /// Remove the status line.
+    /// Remove the status line (the next step shows a new one).
     pub fn clear(&mut self) {
-        if self.tty && self.line_shown {
-            let mut e = std::io::stderr().lock();
-            let _ = write!(e, "\r\x1b[K");
-            let _ = e.flush();
-            self.line_shown = false;
-        }
+        self.bar.finish_and_clear();
+        self.bar = status_bar(self.tty);
     }
 
     fn remaining(&self, e: &ProgressEvent<'_>) -> Option<f64> {
@@ -170,15 +124,8 @@ impl Progress for TermProgress {
         if !self.tty {
             return;
         }
-        let mut line = status_line(&self.context, e, self.start.elapsed().as_secs_f64(), self.remaining(e));
-        let width = terminal_width().saturating_sub(1).max(20);
-        if line.chars().count() > width {
-            line = line.chars().take(width).collect();
-        }
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[K{line}");
-        let _ = err.flush();
-        self.line_shown = true;
+        let line = status_line(&self.context, e, self.start.elapsed().as_secs_f64(), self.remaining(e));
+        self.bar.set_message(line);
     }
 
     fn trial(&mut self, procedure: &str, record: &TrialRecord) {
@@ -210,7 +157,7 @@ impl Progress for TermProgress {
 
 impl Drop for TermProgress {
     fn drop(&mut self) {
-        self.clear();
+        self.bar.finish_and_clear();
     }
 }
 
@@ -239,7 +186,6 @@ mod tests {
             "throughput 84 B run 1/3 step 4 search: 100,000 fps in [50,000, 200,000]  elapsed 1:02  left ~1:35"
         );
         assert!(status_line("", &event(None), 3.0, None).ends_with("left ?"));
-        assert_eq!(clock(3725.0), "1:02:05");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! A campaign spread by a real Slurm (issue 42): a single-node Slurm of its own
 //! (scripts/slurm-local.sh: munged, slurmctld, slurmd; the node one `testbed` GRES) runs
 //! examples/campaigns/slurm/campaign.sbatch as an array of two tasks, each a shard of a small
-//! router4 plan; `xlatperf report` merges the two directories. The merged runs are every run of
-//! the plan once, with the ids, statuses and procedures of the same plan run whole, unsharded.
+//! router4 plan; merge.sbatch, dependent on the array, merges the two directories. The merged
+//! runs are every run of the plan once, with the ids, statuses and procedures of the same plan
+//! run whole, unsharded.
 //! Needs root and Debian's Slurm and munge (scripts/setup.sh); without them the test skips,
 //! which fails under CI=true.
 
@@ -91,42 +92,55 @@ fn an_array_job_runs_the_shards_and_the_report_merges_them() {
         String::from_utf8_lossy(&up.stdout),
         String::from_utf8_lossy(&up.stderr)
     );
-    let sbatch = Command::new("timeout")
-        .args(["900", "sbatch", "--wait", "--array=1-2"])
-        .arg(format!(
-            "--export=ALL,PLAN={},OUT={},XLATPERF={}",
-            plan.display(),
-            dir.display(),
-            env!("CARGO_BIN_EXE_xlatperf")
-        ))
-        .arg(repo().join("examples/campaigns/slurm/campaign.sbatch"))
-        .env("SLURM_CONF", slurm.join("slurm.conf"))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    let logs: String = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".out"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-        .collect();
+    // As docs/campaign.md says: the array job, then merge.sbatch once every task has ended
+    // (`--dependency=afterany`); waiting on the merge job waits on both.
+    let export = format!(
+        "--export=ALL,PLAN={},OUT={},N=2,XLATPERF={}",
+        plan.display(),
+        dir.display(),
+        env!("CARGO_BIN_EXE_xlatperf")
+    );
+    let sbatch = |args: &[&str], script: &str| {
+        Command::new("timeout")
+            .arg("900")
+            .arg("sbatch")
+            .args(args)
+            .arg(&export)
+            .arg(repo().join("examples/campaigns/slurm").join(script))
+            .env("SLURM_CONF", slurm.join("slurm.conf"))
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let logs = || -> String {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".out"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+            .collect()
+    };
+    let array = sbatch(&["--parsable", "--array=1-2"], "campaign.sbatch");
+    assert!(array.status.success(), "sbatch: {}", String::from_utf8_lossy(&array.stderr));
+    let jid = String::from_utf8_lossy(&array.stdout).trim().to_string();
+    let merge = sbatch(&["--wait", &format!("--dependency=afterany:{jid}")], "merge.sbatch");
     assert!(
-        sbatch.status.success(),
-        "sbatch: {}{}\n{logs}",
-        String::from_utf8_lossy(&sbatch.stdout),
-        String::from_utf8_lossy(&sbatch.stderr)
+        merge.status.success(),
+        "sbatch merge.sbatch: {}{}\n{}",
+        String::from_utf8_lossy(&merge.stdout),
+        String::from_utf8_lossy(&merge.stderr),
+        logs()
     );
     // Each task ran its own shard (its directory says which).
     let parts = [d("slurm-small-1-of-2"), d("slurm-small-2-of-2")];
     for (k, p) in parts.iter().enumerate() {
         let m: Value = serde_json::from_str(&std::fs::read_to_string(Path::new(p).join("campaign.json")).unwrap()).unwrap();
-        assert_eq!(m["shard"]["index"], k + 1, "{p}");
+        assert_eq!(m["shard"]["index"], k + 1, "{p}\n{}", logs());
         assert_eq!(m["shard"]["count"], 2, "{p}");
     }
 
-    // Merged: every run of the plan once, as the whole campaign has them.
-    let html = d("merged.html");
-    ok(&["report", &parts[0], &parts[1], "--output", &html]);
+    // Merged by merge.sbatch: every run of the plan once, as the whole campaign has them.
+    let html = d("slurm-small-report.html");
     let mut merged: Vec<_> = parts.iter().flat_map(|p| runs(Path::new(p))).collect();
     merged.sort();
     let whole = runs(&dir.join("whole"));

@@ -253,6 +253,20 @@ pub struct SiitperfFiles {
     pub companion: String,
 }
 
+impl SiitperfFiles {
+    /// Write `DIR/siitperf.conf` and the companion beside it, each atomically
+    /// ([`crate::files::write_atomic`]), creating `dir` if needed; an error names the path.
+    pub fn write_into(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        let named = |p: &std::path::Path, e: std::io::Error| std::io::Error::new(e.kind(), format!("writing {}: {e}", p.display()));
+        std::fs::create_dir_all(dir).map_err(|e| named(dir, e))?;
+        for (name, text) in [("siitperf.conf", &self.conf), (crate::model::COMPANION, &self.companion)] {
+            let path = dir.join(name);
+            crate::files::write_atomic(&path, text.as_bytes()).map_err(|e| named(&path, e))?;
+        }
+        Ok(())
+    }
+}
+
 /// The configuration as siitperf.conf (every key siitperf has, in its syntax) and the tester's
 /// ports as the companion TOML; what belongs on siitperf's command line (frame size, rate,
 /// duration, timeout, n, m, and N M R T D) is named in a comment. `Err` names the first key

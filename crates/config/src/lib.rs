@@ -14,7 +14,7 @@
 //! | `doc` | both readers into one TOML document that remembers lines; `--set` overrides | model, keys, error |
 //! | `validate` | the rules between keys, the addresses and ranges; also [`validate()`] | model, doc, error |
 //! | `build` | the document into a [`TestConfig`]: defaults, per-key ranges, then `validate` | model, keys, doc, validate, error |
-//! | `emit` | [`to_toml`]: a configuration as commented TOML | model, keys, error |
+//! | `emit` | [`to_toml`]: a configuration as commented TOML; [`to_siitperf`]: as siitperf's files, written by [`SiitperfFiles::write_into`] | model, keys, error, files |
 //! | [`files`] | writing the user's files atomically ([`files::write_atomic`]) | none |
 //!
 //! Imports only go down this table, never back (`tests/modules.rs` checks it), and the modules

@@ -1,5 +1,5 @@
 //! The text helpers of every result ([`group`], [`text_table`], [`trials_table`],
-//! [`preliminary_table`]); each procedure's [`crate::result::BenchResult`] implementation
+//! [`preliminary_table`], [`trial_line`], [`clock`]); each procedure's [`crate::result::BenchResult`] implementation
 //! (metrics, human tables, headlines) and the summary table of repetitions are in
 //! [`crate::result_text`].
 
@@ -178,6 +178,46 @@ pub fn preliminary_table(trials: &[TrialRecord]) -> String {
     }
     headers.push("phase 1");
     text_table(&headers, &rows)
+}
+
+/// "1:02:03", "2:03", "0:07".
+pub fn clock(seconds: f64) -> String {
+    let s = if seconds.is_finite() && seconds > 0.0 {
+        seconds.round() as u64
+    } else {
+        0
+    };
+    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// One finished trial as a line (the progress display's `--verbose`).
+pub fn trial_line(procedure: &str, context: &str, t: &TrialRecord) -> String {
+    let verdict = match t.pass {
+        None if t.tester_bound => format!(
+            "INVALID, tester-bound: the tester cannot send at this rate ({})",
+            t.invalid_reasons.join("; ")
+        ),
+        None => format!("INVALID ({})", t.invalid_reasons.join("; ")),
+        Some(true) => "pass".into(),
+        Some(false) => "fail".into(),
+    };
+    let mut s = format!(
+        "{procedure} {context}trial {} {} attempt {}: {} fps x {:.3} s:",
+        t.index, t.phase, t.attempt, t.rate, t.duration_s
+    );
+    for (name, d) in t.directions() {
+        s.push_str(&format!(
+            " {name} {}/{} received (tester dropped: tx {}, rx {})",
+            d.received, d.sent, d.tester_tx_dropped, d.tester_rx_dropped
+        ));
+    }
+    s.push_str(&format!(" -> {verdict}"));
+    s
 }
 
 #[cfg(test)]
