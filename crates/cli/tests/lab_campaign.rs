@@ -13,7 +13,7 @@
 mod common;
 
 use common::procedures::skip;
-use common::{lab_lock, xlatperf, LabDown};
+use common::{check_in_browser, lab_lock, xlatperf, LabDown};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -282,23 +282,4 @@ fn every_example_campaign_dry_runs() {
         n += 1;
     }
     assert!(n >= 2, "{n} example campaigns");
-}
-
-/// Open `html` in headless Chromium; `None` (after skipping) where the browser or the Python
-/// environment is missing.
-fn check_in_browser(html: &Path) -> Option<Value> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = root.join(".venv/report/bin/python");
-    if !python.exists() || !common::have_tool("chromium") {
-        common::skip("needs chromium and .venv/report (scripts/setup.sh installs both)");
-        return None;
-    }
-    let script = root.join("crates/campaign/tests/browser/check_report.py");
-    let o = Command::new(python).arg(script).arg(html).output().unwrap();
-    assert!(
-        o.status.success(),
-        "check_report.py failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    Some(serde_json::from_slice(&o.stdout).expect("check_report.py prints JSON"))
 }

@@ -8,11 +8,16 @@ use crate::delay::{DelayRecorder, DelayStats};
 use crate::frame_loss::FrameLossResult;
 
 const W: f64 = 800.0;
+/// The height without the legend, which is below the plot, a line per series.
 const H: f64 = 500.0;
 const LEFT: f64 = 90.0;
-const RIGHT: f64 = 170.0;
+const RIGHT: f64 = 30.0;
 const TOP: f64 = 50.0;
 const BOTTOM: f64 = 60.0;
+/// A legend line: its height, and where its text begins after the line's swatch.
+const LEGEND_LINE: f64 = 20.0;
+const LEGEND_TEXT_X: f64 = 26.0;
+const FONT_PX: f64 = 12.0;
 const COLOURS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
 ];
@@ -47,6 +52,7 @@ pub fn escape(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// About `n` round tick values covering [lo, hi].
@@ -68,6 +74,25 @@ pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         t += step;
     }
     out
+}
+
+/// A width that `text` at `px` pixels does not exceed in a sans-serif font (we draw without
+/// font files, so it is estimated per character, on the wide side: a legend laid out by it is
+/// never cut; the browser test measures the real one).
+pub fn text_width(text: &str, px: f64) -> f64 {
+    let em: f64 = text
+        .chars()
+        .map(|c| match c {
+            'i' | 'j' | 'l' | 'I' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' | ' ' => 0.35,
+            'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '-' | '/' => 0.45,
+            'm' | 'w' | 'M' | 'W' | '@' | '%' => 0.95,
+            'A'..='Z' | '&' | '#' => 0.75,
+            c if c.is_ascii() => 0.6,
+            // Accented letters, CJK, symbols: as wide as the widest.
+            _ => 1.0,
+        })
+        .sum();
+    em * px
 }
 
 fn label(v: f64) -> String {
@@ -129,15 +154,19 @@ impl LinePlot {
             y1 = y1.max(*yt.last().unwrap_or(&y1));
         }
         let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+        // The legend below the x label, every name whole: the picture widens for a long one.
+        let widest = self.series.iter().map(|se| text_width(&se.label, FONT_PX)).fold(0.0, f64::max);
+        let width = W.max((LEFT + LEGEND_TEXT_X + widest + RIGHT).ceil());
+        let height = H + 10.0 + LEGEND_LINE * self.series.len() as f64;
         let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
         let sy = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
         let mut s = String::new();
         let _ = writeln!(s, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
         let _ = writeln!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{FONT_PX}">"#
         );
-        let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+        let _ = writeln!(s, r#"<rect width="{width}" height="{height}" fill="white"/>"#);
         let _ = writeln!(
             s,
             r#"<text x="{}" y="28" text-anchor="middle" font-size="16">{}</text>"#,
@@ -236,14 +265,19 @@ impl LinePlot {
                     }
                 }
             }
-            let ly = TOP + 10.0 + 20.0 * i as f64;
-            let lx = LEFT + pw + 12.0;
+            let ly = H + 10.0 + LEGEND_LINE * i as f64;
             let _ = writeln!(
                 s,
-                r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{c}" stroke-width="2"/>"#,
-                lx + 20.0
+                r#"<line x1="{LEFT}" y1="{ly}" x2="{}" y2="{ly}" stroke="{c}" stroke-width="2"/>"#,
+                LEFT + 20.0
             );
-            let _ = writeln!(s, r#"<text x="{}" y="{}">{}</text>"#, lx + 26.0, ly + 4.0, escape(&se.label));
+            let _ = writeln!(
+                s,
+                r#"<text class="legend" x="{}" y="{}">{}</text>"#,
+                LEFT + LEGEND_TEXT_X,
+                ly + 4.0,
+                escape(&se.label)
+            );
         }
         s.push_str("</svg>\n");
         s
@@ -338,6 +372,51 @@ mod tests {
         assert_eq!(nice_ticks(0.0, 10.0, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
         assert_eq!(nice_ticks(5.0, 5.0, 5), vec![5.0]);
         assert_eq!(nice_ticks(f64::NAN, 1.0, 5).len(), 1);
+    }
+
+    #[test]
+    fn the_legend_holds_every_name_whole() {
+        let series = |label: &str| Series {
+            label: label.into(),
+            points: vec![(64.0, 1.0), (1518.0, 2.0)],
+            ..Series::default()
+        };
+        let plot = |labels: &[&str]| LinePlot {
+            series: labels.iter().map(|l| series(l)).collect(),
+            ..LinePlot::default()
+        };
+        let size = |svg: &str| -> (f64, f64) {
+            let num = |k: &str| {
+                svg.split(&format!(" {k}=\""))
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            (num("width"), num("height"))
+        };
+        let short = plot(&["router4"]).to_svg();
+        assert_eq!(size(&short), (W, H + 10.0 + LEGEND_LINE));
+        let long = "nat64-tayga-with-a-rather-long-descriptive-name-of-60-chars!";
+        assert_eq!(long.len(), 60);
+        let svg = plot(&[
+            "router4",
+            long,
+            "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW",
+        ])
+        .to_svg();
+        let (w, h) = size(&svg);
+        assert_eq!(h, H + 10.0 + 3.0 * LEGEND_LINE);
+        // 76 W of 0.95 em at 12 px: 866 px of text after the swatch.
+        assert!(w >= LEFT + LEGEND_TEXT_X + 866.0, "{w}");
+        assert!(svg.contains(&format!(">{long}</text>")), "the name whole, uncut");
+        assert!(
+            text_width(long, 12.0) < W - LEFT - LEGEND_TEXT_X - RIGHT,
+            "60 characters fit the plain width"
+        );
     }
 
     #[test]

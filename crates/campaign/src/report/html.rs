@@ -1,13 +1,17 @@
 //! The report page: one self-contained HTML file (inline CSS and SVG, no script, nothing
 //! fetched), readable offline and printable to PDF.
 //!
+//! The page is built with maud's `html!`: every text spliced into it (test names, DUT hooks,
+//! commands and errors from plans and result documents written elsewhere) is escaped by
+//! construction; only our own constants and the plots' SVG (escaped by `xlat_results::svg`)
+//! go in as `PreEscaped`.
+//!
 //! Every number of the summary table carries its exact value in `data-value` (the text shows
 //! it rounded), so that a test can compare the page with the JSON documents.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 
-use xlat_results::svg::{escape, LinePlot, Series};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use xlat_results::text::group;
 use xlat_results::{Metric, Procedure, Summary};
 
@@ -35,14 +39,10 @@ figcaption { font-size: 0.85em; color: #555; }
 @media print { body { margin: 0; } table { font-size: 0.7em; } h2 { page-break-after: avoid; } tr { page-break-inside: avoid; } }
 ";
 
-fn esc(s: &str) -> String {
-    escape(s)
-}
-
 /// A number for the table: grouped digits for large values, else 4 significant digits.
 fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
-        return "&infin;".into();
+        return "∞".into();
     }
     if v.abs() >= 1000.0 {
         group(v.round() as u64)
@@ -77,38 +77,36 @@ impl Mark {
     }
 }
 
-fn cell(s: Option<&Summary>, metric: &str, mark: Mark) -> String {
+/// An empty cell: no figure.
+fn none() -> Markup {
+    html! { td class="num" { "–" } }
+}
+
+fn cell(s: Option<&Summary>, metric: &str, mark: Mark) -> Markup {
     let Some(s) = s else {
-        return "<td class=\"num\">&ndash;</td>".into();
+        return none();
     };
     let (class, prefix) = match mark {
         Mark::Plain => ("num", ""),
         Mark::TesterBound => ("num bound", ""),
-        Mark::AtLeast => ("num at-least", "&ge;&nbsp;"),
+        Mark::AtLeast => ("num at-least", "≥ "),
     };
-    let bound = mark == Mark::TesterBound;
-    let mut c = format!(
-        "<td class=\"{class}\" data-metric=\"{}\" data-value=\"{}\" data-at-least=\"{}\">{prefix}{}",
-        esc(metric),
-        if s.median.is_finite() { s.median.to_string() } else { "inf".into() },
-        mark != Mark::Plain,
-        fmt_num(s.median)
-    );
-    if s.n > 1 {
-        let _ = write!(c, "<br><small>{} &ndash; {}", fmt_num(s.min), fmt_num(s.max));
-        if let Some(d) = s.dispersion_percent {
-            let _ = write!(c, ", {d:.2} %");
+    let value = if s.median.is_finite() { s.median.to_string() } else { "inf".into() };
+    html! {
+        td class=(class) data-metric=(metric) data-value=(value) data-at-least=(mark != Mark::Plain) {
+            (prefix) (fmt_num(s.median))
+            @if s.n > 1 {
+                br;
+                small {
+                    (fmt_num(s.min)) " – " (fmt_num(s.max))
+                    @if let Some(d) = s.dispersion_percent { ", " (format!("{d:.2}")) " %" }
+                    " (n=" (s.n) ")"
+                }
+            }
+            @if mark == Mark::TesterBound { br; small { "tester-bound" } }
+            @if mark == Mark::AtLeast { br; small { "at least: no loss up to the search's maximum" } }
         }
-        let _ = write!(c, " (n={})</small>", s.n);
     }
-    if bound {
-        c.push_str("<br><small>tester-bound</small>");
-    }
-    if mark == Mark::AtLeast {
-        c.push_str("<br><small>at least: no loss up to the search's maximum</small>");
-    }
-    c.push_str("</td>");
-    c
 }
 
 /// The bit rate of `fps` frames of the row's frame size, as sent on the forward side.
@@ -121,70 +119,68 @@ fn bits(row: &Row, key: &RowKey, fps: f64) -> f64 {
     fps * len as f64 * 8.0
 }
 
-fn dut_label(k: &RowKey) -> String {
-    if k.variant.is_empty() {
-        k.dut.clone()
-    } else {
-        format!("{} ({})", k.dut, k.variant)
-    }
+/// Lines, one under the other.
+fn lines(items: &[Markup]) -> Markup {
+    html! { @for (i, m) in items.iter().enumerate() { @if i > 0 { br; } (m) } }
 }
 
 /// The RFC 2544 section 26 table: throughput, latency and PDV per DUT and frame size.
-fn summary_table(rows: &BTreeMap<RowKey, Row>) -> String {
+fn summary_table(rows: &BTreeMap<RowKey, Row>) -> Markup {
     let wanted = [Procedure::Throughput, Procedure::Latency, Procedure::Pdv];
-    let mut s = String::from(
-        "<table id=\"summary-table\"><thead><tr><th>DUT</th><th>frame size (B)</th>\
-         <th>throughput (frames/s)</th><th>throughput (Mbit/s)</th><th>DUT CPU busy at the throughput (%)</th>\
-         <th>latency typical, forward (ms)</th><th>latency typical, reverse (ms)</th>\
-         <th>latency worst case, forward (ms)</th><th>latency worst case, reverse (ms)</th>\
-         <th>PDV forward (ms)</th><th>PDV reverse (ms)</th><th>repetitions</th><th>tester notes</th></tr></thead><tbody>\n",
-    );
-    for (k, row) in rows.iter().filter(|(_, r)| wanted.iter().any(|p| r.has(*p))) {
-        let tp = row.summary(Procedure::Throughput, Metric::ThroughputFps);
-        let mark = Mark::of(row, Procedure::Throughput);
-        let _ = write!(
-            s,
-            "<tr data-dut=\"{}\" data-variant=\"{}\" data-frame-size=\"{}\"><td>{}</td><td class=\"num\">{}</td>{}",
-            esc(&k.dut),
-            esc(&k.variant),
-            k.frame_size,
-            esc(&dut_label(k)),
-            k.frame_size,
-            cell(tp, Metric::ThroughputFps.name(), mark)
-        );
-        match tp {
-            Some(t) => {
-                let _ = write!(
-                    s,
-                    "<td class=\"num\" data-metric=\"throughput_bps\" data-value=\"{}\">{}</td>",
-                    bits(row, k, t.median),
-                    fmt_num(bits(row, k, t.median) / 1e6)
-                );
+    let heads = [
+        "DUT",
+        "frame size (B)",
+        "throughput (frames/s)",
+        "throughput (Mbit/s)",
+        "DUT CPU busy at the throughput (%)",
+        "latency typical, forward (ms)",
+        "latency typical, reverse (ms)",
+        "latency worst case, forward (ms)",
+        "latency worst case, reverse (ms)",
+        "PDV forward (ms)",
+        "PDV reverse (ms)",
+        "repetitions",
+        "tester notes",
+    ];
+    let delays = [
+        (Procedure::Latency, Metric::ForwardTlMs),
+        (Procedure::Latency, Metric::ReverseTlMs),
+        (Procedure::Latency, Metric::ForwardWclMs),
+        (Procedure::Latency, Metric::ReverseWclMs),
+        (Procedure::Pdv, Metric::ForwardPdvMs),
+        (Procedure::Pdv, Metric::ReversePdvMs),
+    ];
+    html! {
+        table id="summary-table" {
+            thead { tr { @for h in heads { th { (h) } } } }
+            tbody {
+                @for (k, row) in rows.iter().filter(|(_, r)| wanted.iter().any(|p| r.has(*p))) {
+                    @let tp = row.summary(Procedure::Throughput, Metric::ThroughputFps);
+                    @let reps: Vec<Markup> = wanted
+                        .iter()
+                        .map(|p| (p, row.reps.iter().filter(|r| r.0 == *p).count()))
+                        .filter(|(_, n)| *n > 0)
+                        .map(|(p, n)| html! { (p) " " (n) })
+                        .collect();
+                    tr data-dut=(k.dut) data-variant=(k.variant) data-frame-size=(k.frame_size) {
+                        td { (k.label()) }
+                        td class="num" { (k.frame_size) }
+                        (cell(tp, Metric::ThroughputFps.name(), Mark::of(row, Procedure::Throughput)))
+                        @match tp {
+                            Some(t) => td class="num" data-metric="throughput_bps" data-value=(bits(row, k, t.median)) {
+                                (fmt_num(bits(row, k, t.median) / 1e6))
+                            },
+                            None => (none()),
+                        }
+                        (cell(row.summary(Procedure::Throughput, Metric::DutBusyPct), Metric::DutBusyPct.name(), Mark::Plain))
+                        @for (p, m) in delays { (cell(row.summary(p, m), m.name(), Mark::Plain)) }
+                        td { (lines(&reps)) }
+                        td { (notes(row)) }
+                    }
+                }
             }
-            None => s.push_str("<td class=\"num\">&ndash;</td>"),
         }
-        let busy = Metric::DutBusyPct;
-        s.push_str(&cell(row.summary(Procedure::Throughput, busy), busy.name(), Mark::Plain));
-        for (p, m) in [
-            (Procedure::Latency, Metric::ForwardTlMs),
-            (Procedure::Latency, Metric::ReverseTlMs),
-            (Procedure::Latency, Metric::ForwardWclMs),
-            (Procedure::Latency, Metric::ReverseWclMs),
-            (Procedure::Pdv, Metric::ForwardPdvMs),
-            (Procedure::Pdv, Metric::ReversePdvMs),
-        ] {
-            s.push_str(&cell(row.summary(p, m), m.name(), Mark::Plain));
-        }
-        let reps: Vec<String> = wanted
-            .iter()
-            .map(|p| (p, row.reps.iter().filter(|r| r.0 == *p).count()))
-            .filter(|(_, n)| *n > 0)
-            .map(|(p, n)| format!("{p} {n}"))
-            .collect();
-        let _ = writeln!(s, "<td>{}</td><td>{}</td></tr>", reps.join("<br>"), notes(row));
     }
-    s.push_str("</tbody></table>\n");
-    s
 }
 
 /// What bounded a search's figure, for a row's notes (the tester's bound has a note of its own).
@@ -214,31 +210,31 @@ fn bound_note(procedure: Procedure, b: &xlat_results::Bound) -> Option<String> {
 
 /// What bounded a row's searches (each repetition's, once per distinct verdict), and what the
 /// tester bounded: invalid trials, retries, tester-bound results.
-fn notes(row: &Row) -> String {
+fn notes(row: &Row) -> Markup {
     let mut n = Vec::new();
     let mut said = BTreeSet::new();
     for (p, _, f) in &row.reps {
         if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(*p, b)) {
             if said.insert(text.clone()) {
-                n.push(format!("<span class=\"bound-by\">{}</span>", esc(&text)));
+                n.push(html! { span class="bound-by" { (text) } });
             }
         }
     }
     let bound: BTreeSet<&str> = row.reps.iter().filter(|r| r.2.tester_bound).map(|r| r.0.name()).collect();
     for p in bound {
-        n.push(format!("<span class=\"bound\">{p}: bounded by the tester</span>"));
+        n.push(html! { span class="bound" { (p) ": bounded by the tester" } });
     }
     if row.invalid() > 0 {
-        n.push(format!("{} invalid trials", row.invalid()));
+        n.push(html! { (row.invalid()) " invalid trials" });
     }
     if row.retries() > 0 {
-        n.push(format!("{} retries", row.retries()));
+        n.push(html! { (row.retries()) " retries" });
     }
-    n.join("<br>")
+    lines(&n)
 }
 
 /// The notes on what bounded `procedure`'s figure in a row (each distinct verdict once).
-fn bound_notes(row: &Row, procedure: Procedure) -> String {
+fn bound_notes(row: &Row, procedure: Procedure) -> Markup {
     let mut said = BTreeSet::new();
     for (_, _, f) in row.reps.iter().filter(|r| r.0 == procedure) {
         if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(procedure, b)) {
@@ -248,253 +244,93 @@ fn bound_notes(row: &Row, procedure: Procedure) -> String {
     if row.tester_bound(procedure) {
         said.insert(format!("{}: bounded by the tester", procedure.name()));
     }
-    said.iter().map(|t| esc(t)).collect::<Vec<_>>().join("<br>")
+    let said: Vec<Markup> = said.into_iter().map(|t| html! { (t) }).collect();
+    lines(&said)
 }
 
 /// Every figure of every group, whatever the procedure.
-fn figures_table(rows: &BTreeMap<RowKey, Row>) -> String {
-    let mut s = String::from(
-        "<table id=\"figures-table\"><thead><tr><th>DUT</th><th>frame size (B)</th><th>procedure</th><th>figure</th>\
-         <th>median</th><th>min</th><th>max</th><th>dispersion</th><th>n</th><th>bounded by</th></tr></thead><tbody>\n",
-    );
-    for (k, row) in rows {
-        for ((p, m), sum) in &row.summaries {
-            // What a search's bound bounds: its rate (frames or connections per second), or
-            // the capacity's number of connections (not the rate found at it).
-            let bounded = if *p == Procedure::ConntrackCapacity {
-                m == Metric::CapacityConnections.name()
-            } else {
-                m.ends_with("_fps") || m.ends_with("_cps")
-            };
-            let (mark, notes) = if bounded {
-                (Mark::of(row, *p), bound_notes(row, *p))
-            } else {
-                (Mark::Plain, String::new())
-            };
-            let _ = writeln!(
-                s,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{notes}</td></tr>",
-                esc(&dut_label(k)),
-                k.frame_size,
-                esc(p.name()),
-                esc(m),
-                cell(Some(&Summary { n: 1, ..sum.clone() }), m, mark),
-                fmt_num(sum.min),
-                fmt_num(sum.max),
-                sum.dispersion_percent.map_or("&ndash;".into(), |d| format!("{d:.2} %")),
-                sum.n
-            );
-        }
-    }
-    s.push_str("</tbody></table>\n");
-    s
-}
-
-/// A plot figure with its caption; the SVG inline, without its XML declaration.
-fn figure(id: &str, plot: &LinePlot, caption: &str) -> String {
-    let svg = plot.to_svg();
-    let svg = svg.split_once("?>").map_or(svg.as_str(), |(_, rest)| rest).trim();
-    format!(
-        "<figure class=\"plot\" id=\"plot-{id}\">\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
-        esc(caption)
-    )
-}
-
-/// A series of medians with min-max bars, and a series of rings on its tester-bound points.
-fn median_series(label: String, pts: &[(f64, &Summary, bool)], out: &mut Vec<Series>) {
-    out.push(Series {
-        label: label.clone(),
-        points: pts.iter().map(|p| (p.0, p.1.median)).collect(),
-        error_bars: Some(pts.iter().map(|p| (p.1.min, p.1.max)).collect()),
-        step: false,
-        dots: false,
-    });
-    let marks: Vec<(f64, f64)> = pts.iter().filter(|p| p.2).map(|p| (p.0, p.1.median)).collect();
-    if !marks.is_empty() {
-        out.push(Series {
-            label: format!("{label}: tester-bound"),
-            points: marks,
-            error_bars: None,
-            step: false,
-            dots: true,
-        });
-    }
-}
-
-/// A metric's medians against the frame size, a series per DUT.
-fn by_frame_size(rows: &BTreeMap<RowKey, Row>, procedure: Procedure, metric: Metric, label: &str, out: &mut Vec<Series>) {
-    let mut groups: BTreeMap<String, Vec<(f64, &Summary, bool)>> = BTreeMap::new();
-    for (k, row) in rows {
-        if let Some(s) = row.summary(procedure, metric) {
-            groups
-                .entry(dut_label(k))
-                .or_default()
-                .push((k.frame_size as f64, s, row.tester_bound(procedure)));
-        }
-    }
-    // Against the frame size only where a DUT was measured at two or more.
-    if groups.values().all(|pts| pts.len() < 2) {
-        return;
-    }
-    for (dut, pts) in groups {
-        median_series(if label.is_empty() { dut } else { format!("{dut} {label}") }, &pts, out);
-    }
-}
-
-/// The plots the results call for.
-fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<String> {
-    let mut figs = Vec::new();
-    let mut series = Vec::new();
-    by_frame_size(rows, Procedure::Throughput, Metric::ThroughputFps, "", &mut series);
-    if !series.is_empty() {
-        let p = LinePlot {
-            title: "Throughput against frame size".into(),
-            x_label: "frame size (bytes)".into(),
-            y_label: "throughput (frames/s per direction)".into(),
-            series,
-            y_range: None,
-        };
-        figs.push(figure(
-            "throughput",
-            &p,
-            "Median over the repetitions; bars from minimum to maximum; rings: bounded by the tester's own limit.",
-        ));
-    }
-    let mut series = Vec::new();
-    for (m, l) in [
-        (Metric::ForwardTlMs, "TL fwd"),
-        (Metric::ReverseTlMs, "TL rev"),
-        (Metric::ForwardWclMs, "WCL fwd"),
-        (Metric::ReverseWclMs, "WCL rev"),
-    ] {
-        by_frame_size(rows, Procedure::Latency, m, l, &mut series);
-    }
-    if !series.is_empty() {
-        let p = LinePlot {
-            title: "Latency against frame size".into(),
-            x_label: "frame size (bytes)".into(),
-            y_label: "latency (ms)".into(),
-            series,
-            y_range: None,
-        };
-        figs.push(figure("latency", &p, "Typical (TL: median) and worst-case (WCL: 99.9th percentile) latency, RFC 8219 section 7.2; median over the repetitions, bars from minimum to maximum."));
-    }
-    let mut series = Vec::new();
-    for (k, row) in rows {
-        for (_, _, f) in row.reps.iter().filter(|r| r.0 == Procedure::Pdv) {
-            for (dir, cdf) in &f.pdv_cdf {
-                series.push(Series {
-                    label: format!("{} {} B {dir}", dut_label(k), k.frame_size),
-                    points: cdf.iter().map(|&(ns, frac)| (ns as f64 / 1e6, frac)).collect(),
-                    error_bars: None,
-                    step: true,
-                    dots: false,
-                });
+fn figures_table(rows: &BTreeMap<RowKey, Row>) -> Markup {
+    let heads = [
+        "DUT",
+        "frame size (B)",
+        "procedure",
+        "figure",
+        "median",
+        "min",
+        "max",
+        "dispersion",
+        "n",
+        "bounded by",
+    ];
+    html! {
+        table id="figures-table" {
+            thead { tr { @for h in heads { th { (h) } } } }
+            tbody {
+                @for (k, row) in rows {
+                    @for ((p, m), sum) in &row.summaries {
+                        // What a search's bound bounds: its rate (frames or connections per
+                        // second), or the capacity's number of connections (not the rate found at it).
+                        @let bounded = if *p == Procedure::ConntrackCapacity {
+                            m == Metric::CapacityConnections.name()
+                        } else {
+                            m.ends_with("_fps") || m.ends_with("_cps")
+                        };
+                        @let mark = if bounded { Mark::of(row, *p) } else { Mark::Plain };
+                        tr {
+                            td { (k.label()) }
+                            td class="num" { (k.frame_size) }
+                            td { (p.name()) }
+                            td { (m) }
+                            (cell(Some(&Summary { n: 1, ..sum.clone() }), m, mark))
+                            td class="num" { (fmt_num(sum.min)) }
+                            td class="num" { (fmt_num(sum.max)) }
+                            td class="num" {
+                                @match sum.dispersion_percent { Some(d) => { (format!("{d:.2}")) " %" }, None => "–" }
+                            }
+                            td class="num" { (sum.n) }
+                            td { @if bounded { (bound_notes(row, *p)) } }
+                        }
+                    }
+                }
             }
         }
     }
-    if !series.is_empty() {
-        let p = LinePlot {
-            title: "One-way delay distribution (PDV trials)".into(),
-            x_label: "delay (ms)".into(),
-            y_label: "fraction of frames".into(),
-            series,
-            y_range: Some((0.0, 1.0)),
-        };
-        figs.push(figure("pdv", &p, "CDF of the frames' one-way delays, one curve per repetition and direction: the spread between curves is the spread over repetitions; PDV = 99.9th percentile - minimum (RFC 8219 section 7.3.1)."));
-    }
-    let mut groups: BTreeMap<String, BTreeMap<u64, Vec<(f64, bool)>>> = BTreeMap::new();
-    for (k, row) in rows {
-        for (_, _, f) in row.reps.iter().filter(|r| r.0 == Procedure::ConnRate) {
-            let rate = f.metrics.iter().find(|m| m.0 == Metric::ConnRateCps.name()).map(|m| m.1);
-            if let (Some(c), Some(r)) = (f.connections, rate) {
-                let variant: Vec<&str> = k
-                    .variant
-                    .split(", ")
-                    .filter(|v| !v.starts_with("connections=") && !v.is_empty())
-                    .collect();
-                let label = format!(
-                    "{}{} {} B",
-                    k.dut,
-                    if variant.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", variant.join(", "))
-                    },
-                    k.frame_size
-                );
-                groups.entry(label).or_default().entry(c).or_default().push((r, f.tester_bound));
-            }
-        }
-    }
-    let mut series = Vec::new();
-    for (label, pts) in groups {
-        let sums: Vec<(f64, Summary, bool)> = pts
-            .iter()
-            .filter_map(|(c, v)| {
-                let vals: Vec<f64> = v.iter().map(|x| x.0).collect();
-                Summary::of(&vals).map(|s| (*c as f64, s, v.iter().any(|x| x.1)))
-            })
-            .collect();
-        let refs: Vec<(f64, &Summary, bool)> = sums.iter().map(|(x, s, b)| (*x, s, *b)).collect();
-        median_series(label, &refs, &mut series);
-    }
-    if !series.is_empty() {
-        let p = LinePlot {
-            title: "Connection establishment rate against the number of connections".into(),
-            x_label: "connections".into(),
-            y_label: "connections/s".into(),
-            series,
-            y_range: None,
-        };
-        figs.push(figure(
-            "conn-rate",
-            &p,
-            "Maximum connection establishment rate (RFC 9693); median over the repetitions, bars from minimum to maximum.",
-        ));
-    }
-    figs
 }
 
 /// The machines, builds and tester settings the results came from.
-fn environment(inputs: &Inputs) -> String {
-    let mut s = String::from("<table id=\"environment-table\"><thead><tr><th>where</th><th>CPU</th><th>CPUs</th><th>kernel</th><th>host</th><th>xlatperf</th><th>git commit</th></tr></thead><tbody>\n");
-    let mut seen = BTreeSet::new();
-    let mut row = |s: &mut String, place: &str, h: Option<&xlat_results::output::Host>, version: &str, commit: Option<&str>| {
+fn environment(inputs: &Inputs) -> Markup {
+    // (where, CPU, CPUs, kernel, host, xlatperf, commit), each machine and build once.
+    let mut machines: Vec<[String; 7]> = Vec::new();
+    let mut row = |place: String, h: Option<&xlat_results::output::Host>, version: &str, commit: Option<&str>| {
         let (cpu, cpus, kernel, host) = h.map_or(
             ("unknown (not recorded)".to_string(), String::new(), String::new(), String::new()),
             |h| (h.cpu_model.clone(), h.cpus.to_string(), h.kernel.clone(), h.hostname.clone()),
         );
-        let line = format!(
-            "<td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-            esc(&cpu),
+        let line = [
+            place,
+            cpu,
             cpus,
-            esc(&kernel),
-            esc(&host),
-            esc(version),
-            esc(commit.unwrap_or("unknown"))
-        );
-        if seen.insert(line.clone()) {
-            let _ = writeln!(s, "<tr><td>{}</td>{line}</tr>", esc(place));
+            kernel,
+            host,
+            version.to_string(),
+            commit.unwrap_or("unknown").to_string(),
+        ];
+        if !machines.iter().any(|m| m[1..] == line[1..]) {
+            machines.push(line);
         }
     };
     if let Some(m) = &inputs.manifest {
         for (i, sess) in m.sessions.iter().enumerate() {
-            row(
-                &mut s,
-                &format!("campaign session {} ({})", i + 1, sess.started_at),
-                Some(&sess.host),
-                &sess.xlatperf_version,
-                sess.git_commit.as_deref(),
-            );
+            let place = format!("campaign session {} ({})", i + 1, sess.started_at);
+            row(place, Some(&sess.host), &sess.xlatperf_version, sess.git_commit.as_deref());
         }
     }
     for src in &inputs.sources {
         let m = &src.doc.meta;
-        row(&mut s, "results", m.host.as_ref(), &m.xlatperf_version, m.git_commit.as_deref());
+        row("results".into(), m.host.as_ref(), &m.xlatperf_version, m.git_commit.as_deref());
     }
-    s.push_str("</tbody></table>\n<table id=\"tester-table\"><thead><tr><th>DUT</th><th>tester backend and ports</th><th>DUT hooks</th></tr></thead><tbody>\n");
-    let mut seen = BTreeSet::new();
+    // (DUT, tester, hooks), each once.
+    let mut testers: Vec<[String; 3]> = Vec::new();
     for src in &inputs.sources {
         let c = &src.doc.meta.config;
         let tester = c.get("tester").map(compact).unwrap_or_default();
@@ -508,18 +344,31 @@ fn environment(inputs: &Inputs) -> String {
                     .collect()
             })
             .unwrap_or_default();
-        let line = format!(
-            "<tr><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
-            esc(&src.dut),
-            esc(&tester),
-            if hooks.is_empty() { "none".into() } else { esc(&hooks.join("; ")) }
-        );
-        if seen.insert(line.clone()) {
-            let _ = writeln!(s, "{line}");
+        let hooks = if hooks.is_empty() { "none".into() } else { hooks.join("; ") };
+        let line = [src.dut.clone(), tester, hooks];
+        if !testers.contains(&line) {
+            testers.push(line);
         }
     }
-    s.push_str("</tbody></table>\n");
-    s
+    let heads = ["where", "CPU", "CPUs", "kernel", "host", "xlatperf", "git commit"];
+    html! {
+        table id="environment-table" {
+            thead { tr { @for h in heads { th { (h) } } } }
+            tbody {
+                @for [place, cpu, cpus, kernel, host, version, commit] in &machines {
+                    tr { td { (place) } td { (cpu) } td class="num" { (cpus) } td { (kernel) } td { (host) } td { (version) } td { (commit) } }
+                }
+            }
+        }
+        table id="tester-table" {
+            thead { tr { th { "DUT" } th { "tester backend and ports" } th { "DUT hooks" } } }
+            tbody {
+                @for [dut, tester, hooks] in &testers {
+                    tr { td { (dut) } td { code { (tester) } } td { code { (hooks) } } }
+                }
+            }
+        }
+    }
 }
 
 /// A JSON object as `key = value, ...` without nulls.
@@ -535,22 +384,21 @@ fn compact(v: &serde_json::Value) -> String {
     }
 }
 
+/// A line of the runs table.
+struct RunLine<'a> {
+    file: &'a str,
+    procedure: &'a str,
+    dut: &'a str,
+    status: String,
+    class: &'static str,
+    started: Option<&'a str>,
+    took: Option<f64>,
+    command: String,
+}
+
 /// Every run: file, status, when, how long, the command that reproduces it.
-fn runs_table(inputs: &Inputs) -> String {
-    let mut s = String::from("<table id=\"runs-table\"><thead><tr><th>result</th><th>procedure</th><th>DUT</th><th>status</th><th>started</th><th>took</th><th>command (reproduces it)</th></tr></thead><tbody>\n");
-    let mut line = |file: &str, proc_: &str, dut: &str, status: &str, class: &str, started: Option<&str>, took: Option<f64>, cmd: &str| {
-        let _ = writeln!(
-            s,
-            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-            esc(file),
-            esc(proc_),
-            esc(dut),
-            esc(status),
-            esc(started.unwrap_or("")),
-            took.map(human_seconds).unwrap_or_default(),
-            esc(cmd)
-        );
-    };
+fn runs_table(inputs: &Inputs) -> Markup {
+    let mut lines = Vec::new();
     for src in &inputs.sources {
         let status = if src.doc.complete {
             "done"
@@ -559,22 +407,21 @@ fn runs_table(inputs: &Inputs) -> String {
         } else {
             "incomplete (partial)"
         };
-        let cmd = match (&src.run, &src.doc.meta.command_line) {
+        let command = match (&src.run, &src.doc.meta.command_line) {
             (Some(r), _) => format!("cd {} && {}", src.origin.display(), r.command.join(" ")),
             (None, Some(c)) => c.join(" "),
             (None, None) => String::new(),
         };
-        let took = src.run.as_ref().and_then(|r| r.elapsed_s);
-        line(
-            &src.file,
-            &src.doc.procedure,
-            &src.dut,
-            status,
-            "",
-            src.doc.meta.started_at.as_deref(),
-            took,
-            &cmd,
-        );
+        lines.push(RunLine {
+            file: &src.file,
+            procedure: &src.doc.procedure,
+            dut: &src.dut,
+            status: status.into(),
+            class: "",
+            started: src.doc.meta.started_at.as_deref(),
+            took: src.run.as_ref().and_then(|r| r.elapsed_s),
+            command,
+        });
     }
     if let Some(m) = &inputs.manifest {
         for r in m.runs.iter().filter(|r| r.status != Status::Done) {
@@ -582,20 +429,37 @@ fn runs_table(inputs: &Inputs) -> String {
                 Status::Failed => (format!("FAILED: {}", r.error.as_deref().unwrap_or("")), "failed"),
                 _ => ("not run yet".to_string(), ""),
             };
-            line(
-                &r.file,
-                &r.procedure,
-                &r.test,
-                &status,
+            lines.push(RunLine {
+                file: &r.file,
+                procedure: &r.procedure,
+                dut: &r.test,
+                status,
                 class,
-                r.started_at.as_deref(),
-                r.elapsed_s,
-                &r.command.join(" "),
-            );
+                started: r.started_at.as_deref(),
+                took: r.elapsed_s,
+                command: r.command.join(" "),
+            });
         }
     }
-    s.push_str("</tbody></table>\n");
-    s
+    let heads = ["result", "procedure", "DUT", "status", "started", "took", "command (reproduces it)"];
+    html! {
+        table id="runs-table" {
+            thead { tr { @for h in heads { th { (h) } } } }
+            tbody {
+                @for l in &lines {
+                    tr {
+                        td { code { (l.file) } }
+                        td { (l.procedure) }
+                        td { (l.dut) }
+                        td class=(l.class) { (l.status) }
+                        td { (l.started.unwrap_or("")) }
+                        td { (l.took.map(human_seconds).unwrap_or_default()) }
+                        td { code { (l.command) } }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The directories reported on, as given.
@@ -604,80 +468,65 @@ fn from(inputs: &Inputs) -> String {
     dirs.join(" + ")
 }
 
+const SUMMARY_NOTE: &str = "Medians over every repetition of every run of a DUT and frame size; below each, the minimum \u{2013} maximum, the dispersion ((max \u{2212} min) / median) and the number of repetitions. Throughput in frames/s per direction and in Mbit/s of the frames as sent (IPv4 frames 20 bytes shorter than the frame size; FCS counted, preamble and gap not). Typical latency is the median, worst-case the 99.9th percentile of the tagged frames (RFC 8219 section 7.2); PDV the 99.9th percentile less the minimum one-way delay (section 7.3.1). Shaded: bounded by the tester's own limit, not the DUT's.";
+
 /// The whole page.
 pub fn page(inputs: &Inputs, rows: &BTreeMap<RowKey, Row>, unread: &[(String, String)], generated_at: &str) -> String {
     let name = inputs.manifest.as_ref().map_or_else(|| from(inputs), |m| m.name.clone());
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>xlatperf report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>xlatperf report: {}</h1>\n",
-        esc(&name),
-        esc(&name)
-    );
     let (failed, pending) = inputs.manifest.as_ref().map_or((0, 0), |m| {
         let (_, f, p) = m.counts();
         (f, p)
     });
-    let _ = writeln!(
-        s,
-        "<p>From <code>{}</code>, made {generated_at}: {} results read{}{}{}{}.</p>",
-        esc(&from(inputs)),
-        inputs.sources.len(),
-        if failed > 0 {
-            format!(", <span class=\"failed\">{failed} runs failed</span>")
-        } else {
-            String::new()
-        },
-        if pending > 0 {
-            format!(", {pending} runs not run yet (the campaign is unfinished)")
-        } else {
-            String::new()
-        },
-        if unread.is_empty() {
-            String::new()
-        } else {
-            format!(", <span class=\"failed\">{} not read</span> (listed at the end)", unread.len())
-        },
-        if inputs.missing_shards.is_empty() {
-            String::new()
-        } else {
-            let parts: Vec<String> = inputs.missing_shards.iter().map(|s| s.to_string()).collect();
-            format!(", <span class=\"failed\">shards {} of the plan missing</span>", parts.join(", "))
-        }
-    );
-    s.push_str("<h2 id=\"summary\">Summary (RFC 2544 section 26)</h2>\n");
-    s.push_str(&summary_table(rows));
-    s.push_str("<p class=\"note\">Medians over every repetition of every run of a DUT and frame size; below each, the minimum &ndash; maximum, the dispersion ((max &minus; min) / median) and the number of repetitions. Throughput in frames/s per direction and in Mbit/s of the frames as sent (IPv4 frames 20 bytes shorter than the frame size; FCS counted, preamble and gap not). Typical latency is the median, worst-case the 99.9th percentile of the tagged frames (RFC 8219 section 7.2); PDV the 99.9th percentile less the minimum one-way delay (section 7.3.1). Shaded: bounded by the tester's own limit, not the DUT's.</p>\n");
-    let figs = plots(rows);
-    if !figs.is_empty() {
-        s.push_str("<h2 id=\"plots\">Plots</h2>\n");
-        for f in figs {
-            s.push_str(&f);
+    let missing: Vec<String> = inputs.missing_shards.iter().map(|s| s.to_string()).collect();
+    let figs = super::plots::plots(rows);
+    let scales: Vec<(super::scale::Axis, Markup)> = super::scale::Axis::ALL
+        .into_iter()
+        .filter_map(|axis| super::scale::tables(&inputs.sources, axis).map(|t| (axis, t)))
+        .collect();
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { "xlatperf report: " (name) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { "xlatperf report: " (name) }
+                p {
+                    "From " code { (from(inputs)) } ", made " (generated_at) ": " (inputs.sources.len()) " results read"
+                    @if failed > 0 { ", " span class="failed" { (failed) " runs failed" } }
+                    @if pending > 0 { ", " (pending) " runs not run yet (the campaign is unfinished)" }
+                    @if !unread.is_empty() { ", " span class="failed" { (unread.len()) " not read" } " (listed at the end)" }
+                    @if !missing.is_empty() { ", " span class="failed" { "shards " (missing.join(", ")) " of the plan missing" } }
+                    "."
+                }
+                h2 id="summary" { "Summary (RFC 2544 section 26)" }
+                (summary_table(rows))
+                p class="note" { (SUMMARY_NOTE) }
+                @if !figs.is_empty() {
+                    h2 id="plots" { "Plots" }
+                    @for f in &figs { (f) }
+                }
+                @for (axis, table) in &scales {
+                    h2 id=(axis.heading().0) { (axis.heading().1) }
+                    p class="note" { (axis.note()) }
+                    (table)
+                }
+                h2 id="figures" { "Every figure" }
+                (figures_table(rows))
+                h2 id="environment" { "Environment" }
+                (environment(inputs))
+                h2 id="runs" { "Runs" }
+                (runs_table(inputs))
+                @if !unread.is_empty() {
+                    h2 id="unread" { "Not read" }
+                    ul { @for (f, why) in unread { li { code { (f) } ": " (why) } } }
+                }
+            }
         }
     }
-    for axis in super::scale::Axis::ALL {
-        let scale = super::scale::tables(&inputs.sources, axis);
-        if !scale.is_empty() {
-            let (id, heading) = axis.heading();
-            let _ = writeln!(s, "<h2 id=\"{id}\">{heading}</h2>\n<p class=\"note\">{}</p>", axis.note());
-            s.push_str(&scale);
-        }
-    }
-    s.push_str("<h2 id=\"figures\">Every figure</h2>\n");
-    s.push_str(&figures_table(rows));
-    s.push_str("<h2 id=\"environment\">Environment</h2>\n");
-    s.push_str(&environment(inputs));
-    s.push_str("<h2 id=\"runs\">Runs</h2>\n");
-    s.push_str(&runs_table(inputs));
-    if !unread.is_empty() {
-        s.push_str("<h2 id=\"unread\">Not read</h2>\n<ul>\n");
-        for (f, why) in unread {
-            let _ = writeln!(s, "<li><code>{}</code>: {}</li>", esc(f), esc(why));
-        }
-        s.push_str("</ul>\n");
-    }
-    s.push_str("</body>\n</html>\n");
-    s
+    .into_string()
 }
 
 #[cfg(test)]

@@ -53,16 +53,16 @@ fn the_summary_shows_the_dut_load_at_the_throughput() {
         variant: String::new(),
         frame_size: 84,
     };
-    let html = summary_table(&BTreeMap::from([(key, row)]));
+    let html = summary_table(&BTreeMap::from([(key, row)])).into_string();
     assert!(html.contains("<th>DUT CPU busy at the throughput (%)</th>"), "{html}");
     assert!(html.contains("data-metric=\"dut_busy_pct\" data-value=\"93.5\""), "{html}");
 }
 
 #[test]
 fn a_capacity_at_the_searchs_maximum_is_a_lower_bound_and_its_rate_is_not() {
-    let html = figures_table(&capacity_row(xlat_results::Bound::Range { max: 65_536 }));
+    let html = figures_table(&capacity_row(xlat_results::Bound::Range { max: 65_536 })).into_string();
     let cap = figure_row(&html, "capacity_connections");
-    assert!(cap.contains("data-at-least=\"true\">&ge;&nbsp;65,536"), "{cap}");
+    assert!(cap.contains("data-at-least=\"true\">\u{2265}\u{a0}65,536"), "{cap}");
     assert!(cap.contains("every size fitted up to 65,536 connections"), "{cap}");
     let rate = figure_row(&html, "conn_rate_at_capacity_cps");
     assert!(rate.contains("data-at-least=\"false\""), "{rate}");
@@ -73,7 +73,8 @@ fn a_capacity_the_dut_bounded_names_the_size_that_did_not_fit() {
     let html = figures_table(&capacity_row(xlat_results::Bound::Dut {
         rate: 65_537,
         dut_busy: Some(0.5),
-    }));
+    }))
+    .into_string();
     let cap = figure_row(&html, "capacity_connections");
     assert!(cap.contains("data-at-least=\"false\">65,536"), "{cap}");
     assert!(

@@ -1,10 +1,11 @@
 //! `xlatperf report DIR`: one self-contained HTML page from a campaign directory or any
 //! directory of xlatperf's JSON results ([`read`]), its figures grouped and summarised
-//! ([`model`]), and laid out with inline plots ([`html`]). What cannot be read is listed in the
+//! ([`model`]), and laid out ([`html`]) with inline plots ([`plots`]). What cannot be read is listed in the
 //! page and returned as warnings; the rest is reported.
 
 pub mod html;
 pub mod model;
+pub mod plots;
 pub mod read;
 pub mod scale;
 

@@ -23,6 +23,17 @@ pub struct RowKey {
     pub frame_size: u64,
 }
 
+impl RowKey {
+    /// The DUT as the report names it: with its variant (the campaign's other axes), if any.
+    pub fn label(&self) -> String {
+        if self.variant.is_empty() {
+            self.dut.clone()
+        } else {
+            format!("{} ({})", self.dut, self.variant)
+        }
+    }
+}
+
 /// What one repetition gave.
 #[derive(Debug, Clone, Default)]
 pub struct RepFigures {

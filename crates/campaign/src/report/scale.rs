@@ -9,10 +9,9 @@
 //! campaign axis `left.map.subscribers`.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use xlat_results::{Metric, Procedure};
 
-use xlat_results::svg::escape;
+use maud::{html, Markup};
 use xlat_results::Summary;
 
 use super::model::{rep_figures, RepFigures};
@@ -115,7 +114,7 @@ impl Axis {
                 "The layout of seeds/001's tables (e.g. its Figure 4): median, minimum and maximum over the repetitions, per number of connections."
             }
             Axis::Subscribers => {
-                "The same layout for the stateless technologies, per number of subscribers on the tester's CE side (<code>left.map.subscribers</code>: MAP CEs or lwB4s; each frame's subscriber and port pseudorandom): median, minimum and maximum over the repetitions."
+                "The same layout for the stateless technologies, per number of subscribers on the tester's CE side (left.map.subscribers: MAP CEs or lwB4s; each frame's subscriber and port pseudorandom): median, minimum and maximum over the repetitions."
             }
         }
     }
@@ -197,61 +196,43 @@ fn shown(v: f64, decimals: usize) -> String {
 }
 
 /// The tables along `axis` (one per DUT and frame size that was measured at two or more
-/// counts), or nothing.
-pub fn tables(sources: &[Source], axis: Axis) -> String {
-    let mut s = String::new();
-    for ((dut, size), by_count) in table(sources, axis) {
-        if by_count.len() < 2 {
-            continue;
-        }
-        let _ = write!(
-            s,
-            "<table class=\"scale\" data-axis=\"{}\" data-dut=\"{}\" data-frame-size=\"{size}\"><caption>{}, frame size {size} B</caption>\n<thead><tr><th>{}</th>",
-            axis.heading().0,
-            escape(&dut),
-            escape(&dut),
-            axis.short()
-        );
-        for c in by_count.keys() {
-            let _ = write!(s, "<th class=\"num\">{}</th>", xlat_results::text::group(*c));
-        }
-        s.push_str("</tr></thead><tbody>\n");
-        for fig in axis.figures() {
-            let sums: Vec<Option<Summary>> = by_count
-                .values()
-                .map(|m| m.get(&(fig.procedure, fig.metric)).and_then(|v| Summary::of(v)))
-                .collect();
-            if sums.iter().all(Option::is_none) {
-                continue;
-            }
-            let rows: [(&str, Pick); 3] = [("median", |x| x.median), ("min", |x| x.min), ("max", |x| x.max)];
-            for (what, pick) in rows {
-                let _ = write!(s, "<tr><th>{} {what}</th>", escape(fig.label));
-                for sum in &sums {
-                    match sum {
-                        Some(x) => {
-                            let _ = write!(
-                                s,
-                                "<td class=\"num\" data-metric=\"{}\" data-value=\"{}\">{}</td>",
-                                fig.metric.name(),
-                                pick(x),
-                                shown(pick(x), fig.decimals)
-                            );
+/// counts), or none.
+pub fn tables(sources: &[Source], axis: Axis) -> Option<Markup> {
+    let rows: [(&str, Pick); 3] = [("median", |x| x.median), ("min", |x| x.min), ("max", |x| x.max)];
+    let measured: Vec<_> = table(sources, axis).into_iter().filter(|(_, c)| c.len() >= 2).collect();
+    if measured.is_empty() {
+        return None;
+    }
+    Some(html! {
+        @for ((dut, size), by_count) in measured {
+            table class="scale" data-axis=(axis.heading().0) data-dut=(dut) data-frame-size=(size) {
+                caption { (dut) ", frame size " (size) " B" }
+                thead { tr { th { (axis.short()) } @for c in by_count.keys() { th class="num" { (xlat_results::text::group(*c)) } } } }
+                tbody {
+                    @for fig in axis.figures() {
+                        @let sums: Vec<Option<Summary>> = by_count
+                            .values()
+                            .map(|m| m.get(&(fig.procedure, fig.metric)).and_then(|v| Summary::of(v)))
+                            .collect();
+                        @if sums.iter().any(Option::is_some) {
+                            @for (what, pick) in rows {
+                                tr {
+                                    th { (fig.label) " " (what) }
+                                    @for sum in &sums {
+                                        @match sum {
+                                            Some(x) => td class="num" data-metric=(fig.metric.name()) data-value=(pick(x)) { (shown(pick(x), fig.decimals)) },
+                                            None => td class="num" { "\u{2013}" },
+                                        }
+                                    }
+                                }
+                            }
+                            tr { th { (fig.label) " num. exp." } @for sum in &sums { td class="num" { (sum.as_ref().map_or(0, |x| x.n)) } } }
                         }
-                        None => s.push_str("<td class=\"num\">&ndash;</td>"),
                     }
                 }
-                s.push_str("</tr>\n");
             }
-            let _ = write!(s, "<tr><th>{} num. exp.</th>", escape(fig.label));
-            for sum in &sums {
-                let _ = write!(s, "<td class=\"num\">{}</td>", sum.as_ref().map_or(0, |x| x.n));
-            }
-            s.push_str("</tr>\n");
         }
-        s.push_str("</tbody></table>\n");
-    }
-    s
+    })
 }
 
 #[cfg(test)]

@@ -8,9 +8,13 @@ protocol and print, as JSON, what a reader would see:
   box alone the fraction of pixels that are not white and the number of distinct colours (a
   blank or unrendered plot has neither);
 - `summary`: the summary table's rows (DUT, variant, frame size) with each cell's data-value;
-- with --screenshot FILE: a PNG of the whole page.
+- `injected`: whether a script set `window.xlatInjected` (the hostile-input test's payload);
+  `scripts`: how many <script> elements the page has; `text`: the page's text as shown;
+- `legends`: per plot legend entry, its text and where the browser drew it (`right` must not
+  pass `svg_width`: the name is shown whole);
+- with --screenshot FILE: a PNG of the whole page; with --plot-screenshot FILE: of the first plot.
 
-Usage: check_report.py REPORT.html [--screenshot FILE] [--width PX]
+Usage: check_report.py REPORT.html [--screenshot FILE] [--plot-screenshot FILE] [--width PX]
 Needs websocket-client (pinned in scripts/setup.sh's virtual environment). Every wait has a
 deadline; Chromium is started in a session of its own and its whole group is killed at the end.
 """
@@ -148,6 +152,14 @@ PAGE_FACTS = """JSON.stringify({
       [td.dataset.metric, {value: td.dataset.value, text: td.innerText.split('\\n')[0]}]))
   })),
   unread: [...document.querySelectorAll('#unread li')].map(li => li.innerText),
+  injected: typeof window.xlatInjected !== 'undefined',
+  scripts: document.querySelectorAll('script').length,
+  text: document.body.innerText,
+  legends: [...document.querySelectorAll('figure.plot svg text.legend')].map(t => {
+    const b = t.getBBox(), vb = t.ownerSVGElement.viewBox.baseVal;
+    return {plot: t.closest('figure').id, text: t.textContent, left: b.x, right: b.x + b.width,
+            svg_width: vb.width, rendered: t.getComputedTextLength()};
+  }),
 })"""
 
 
@@ -157,6 +169,7 @@ def main():
         sys.exit(__doc__)
     page = os.path.abspath(args[0])
     shot = args[args.index("--screenshot") + 1] if "--screenshot" in args else None
+    plot_shot = args[args.index("--plot-screenshot") + 1] if "--plot-screenshot" in args else None
     width = int(args[args.index("--width") + 1]) if "--width" in args else 1280
     b = Browser(width)
     try:
@@ -176,6 +189,12 @@ def main():
             px = [c for row in rows for c in row]
             p["nonwhite"] = sum(1 for c in px if min(c) < 230) / max(1, len(px))
             p["colours"] = len(set(px))
+        if plot_shot and facts["plots"]:
+            clip = {k: facts["plots"][0][k] for k in ("x", "y", "width", "height")}
+            clip["scale"] = 1
+            with open(plot_shot, "wb") as f:
+                f.write(base64.b64decode(b.call("Page.captureScreenshot", format="png", clip=clip,
+                                                captureBeyondViewport=True)["data"]))
         if shot:
             clip = {"x": 0, "y": 0, "width": facts["width"], "height": facts["height"], "scale": 1}
             png = base64.b64decode(b.call("Page.captureScreenshot", format="png", clip=clip,

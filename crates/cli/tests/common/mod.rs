@@ -306,3 +306,22 @@ pub fn dissect_for(
     let rows = text.lines().map(|l| l.split('\t').map(str::to_string).collect()).collect();
     (rows, v)
 }
+
+/// Open `html` in headless Chromium; `None` (after skipping) where the browser or the Python
+/// environment is missing.
+pub fn check_in_browser(html: &std::path::Path) -> Option<serde_json::Value> {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let python = root.join(".venv/report/bin/python");
+    if !python.exists() || !have_tool("chromium") {
+        skip("needs chromium and .venv/report (scripts/setup.sh installs both)");
+        return None;
+    }
+    let script = root.join("crates/campaign/tests/browser/check_report.py");
+    let o = Command::new(python).arg(script).arg(html).output().unwrap();
+    assert!(
+        o.status.success(),
+        "check_report.py failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(serde_json::from_slice(&o.stdout).expect("check_report.py prints JSON"))
+}
