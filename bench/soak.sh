@@ -8,6 +8,7 @@
 # then per trial: result <latency|pdv> <RSS at the first sample after one minute> <last RSS>
 # <peak> <growth after the first minute, KiB> and the procedure's own result line.
 # PDV uses its bounded histogram (the default; --exact keeps every delay and grows by design).
+# One trial each, never run again (--retries 0): a retry would start a second trial.
 # Usage: bench/soak.sh   Environment: MINUTES=30 RATE=20000 SAMPLE_S=60 X=path
 # Needs root; runs under the lab lock and takes the lab down at the end.
 set -euo pipefail
@@ -53,14 +54,15 @@ soak() { # NAME ARGS...
     local rc=0
     wait "$pid" || rc=$?
     pid=
+    # An invalid trial (the tester missed its schedule: on a shared host it may) is an error of
+    # the procedure at a fixed rate, not of the soak: the memory curve stands; say so.
     if [ "$rc" != 0 ]; then
-        echo "Error: $name failed (exit $rc):" >&2
-        cat "$OUT/$name.err" >&2
-        exit 1
+        echo "note: $name exited $rc: $(tail -n 1 "$OUT/$name.err")"
+        [ "$rc" = 124 ] && { echo "Error: $name outlived its deadline" >&2; exit 1; }
     fi
     echo "result $name ${first:--} ${last:--} $peak $(( ${last:-0} - ${first:-0} ))"
     grep -m 3 -iE 'latency|pdv|lost' "$OUT/$name.txt" | sed 's/^/  /' || true
 }
 
-soak latency latency -c "$conf" --rate "$RATE" --duration "$secs" --delay "$delay" --repetitions 1
-soak pdv pdv -c "$conf" --rate "$RATE" --duration "$secs" --repetitions 1
+soak latency latency -c "$conf" --rate "$RATE" --duration "$secs" --delay "$delay" --repetitions 1 --retries 0
+soak pdv pdv -c "$conf" --rate "$RATE" --duration "$secs" --repetitions 1 --retries 0

@@ -196,6 +196,10 @@ pub fn run(
         progress,
         started: Instant::now(),
     };
+    // A plan is code: say what it will run on the DUT, and as whom, before it runs anything.
+    for line in crate::commands::listing(&c.manifest) {
+        c.note(&line);
+    }
     c.go()
 }
 

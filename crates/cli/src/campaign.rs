@@ -4,9 +4,8 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use xlat_campaign::estimate::human_seconds;
 use xlat_campaign::manifest::Manifest;
 use xlat_campaign::plan::{Plan, TestSource};
 use xlat_campaign::run::{Options, Outcome};
@@ -84,7 +83,7 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap:
     .only(shard);
     check_runs(&plan, &manifest, parses)?;
     if a.dry_run {
-        print!("{}", dry_run(&plan, &manifest, &dir));
+        print!("{}", xlat_campaign::preview::dry_run(&plan, &manifest, &dir));
         return Ok(());
     }
     crate::interrupt::install();
@@ -115,49 +114,6 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap:
         }
         Outcome::Interrupted => bail!("interrupted; run the same command to resume with the first unfinished run"),
     }
-}
-
-/// The runs of a dry run, their commands and the estimated time.
-fn dry_run(plan: &Plan, m: &Manifest, dir: &Path) -> String {
-    let mut s = format!(
-        "campaign {}{}: {} runs ({} tests, {} procedures, {} repetitions) into {}\n",
-        plan.name,
-        m.shard.map(|s| format!(", shard {s}")).unwrap_or_default(),
-        m.runs.len(),
-        plan.tests.len(),
-        plan.procedures.len(),
-        plan.repetitions,
-        dir.display()
-    );
-    let (mut total, mut unknown) = (0.0, 0);
-    for r in &m.runs {
-        let est = match r.estimate_s {
-            Some(e) => {
-                total += e;
-                human_seconds(e)
-            }
-            None => {
-                unknown += 1;
-                "not estimated".into()
-            }
-        };
-        s.push_str(&format!("{}  ({est})\n    {}\n", r.id, r.command.join(" ")));
-    }
-    for t in &m.tests {
-        if let Some(lab) = &t.lab {
-            s.push_str(&format!(
-                "test {}: xlatperf lab up {lab} --replace {} before its runs, xlatperf lab down after\n",
-                t.name,
-                t.lab_options.join(" ")
-            ));
-        }
-    }
-    s.push_str(&format!("estimated time: {}", human_seconds(total)));
-    if unknown > 0 {
-        s.push_str(&format!(" plus {unknown} runs whose time depends on the DUT"));
-    }
-    s.push('\n');
-    s
 }
 
 /// Run `xlatperf report`.

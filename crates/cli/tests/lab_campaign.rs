@@ -250,6 +250,69 @@ fn a_campaign_killed_in_a_run_resumes_without_repeating_or_losing_one_and_its_re
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// A plan is code: `--dry-run` lists every distinct DUT command its runs may execute (a lab's
+/// hooks, a description's `[dut]`, a procedure's `--set dut.KEY=...`), where each comes from,
+/// and the user they run as (`id -un`'s); no root needed.
+#[test]
+fn the_dry_run_lists_the_dut_commands_and_the_user() {
+    let dir = std::env::temp_dir().join(format!("xlat-dry-commands-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mem = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/mem.toml")).unwrap();
+    std::fs::write(
+        dir.join("dut.toml"),
+        format!("{mem}\n[dut]\nbefore_trial = \"logger -t dut 'from the file'\"\n"),
+    )
+    .unwrap();
+    let plan = r#"
+[campaign]
+name = "cmds"
+axes = { frame-sizes = [84, 1518] }
+[[test]]
+name = "nat44"
+lab = "nat44"
+[[test]]
+name = "file"
+config = "dut.toml"
+[[procedure]]
+command = "throughput"
+tests = ["file"]
+[[procedure]]
+command = "latency"
+args = ["--rate", "1000", "--set", "dut.reset=echo reset"]
+"#;
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let o = xlatperf(&["campaign", dir.join("plan.toml").to_str().unwrap(), "--dry-run"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let id = Command::new("id").arg("-un").output().unwrap();
+    let user = String::from_utf8_lossy(&id.stdout).trim().to_string();
+    let head = out
+        .lines()
+        .find(|l| l.starts_with("DUT commands"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(head.contains(&format!("with sh -c as {user} (uid ")), "{head}");
+    let listed: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("DUT commands"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    // Each command once, with every place it comes from, in the order of the runs.
+    assert_eq!(
+        listed,
+        [
+            "  ip netns exec xlat-dut conntrack -F    [nat44 dut.before_trial, nat44 dut.delete_all]",
+            "  ip netns exec xlat-dut conntrack -C    [nat44 dut.count]",
+            // The procedure's --set replaces the lab's own reset in every run that has it.
+            "  echo reset    [nat44 dut.reset, file dut.reset]",
+            "  logger -t dut 'from the file'    [file dut.before_trial]",
+        ],
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every example plan parses and every run's command line is one xlatperf accepts (what
 /// `--dry-run` checks before listing the runs; no root needed); and its first of two shards
 /// lists half its runs (rounded up).

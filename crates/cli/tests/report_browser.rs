@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{check_in_browser, ok};
+use common::{check_in_browser, ok, xlatperf};
 
 /// Sets `window.xlatInjected` if it ever runs; closes a cell and an attribute first.
 const PAYLOAD: &str = r#"</td>"'><script>window.xlatInjected=1</script>"#;
@@ -37,7 +37,15 @@ fn hostile_names_show_as_text_and_long_names_whole() {
     let plan_file = dir.join("hostile.toml");
     std::fs::write(&plan_file, &plan).unwrap();
     let out = dir.join("out");
-    ok(&["campaign", plan_file.to_str().unwrap(), "--dir", out.to_str().unwrap()]);
+    let o = xlatperf(&["campaign", plan_file.to_str().unwrap(), "--dir", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // A plan is code: its DUT command is shown, with where it comes from, before the first run.
+    let listed = err.find(&format!(
+        "campaign:   {hook}    [sim {PAYLOAD} dut.before_trial, {LONG} dut.before_trial]"
+    ));
+    let first_run = err.find("campaign: [1/4] 001-");
+    assert!(listed.is_some() && listed < first_run, "{err}");
     let html = dir.join("report.html");
     ok(&["report", out.to_str().unwrap(), "--output", html.to_str().unwrap()]);
     let Some(page) = check_in_browser(&html) else { return };
