@@ -96,6 +96,12 @@ if ! command -v cargo >/dev/null 2>&1; then
         export PATH="$HOME/.cargo/bin:$PATH"
     fi
 fi
+# AFL++ through afl.rs for fuzz/run.sh (its install builds AFL++ for this rustc), at one version.
+AFL_VERSION=0.18.2
+if ! cargo afl --version 2>/dev/null | grep -q "$AFL_VERSION"; then
+    echo "== cargo-afl $AFL_VERSION (fuzz/run.sh)"
+    cargo install -q --locked --force cargo-afl --version "$AFL_VERSION"
+fi
 
 # A Python virtual environment in .venv/NAME holding one PyPI package at one pinned version
 # (made again when the version differs): venv NAME PACKAGE VERSION WHAT.

@@ -28,6 +28,10 @@ trap 'target/release/xlatperf lab down >/dev/null 2>&1 || true; rm -f "$XLAT_SKI
 # The summaries below are printed also when a test failed (they help to tell why).
 status=0
 cargo test --release --locked --no-fail-fast --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log || status=$?
+# The fuzz targets (a workspace of their own) build and run, two seconds each: the real run is
+# `fuzz/run.sh 600` (BENCHMARKS.md).
+echo "== fuzz targets"
+JOBS=2 fuzz/run.sh 2 || status=$?
 left=$(ip netns list | grep -c '^xlat-' || true)
 if [ "$left" != 0 ]; then
     echo "Error: tests left $left xlat- namespaces behind" >&2

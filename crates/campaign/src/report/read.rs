@@ -89,8 +89,12 @@ pub enum DocError {
 
 /// Read one document; the reason when it cannot be read.
 pub fn read_doc(path: &Path) -> Result<DocView, DocError> {
-    let text = std::fs::read_to_string(path).map_err(DocError::Io)?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    parse_doc(&std::fs::read_to_string(path).map_err(DocError::Io)?)
+}
+
+/// A document's text as the report reads it (what [`read_doc`] does after reading the file).
+pub fn parse_doc(text: &str) -> Result<DocView, DocError> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         if e.is_eof() {
             DocError::Truncated {
                 line: e.line(),
