@@ -13,7 +13,7 @@
 mod common;
 
 use common::procedures::skip;
-use common::{check_in_browser, lab_lock, xlatperf, LabDown};
+use common::{check_in_browser, lab_lock, processes_mentioning, xlatperf, LabDown};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,20 +52,6 @@ fn done_ids(m: &Value) -> Vec<String> {
         .filter(|r| r["status"] == "done")
         .map(|r| r["id"].as_str().unwrap().to_string())
         .collect()
-}
-
-/// Processes whose command line mentions `needle` (the campaign's directory).
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
-            let c = String::from_utf8_lossy(&c).replace('\0', " ");
-            if c.contains(needle) && !c.contains("lab_campaign") {
-                found.push(format!("{}: {c}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    found
 }
 
 fn median(v: Vec<f64>) -> f64 {

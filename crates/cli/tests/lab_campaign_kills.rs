@@ -10,7 +10,7 @@
 mod common;
 
 use common::procedures::skip;
-use common::{lab_lock, xlatperf, LabDown};
+use common::{lab_lock, processes_mentioning, xlatperf, LabDown};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,20 +53,6 @@ impl Rng {
 fn manifest(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("campaign.json")).expect("campaign.json is there");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("the manifest does not parse after a kill: {e}\n{text}"))
-}
-
-/// Processes whose command line mentions `needle` (the campaign's directory), other than tests.
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
-            let c = String::from_utf8_lossy(&c).replace('\0', " ");
-            if c.contains(needle) && !c.contains("lab_campaign_kills") {
-                found.push(format!("{}: {c}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    found
 }
 
 /// Temporary files (atomic writes in progress, or left by a kill) under `dir`.

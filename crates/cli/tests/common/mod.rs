@@ -325,3 +325,21 @@ pub fn check_in_browser(html: &std::path::Path) -> Option<serde_json::Value> {
     );
     Some(serde_json::from_slice(&o.stdout).expect("check_report.py prints JSON"))
 }
+
+/// Processes whose command line mentions `needle` (a campaign's directory), other than the
+/// test binaries themselves (whose arguments may mention it too).
+pub fn processes_mentioning(needle: &str) -> Vec<String> {
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
+            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+            if c.contains(needle) && !me.as_deref().is_some_and(|m| c.contains(m)) {
+                found.push(format!("{}: {c}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
