@@ -140,6 +140,7 @@ pub fn run(
         )
     })?;
     let locks = (lock, lab_lock(plan)?);
+    remove_temporaries(&opts.dir);
     let fresh = Manifest::new(plan, &opts.plan_arg, "xlatperf", |r| {
         crate::estimate::run_seconds(&r.procedure, &r.args)
     })
@@ -201,6 +202,22 @@ pub fn run(
         c.note(&line);
     }
     c.go()
+}
+
+/// The temporary files of atomic writes a killed campaign or run left in `dir`, `runs/` and
+/// `logs/` (`xlat_config::files::temp_path`'s names): with the directory's lock held, no one
+/// else is writing them, and the runs of a killed campaign died with it (their parent-death
+/// signal).
+fn remove_temporaries(dir: &Path) {
+    for sub in [dir.to_path_buf(), dir.join("runs"), dir.join("logs")] {
+        for e in std::fs::read_dir(&sub).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && name.ends_with(".tmp-xlatperf") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
 }
 
 impl Campaign<'_> {
