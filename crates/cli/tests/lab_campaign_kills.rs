@@ -1,4 +1,4 @@
-//! Crash consistency under repeated kills (issue 43): a lab campaign (router4, 12 short runs)
+//! Crash consistency under repeated kills (issue 43): a lab campaign (router4, 24 short runs)
 //! is killed with SIGKILL at 20 pseudorandom moments, a third of them while its manifest is being
 //! written (the temporary file seen beside it), a third during a run (a run's process alive),
 //! a third at any time (between runs, in `lab up`), and resumed after each. After every kill the
@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 const PLAN: &str = r#"
 [campaign]
 name = "kills"
-repetitions = 3
-axes = { frame-sizes = [84, 1518] }
+repetitions = 4
+axes = { frame-sizes = [84, 512, 1518] }
 
 [[test]]
 name = "router4"
@@ -35,7 +35,7 @@ args = ["--max-rate", "20k", "--error", "50%", "--duration", "0.2", "--timeout",
 command = "latency"
 args = ["--rate", "5k", "--duration", "0.4", "--delay", "0.2", "--tags", "500", "--repetitions", "1", "--timeout", "50", "--retries", "8"]
 "#;
-const RUNS: usize = 12;
+const RUNS: usize = 24;
 const KILLS: usize = 20;
 
 /// A small deterministic generator (xorshift64*): the same moments on every run of the test.
@@ -69,11 +69,12 @@ fn temporaries(dir: &Path) -> Vec<String> {
     found
 }
 
-fn start(args: &[&str]) -> Child {
+/// Start the campaign, its standard error into `err`.
+fn start(args: &[&str], err: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_xlatperf"))
         .args(args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(err).unwrap())
         .spawn()
         .unwrap()
 }
@@ -108,8 +109,10 @@ fn twenty_kills_lose_nothing_repeat_nothing_and_change_no_finished_run() {
     // Per done run: its result and log as first seen done.
     let mut first: BTreeMap<String, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
     let mut hits = [0usize; 3];
+    let mut kills = 0;
     for k in 0..KILLS {
-        let mut child = start(&args);
+        let err = work.join(format!("kill-{k}.err"));
+        let mut child = start(&args, &err);
         let kind = k % 3;
         let hit = match kind {
             // While the manifest is written: its temporary file is there.
@@ -126,13 +129,14 @@ fn twenty_kills_lose_nothing_repeat_nothing_and_change_no_finished_run() {
             }
             // Any time: in lab up, between runs, in a run.
             _ => {
-                std::thread::sleep(Duration::from_millis(rng.below(4000)));
+                std::thread::sleep(Duration::from_millis(rng.below(2000)));
                 true
             }
         };
-        let ended = child.try_wait().unwrap().is_some();
-        if ended {
-            // It finished before this kill: the kills are over.
+        if let Some(status) = child.try_wait().unwrap() {
+            // It finished before this kill: the kills are over (it must have succeeded).
+            let text = std::fs::read_to_string(&err).unwrap_or_default();
+            assert!(status.success(), "kill {k}: the campaign ended by itself: {status}\n{text}");
             break;
         }
         if hit {
@@ -140,6 +144,7 @@ fn twenty_kills_lose_nothing_repeat_nothing_and_change_no_finished_run() {
         }
         child.kill().unwrap();
         child.wait().unwrap();
+        kills += 1;
         // The run in progress dies with its campaign (its parent-death signal).
         assert!(
             wait_for(Duration::from_secs(10), || processes_mentioning(dir.to_str().unwrap()).is_empty()),
@@ -165,6 +170,8 @@ fn twenty_kills_lose_nothing_repeat_nothing_and_change_no_finished_run() {
         }
     }
     // The 20 moments covered what they were meant to: manifest writes, runs, the rest.
+    eprintln!("{kills} kills; of them on a manifest write / in a run / any time: {hits:?}");
+    assert_eq!(kills, KILLS, "the campaign finished before the last kill");
     assert!(
         hits[0] >= 3 && hits[1] >= 3,
         "kills that hit a manifest write / a run / any time: {hits:?}"

@@ -326,8 +326,9 @@ pub fn check_in_browser(html: &std::path::Path) -> Option<serde_json::Value> {
     Some(serde_json::from_slice(&o.stdout).expect("check_report.py prints JSON"))
 }
 
-/// Processes whose command line mentions `needle` (a campaign's directory), other than the
-/// test binaries themselves (whose arguments may mention it too).
+/// Processes whose command line mentions `needle` (a campaign's directory) or that run in it
+/// (a campaign's runs: their working directory is the campaign's, their paths relative), other
+/// than the test binaries themselves (whose arguments may mention it too).
 pub fn processes_mentioning(needle: &str) -> Vec<String> {
     let me = std::env::current_exe()
         .ok()
@@ -336,7 +337,9 @@ pub fn processes_mentioning(needle: &str) -> Vec<String> {
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
             let c = String::from_utf8_lossy(&c).replace('\0', " ");
-            if c.contains(needle) && !me.as_deref().is_some_and(|m| c.contains(m)) {
+            let cwd = std::fs::read_link(e.path().join("cwd")).unwrap_or_default();
+            let here = c.contains(needle) || cwd.to_string_lossy().starts_with(needle);
+            if here && !me.as_deref().is_some_and(|m| c.contains(m)) {
                 found.push(format!("{}: {c}", e.file_name().to_string_lossy()));
             }
         }
