@@ -148,6 +148,15 @@ fn an_array_job_runs_the_shards_and_the_report_merges_them() {
     assert_eq!(whole.len(), 4);
     assert!(whole.iter().all(|(_, status, _)| status == "done"), "{whole:?}");
     let page = std::fs::read_to_string(&html).unwrap();
+    // The merged page opens in headless Chromium without a console error.
+    if let Some(seen) = common::check_in_browser(Path::new(&html)) {
+        assert_eq!(seen["console"], serde_json::json!([]), "{seen}");
+        assert_eq!(
+            seen["summary"].as_array().map(Vec::len),
+            Some(2),
+            "router4 at two frame sizes: {seen}"
+        );
+    }
     for (id, _, _) in &whole {
         let rows: usize = parts
             .iter()
