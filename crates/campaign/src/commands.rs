@@ -16,15 +16,6 @@ pub struct DutCommand {
     pub uses: Vec<(String, &'static str)>,
 }
 
-/// Why the DUT commands could not be listed.
-#[derive(Debug, thiserror::Error)]
-pub enum CommandsError {
-    #[error("{file}: {source}")]
-    Read { file: String, source: std::io::Error },
-    #[error(transparent)]
-    Config(#[from] xlat_config::ConfigError),
-}
-
 /// The `--set KEY=VALUE` pairs of a run's command line.
 fn sets(command: &[String]) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -44,8 +35,8 @@ fn sets(command: &[String]) -> Vec<(String, String)> {
 
 /// Every distinct DUT command the runs of `m` may run (a hook runs only in the procedures that
 /// use it: `reset` in `reset`, `delete_all` in `teardown-rate`), in the order of the runs.
-/// `Err` names a test description that cannot be read.
-pub fn dut_commands(m: &Manifest) -> Result<Vec<DutCommand>, CommandsError> {
+/// `Err` names a test description that cannot be read, with its file and line.
+pub fn dut_commands(m: &Manifest) -> Result<Vec<DutCommand>, xlat_config::ConfigError> {
     let mut out: Vec<DutCommand> = Vec::new();
     let mut read: Vec<(&str, Vec<(String, String)>)> = Vec::new();
     for r in &m.runs {
@@ -56,21 +47,12 @@ pub fn dut_commands(m: &Manifest) -> Result<Vec<DutCommand>, CommandsError> {
         let Some(t) = m.tests.iter().find(|t| t.name == r.test) else {
             continue;
         };
-        // A lab's description is the one `lab up` will write; a file's is read now.
-        let text = match t.lab.as_deref().map(str::parse::<xlat_lab::Topology>) {
-            Some(Ok(top)) => xlat_lab::config_toml(top),
+        // A lab's description is the one `lab up` will write; a file is read as its runs read it.
+        let cfg = match t.lab.as_deref().map(str::parse::<xlat_lab::Topology>) {
+            Some(Ok(top)) => xlat_config::parse_with_overrides(&xlat_lab::config_toml(top), &t.config, SourceKind::Toml, &sets)?,
             Some(Err(_)) => continue,
-            None => std::fs::read_to_string(&t.config).map_err(|source| CommandsError::Read {
-                file: t.config.clone(),
-                source,
-            })?,
+            None => xlat_config::load(std::path::Path::new(&t.config), &sets)?,
         };
-        let kind = if t.config.ends_with(".toml") || xlat_config::looks_like_toml(&text) {
-            SourceKind::Toml
-        } else {
-            SourceKind::SiitperfConf
-        };
-        let cfg = xlat_config::parse_with_overrides(&text, &t.config, kind, &sets)?;
         let h = &cfg.dut;
         let hooks = [
             ("before_trial", &h.before_trial),

@@ -205,15 +205,13 @@ pub fn run(
 }
 
 /// The temporary files of atomic writes a killed campaign or run left in `dir`, `runs/` and
-/// `logs/` (`xlat_config::files::temp_path`'s names): with the directory's lock held, no one
+/// `logs/` (`xlat_config::files::temp_path`'s names, [`xlat_config::files::is_temporary`]): with the directory's lock held, no one
 /// else is writing them, and the runs of a killed campaign died with it (their parent-death
 /// signal).
 fn remove_temporaries(dir: &Path) {
     for sub in [dir.to_path_buf(), dir.join("runs"), dir.join("logs")] {
         for e in std::fs::read_dir(&sub).into_iter().flatten().flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with('.') && name.ends_with(".tmp-xlatperf") {
+            if xlat_config::files::is_temporary(&e.file_name().to_string_lossy()) {
                 let _ = std::fs::remove_file(e.path());
             }
         }

@@ -6,17 +6,26 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// How every temporary file's name ends.
+const TEMP_SUFFIX: &str = ".tmp-xlatperf";
+
 /// A temporary name beside `path`, unique to this process and call:
 /// `DIR/.NAME.<pid>-<n>.tmp-xlatperf` (hidden, and named after the file it becomes).
 pub fn temp_path(path: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = format!(".{name}.{}-{n}.tmp-xlatperf", std::process::id());
+    let tmp = format!(".{name}.{}-{n}{TEMP_SUFFIX}", std::process::id());
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.join(tmp),
         _ => PathBuf::from(tmp),
     }
+}
+
+/// Whether `name` is a file name [`temp_path`] makes: an atomic write in progress, or one a
+/// killed process left behind.
+pub fn is_temporary(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(TEMP_SUFFIX)
 }
 
 /// Write `contents` to `path` through a temporary file beside it ([`temp_path`]), flushed to
@@ -57,6 +66,8 @@ mod tests {
         let t = temp_path(&b);
         assert_eq!(t.parent(), Some(dir.as_path()));
         assert!(t.file_name().unwrap().to_string_lossy().starts_with(".a.csv."), "{t:?}");
+        assert!(is_temporary(&t.file_name().unwrap().to_string_lossy()));
+        assert!(!is_temporary("a.csv") && !is_temporary(".a.csv"));
         write_atomic(&a, b"{}").unwrap();
         write_atomic(&b, b"x,y\n").unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), b"{}");
