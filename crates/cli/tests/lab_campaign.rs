@@ -65,9 +65,7 @@ fn a_campaign_killed_in_a_run_resumes_without_repeating_or_losing_one_and_its_re
     }
     let _g = lab_lock();
     let _down = LabDown;
-    let work = std::env::temp_dir().join(format!("xlat-lab-campaign-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = common::fresh_dir("xlat-lab-campaign");
     let plan = work.join("plan.toml");
     std::fs::write(&plan, PLAN).unwrap();
     let dir = work.join("out");
@@ -241,9 +239,7 @@ fn a_campaign_killed_in_a_run_resumes_without_repeating_or_losing_one_and_its_re
 /// and the user they run as (`id -un`'s); no root needed.
 #[test]
 fn the_dry_run_lists_the_dut_commands_and_the_user() {
-    let dir = std::env::temp_dir().join(format!("xlat-dry-commands-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("xlat-dry-commands");
     let mem = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/mem.toml")).unwrap();
     std::fs::write(
         dir.join("dut.toml"),

@@ -98,9 +98,7 @@ fn twenty_kills_lose_nothing_repeat_nothing_and_change_no_finished_run() {
     }
     let _g = lab_lock();
     let _down = LabDown;
-    let work = std::env::temp_dir().join(format!("xlat-kills-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = common::fresh_dir("xlat-kills");
     let plan = work.join("plan.toml");
     std::fs::write(&plan, PLAN).unwrap();
     let dir = work.join("out");

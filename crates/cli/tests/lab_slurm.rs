@@ -67,9 +67,7 @@ fn an_array_job_runs_the_shards_and_the_report_merges_them() {
         return;
     }
     let _down = LabDown;
-    let dir = std::env::temp_dir().join(format!("xlat-slurm-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("xlat-slurm");
     let plan = dir.join("slurm-small.toml");
     std::fs::write(&plan, PLAN).unwrap();
     let d = |s: &str| dir.join(s).to_str().unwrap().to_string();

@@ -18,9 +18,7 @@ const LONG: &str = "mem-loopback-with-a-long-descriptive-name-of-sixty-chars-xyz
 #[test]
 fn hostile_names_show_as_text_and_long_names_whole() {
     assert_eq!(LONG.len(), 60);
-    let dir = std::env::temp_dir().join(format!("xlat-report-browser-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("xlat-report-browser");
     let mem = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mem.toml");
     std::fs::copy(mem, dir.join("mem.toml")).unwrap();
     // The hook runs (as a shell command) before every trial: harmless, and recorded. The mem
