@@ -14,7 +14,9 @@ const LEFT: f64 = 90.0;
 const RIGHT: f64 = 30.0;
 const TOP: f64 = 50.0;
 const BOTTOM: f64 = 60.0;
-/// A legend line: its height, and where its text begins after the line's swatch.
+/// Where the legend's first line is, under the x label; a line's height; where its text begins
+/// after the line's swatch.
+const LEGEND_TOP: f64 = H + 10.0;
 const LEGEND_LINE: f64 = 20.0;
 const LEGEND_TEXT_X: f64 = 26.0;
 const FONT_PX: f64 = 12.0;
@@ -157,7 +159,7 @@ impl LinePlot {
         // The legend below the x label, every name whole: the picture widens for a long one.
         let widest = self.series.iter().map(|se| text_width(&se.label, FONT_PX)).fold(0.0, f64::max);
         let width = W.max((LEFT + LEGEND_TEXT_X + widest + RIGHT).ceil());
-        let height = H + 10.0 + LEGEND_LINE * self.series.len() as f64;
+        let height = LEGEND_TOP + LEGEND_LINE * self.series.len() as f64;
         let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
         let sy = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
         let mut s = String::new();
@@ -265,7 +267,7 @@ impl LinePlot {
                     }
                 }
             }
-            let ly = H + 10.0 + LEGEND_LINE * i as f64;
+            let ly = LEGEND_TOP + LEGEND_LINE * i as f64;
             let _ = writeln!(
                 s,
                 r#"<line x1="{LEFT}" y1="{ly}" x2="{}" y2="{ly}" stroke="{c}" stroke-width="2"/>"#,
@@ -399,7 +401,7 @@ mod tests {
             (num("width"), num("height"))
         };
         let short = plot(&["router4"]).to_svg();
-        assert_eq!(size(&short), (W, H + 10.0 + LEGEND_LINE));
+        assert_eq!(size(&short), (W, LEGEND_TOP + LEGEND_LINE));
         let long = "nat64-tayga-with-a-rather-long-descriptive-name-of-60-chars!";
         assert_eq!(long.len(), 60);
         let svg = plot(&[
@@ -409,7 +411,7 @@ mod tests {
         ])
         .to_svg();
         let (w, h) = size(&svg);
-        assert_eq!(h, H + 10.0 + 3.0 * LEGEND_LINE);
+        assert_eq!(h, LEGEND_TOP + 3.0 * LEGEND_LINE);
         // 76 W of 0.95 em at 12 px: 866 px of text after the swatch.
         assert!(w >= LEFT + LEGEND_TEXT_X + 866.0, "{w}");
         assert!(svg.contains(&format!(">{long}</text>")), "the name whole, uncut");
