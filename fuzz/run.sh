@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every reader of outside input, with AFL++ through afl.rs on stable
 # Rust (cargo-afl, which scripts/setup.sh installs): each target runs for SECONDS, seeded from
-# the repository's own files (examples/*.conf, examples/*.toml, examples/campaigns/*.toml) and
+# the repository's own files (examples/*.conf, examples/*.toml, examples/campaigns/*.toml; each
+# siitperf.conf with command lines of the three programs, for siitperf_args) and
 # from valid frames, a pcap file and result documents that make_seeds writes. Prints a table:
 #
 #   target  seconds  inputs_tried  inputs_per_s  paths  crashes  hangs
 #
 # and exits 1 if any target crashed (the inputs are listed: each becomes a unit test).
 #
-#   fuzz/run.sh SECONDS [TARGET...]     (targets: siitperf_conf toml_config plan result_doc frame pcap)
+#   fuzz/run.sh SECONDS [TARGET...]     (targets: siitperf_conf siitperf_args toml_config plan result_doc
+#                                        frame pcap)
 #
 # Environment: JOBS=N targets at a time (default 1), OUT=DIR to keep the corpora and crashes
 # (default: a temporary directory, removed at the end).
@@ -18,7 +20,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 secs=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(siitperf_conf toml_config plan result_doc frame pcap)
+[ ${#targets[@]} -gt 0 ] || targets=(siitperf_conf siitperf_args toml_config plan result_doc frame pcap)
 JOBS=${JOBS:-1}
 keep=${OUT:-}
 OUT=${OUT:-$(mktemp -d /tmp/xlat-fuzz.XXXXXX)}
@@ -33,6 +35,17 @@ mkdir -p "$seeds/siitperf_conf" "$seeds/toml_config" "$seeds/plan"
 cp ../examples/*.conf "$seeds/siitperf_conf/"
 cp ../examples/*.toml "$seeds/toml_config/"
 cp ../examples/campaigns/*.toml "$seeds/plan/"
+# siitperf_args: a siitperf.conf, NUL, then argv a line each (fuzz_targets/siitperf_args.rs).
+mkdir -p "$seeds/siitperf_args"
+n=0
+for conf in ../examples/*.conf; do
+    for line in "siitperf-tp 84 10000 10 2000 2 2" "siitperf-tp 84 10000 10 2000 2 2 100000 100000 50000 500 3000" \
+        "siitperf-lat 84 10000 10 2000 2 2 5 500" "siitperf-lat 84 10000 10 2000 2 2 100000 100000 50000 500 3000 5 500" \
+        "siitperf-pdv 1538 10000 10 2000 2 1 1000" "siitperf-pdv 84 10000 10 2000 5 3 8 6 1000 1 1000 0"; do
+        { cat "$conf"; printf '\0%s' "$line" | tr ' ' '\n'; } >"$seeds/siitperf_args/$n"
+        n=$((n + 1))
+    done
+done
 
 # A container's core_pattern pipes to a handler AFL cannot see; no CPU frequency governor to
 # check; the two cores may be shared (no binding); no screen.

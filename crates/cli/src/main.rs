@@ -41,6 +41,7 @@ use anyhow::{Context, Result};
 use args::{ConfigArgs, StatefulArgs};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
+use xlat_config::siitperf_args::Program as SiitperfProgram;
 use xlat_engine::{PreliminarySpec, TrialSpec};
 
 #[derive(Parser)]
@@ -563,9 +564,9 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::Demo(a) => demo::run(a),
         Cmd::Generate(a) => generate::run(a, <Cli as clap::CommandFactory>::command()),
         // siitperf's exit codes (255 for an input error), as through the siitperf-* links.
-        Cmd::SiitperfTp { args } => std::process::exit(siitperf::main("siitperf-tp", args)),
-        Cmd::SiitperfLat { args } => std::process::exit(siitperf::main("siitperf-lat", args)),
-        Cmd::SiitperfPdv { args } => std::process::exit(siitperf::main("siitperf-pdv", args)),
+        Cmd::SiitperfTp { args } => std::process::exit(siitperf::main(SiitperfProgram::Tp, args)),
+        Cmd::SiitperfLat { args } => std::process::exit(siitperf::main(SiitperfProgram::Lat, args)),
+        Cmd::SiitperfPdv { args } => std::process::exit(siitperf::main(SiitperfProgram::Pdv, args)),
         Cmd::Selftest { cfg, args } => {
             let c = load(cfg)?;
             // The self-test's trials are stateless (no DUT keeps state between the ports).
@@ -582,9 +583,10 @@ fn main() {
     // Called as siitperf-tp, siitperf-lat or siitperf-pdv through a link: behave as siitperf does.
     let argv0 = argv.first().cloned().unwrap_or_default();
     let rest = argv.get(1..).unwrap_or_default();
-    let r = match Path::new(&argv0).file_name().and_then(|n| n.to_str()) {
-        Some(p @ ("siitperf-tp" | "siitperf-lat" | "siitperf-pdv")) => std::process::exit(siitperf::main(p, rest)),
-        _ => run(&Cli::parse(), &argv),
+    let name = Path::new(&argv0).file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let r = match SiitperfProgram::from_name(name) {
+        Some(p) => std::process::exit(siitperf::main(p, rest)),
+        None => run(&Cli::parse(), &argv),
     };
     if let Err(e) = r {
         // One line with the causes (siitperf's scripts grep "Error:"), no backtrace.

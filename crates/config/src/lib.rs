@@ -1,5 +1,5 @@
 //! xlatperf's test description: the TOML format (docs/config.md), the siitperf.conf reader
-//! (docs/siitperf-compat.md), `--set KEY=VALUE` overrides, and validation into a typed
+//! and siitperf's command lines (docs/siitperf-compat.md), `--set KEY=VALUE` overrides, and validation into a typed
 //! [`TestConfig`] with errors that name the file, the line and the key.
 //!
 //! Both formats are read into one TOML document that remembers where each key came from,
@@ -16,6 +16,7 @@
 //! | `build` | the document into a [`TestConfig`]: defaults, per-key ranges, then `validate` | model, keys, doc, validate, error |
 //! | `emit` | [`to_toml`]: a configuration as commented TOML; [`to_siitperf`]: as siitperf's files, written by [`SiitperfFiles::write_into`] | model, keys, error, files |
 //! | [`files`] | writing the user's files atomically ([`files::write_atomic`]) | none |
+//! | [`siitperf_args`] | siitperf's command lines (`siitperf-tp 84 1000 10 2000 2 2 ...`) on a configuration, in siitperf's order and words | model, validate |
 //!
 //! Imports only go down this table, never back (`tests/modules.rs` checks it), and the modules
 //! name each other's items by module path, never through this file's re-exports.
@@ -29,6 +30,7 @@ mod error;
 pub mod files;
 pub mod keys;
 mod model;
+pub mod siitperf_args;
 mod validate;
 
 pub use emit::{to_siitperf, to_toml, to_toml_with_comment, SiitperfFiles};
@@ -148,14 +150,7 @@ pub fn parse_with_overrides(
 /// Check a configuration again after a program changed it (e.g. the foreground share n/m
 /// from siitperf's command line). Keys are named in the style of its source; no line numbers.
 pub fn validate(cfg: &TestConfig) -> Result<(), ConfigError> {
-    validate::validate(
-        cfg,
-        &validate::Names {
-            kind: cfg.source.kind,
-            file: &cfg.source.file,
-            doc: None,
-        },
-    )
+    validate::validate(cfg, &validate::Names::of(cfg))
 }
 
 /// The preliminary phase (phase 1) of a stateful test with its defaults filled in (M: the
@@ -165,14 +160,7 @@ pub fn validate(cfg: &TestConfig) -> Result<(), ConfigError> {
 /// frame. Call it after changing `cfg.stateful` (command-line options) or the foreground share.
 /// Errors name the file and the key (no line: the values may come from the command line).
 pub fn preliminary(cfg: &TestConfig) -> Result<Preliminary, ConfigError> {
-    validate::preliminary(
-        cfg,
-        &validate::Names {
-            kind: cfg.source.kind,
-            file: &cfg.source.file,
-            doc: None,
-        },
-    )
+    validate::preliminary(cfg, &validate::Names::of(cfg))
 }
 
 /// How many distinct combinations a stateful test's pseudorandom enumeration can give in phase 1,

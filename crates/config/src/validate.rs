@@ -20,7 +20,17 @@ pub(crate) struct Names<'a> {
     pub doc: Option<&'a Doc>,
 }
 
-impl Names<'_> {
+impl<'a> Names<'a> {
+    /// The names of a configuration's own source, without line numbers: for checking it again
+    /// after a program changed it (the values may come from a command line).
+    pub fn of(cfg: &'a TestConfig) -> Self {
+        Names {
+            kind: cfg.source.kind,
+            file: &cfg.source.file,
+            doc: None,
+        }
+    }
+
     pub fn name(&self, path: &str) -> String {
         key_name(self.kind, path)
     }
