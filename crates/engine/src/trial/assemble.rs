@@ -84,7 +84,7 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
         dr.counts.stamps_missing =
             s.stamps_asked.saturating_sub(s.stamps_got) + count.rx_unstamped + count.pdv.as_ref().map_or(0, |p| p.unstamped);
         if dr.counts.lost > 0 {
-            dr.last_lost_seq = last_missing(&count.seen, s.sent);
+            dr.last_lost_seq = count.seen.last_missing(s.sent);
         }
         dr.max_rx_gap_ns = clock.ns(count.gap.max);
         if count.gap.max > 0 {
@@ -182,21 +182,4 @@ pub(super) fn pdv_report(mut p: PdvState, lost: u64, sent: u64, skew: &StampSkew
         burst_stamp_skew_mean_ns: skew.sum_ticks.checked_div(skew.frames).map_or(0, |t| clock.ns(t)),
         burst_stamp_skew_max_ns: clock.ns(skew.max_ticks),
     }
-}
-
-/// The highest sequence number below `sent` whose bit is clear.
-pub(super) fn last_missing(seen: &[u64], sent: u64) -> Option<u64> {
-    let words = sent.div_ceil(64) as usize;
-    for w in (0..words.min(seen.len())).rev() {
-        let valid = if w as u64 == sent / 64 {
-            (1u64 << (sent % 64)) - 1
-        } else {
-            u64::MAX
-        };
-        let missing = !seen[w] & valid;
-        if missing != 0 {
-            return Some(w as u64 * 64 + 63 - u64::from(missing.leading_zeros()));
-        }
-    }
-    None
 }

@@ -17,6 +17,7 @@ mod receiver;
 pub(crate) use receiver::{Count, Receiver};
 mod runner;
 mod schedule;
+mod seen;
 mod sender;
 pub(crate) use sender::BurstSend;
 mod stamps;

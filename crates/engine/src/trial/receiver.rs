@@ -11,6 +11,7 @@
 
 use super::error::Res;
 use super::schedule::TagPlan;
+use super::seen::Seen;
 use super::sender::{ts_epoch, Split, TS_RING};
 use super::sender::{SEQ_MASK, TAG_SHIFT};
 use crate::clock::{Clock, RealtimeMap};
@@ -145,8 +146,8 @@ pub(crate) struct Count {
     /// The trial tags this tester has used (a frame with another is a foreign tester's).
     pub(super) own: OwnTags,
     pub(super) total: u64,
-    /// One bit per sequence number: seen.
-    pub(super) seen: Vec<u64>,
+    /// The sequence numbers that have arrived.
+    pub(super) seen: Seen,
     pub(super) report: DirectionReport,
     /// How the direction's frames are split among the sending queues.
     pub(super) split: Split,
@@ -204,11 +205,7 @@ impl Count {
             tag,
             own,
             total,
-            seen: if counting {
-                vec![0u64; total.div_ceil(64) as usize]
-            } else {
-                Vec::new()
-            },
+            seen: Seen::new(if counting { total } else { 0 }),
             report: DirectionReport::default(),
             split,
             max_seen: vec![None; paths],
@@ -236,11 +233,7 @@ impl Count {
     /// counts once as received and once as a duplicate; the delay records merge (IPDV pairs
     /// only frames that came in on one queue).
     pub(super) fn absorb(&mut self, o: Count) {
-        let mut both = 0u64;
-        for (a, b) in self.seen.iter_mut().zip(&o.seen) {
-            both += u64::from((*a & *b).count_ones());
-            *a |= *b;
-        }
+        let both = self.seen.absorb(o.seen);
         let (r, x) = (&mut self.report, &o.report);
         r.counts.received += x.counts.received.saturating_sub(both);
         r.counts.duplicates += x.counts.duplicates + both;
@@ -300,12 +293,10 @@ impl Count {
             }
             return None;
         }
-        let (w, b) = ((seq / 64) as usize, 1u64 << (seq % 64));
-        if self.seen[w] & b != 0 {
+        if !self.seen.insert(seq) {
             self.report.counts.duplicates += 1;
             return None;
         }
-        self.seen[w] |= b;
         if let Some(p) = &mut self.pdv {
             let waiting = p.pending.as_ref().is_some_and(|q| !q.is_empty());
             match if waiting { Timed::NoStamp } else { p.time(seq, now, frame_ts) } {
@@ -571,6 +562,6 @@ mod tests {
         // 0..200 once each; 90..100 arrived on both queues: duplicates, not received twice.
         assert_eq!((a.report.counts.received, a.report.counts.duplicates), (200, 10));
         assert_eq!(a.report.counts.tester_rx_dropped, 3);
-        assert_eq!(a.seen.iter().map(|w| w.count_ones()).sum::<u32>(), 200);
+        assert_eq!(a.seen.len(), 200);
     }
 }

@@ -1,24 +1,11 @@
 //! Tests of the trial module's planning and assembling.
 
-use super::assemble::last_missing;
 use super::*;
 use crate::pin::allowed_cores;
 
 #[test]
 fn a_trials_default_burst_is_the_ports_default_burst() {
     assert_eq!(xlat_trial::DEFAULT_BURST, xlat_io::DEFAULT_BURST);
-}
-
-#[test]
-fn last_missing_finds_the_highest_hole() {
-    let mut seen = vec![u64::MAX; 4];
-    assert_eq!(last_missing(&seen, 256), None);
-    seen[1] &= !(1 << 5);
-    assert_eq!(last_missing(&seen, 256), Some(69));
-    // Bits at or above `sent` do not count.
-    let seen2 = vec![u64::MAX, 0b0111];
-    assert_eq!(last_missing(&seen2, 67), None);
-    assert_eq!(last_missing(&seen2, 68), Some(67));
 }
 
 #[test]
