@@ -9,13 +9,17 @@
 # <peak> <growth after the first minute, KiB> and the procedure's own result line.
 # PDV uses its bounded histogram (the default; --exact keeps every delay and grows by design).
 # One trial each, never run again (--retries 0): a retry would start a second trial.
-# Usage: bench/soak.sh   Environment: MINUTES=30 RATE=20000 SAMPLE_S=60 X=path
+# Usage: bench/soak.sh   Environment: MINUTES=30 RATE=20000 SAMPLE_S=60 TAGS=50000 X=path
+# (TAGS: the latency trial's tagged frames per direction; their stamps, 16 bytes each, are
+# paged in as the tags come, spread over the trial after the delay.) ONLY=latency|pdv runs one.
 # Needs root; runs under the lab lock and takes the lab down at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 X=${X:-target/release/xlatperf}
 MINUTES=${MINUTES:-30}
 RATE=${RATE:-20000}
+TAGS=${TAGS:-50000}
+ONLY=${ONLY:-}
 SAMPLE_S=${SAMPLE_S:-60}
 OUT=$(mktemp -d /tmp/xlat-soak.XXXXXX)
 [ -x "$X" ] || cargo build --release -q --features xlatperf/dpdk
@@ -38,9 +42,10 @@ soak() { # NAME ARGS...
     while kill -0 "$pid" 2>/dev/null; do
         sleep "$SAMPLE_S" &
         wait $! || true
-        # The tester's process (timeout's child).
+        # The tester's process: timeout's only child (whatever the binary is called: X may be a
+        # copy named otherwise, and pgrep -x would miss it).
         local child
-        child=$(pgrep -P "$pid" -x xlatperf | head -n 1 || true)
+        child=$(pgrep -P "$pid" | head -n 1 || true)
         [ -n "$child" ] || continue
         local rss hwm
         rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$child/status" 2>/dev/null || true)
@@ -64,5 +69,6 @@ soak() { # NAME ARGS...
     grep -m 3 -iE 'latency|pdv|lost' "$OUT/$name.txt" | sed 's/^/  /' || true
 }
 
-soak latency latency -c "$conf" --rate "$RATE" --duration "$secs" --delay "$delay" --repetitions 1 --retries 0
-soak pdv pdv -c "$conf" --rate "$RATE" --duration "$secs" --repetitions 1 --retries 0
+[ "$ONLY" = pdv ] || soak latency latency -c "$conf" --rate "$RATE" --duration "$secs" --delay "$delay" --tags "$TAGS" \
+    --repetitions 1 --retries 0
+[ "$ONLY" = latency ] || soak pdv pdv -c "$conf" --rate "$RATE" --duration "$secs" --repetitions 1 --retries 0

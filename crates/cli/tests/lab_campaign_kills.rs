@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use xlat_testkit::rng::Rng;
 
 const PLAN: &str = r#"
 [campaign]
@@ -37,18 +38,6 @@ args = ["--rate", "5k", "--duration", "0.4", "--delay", "0.2", "--tags", "500", 
 "#;
 const RUNS: usize = 24;
 const KILLS: usize = 20;
-
-/// A small deterministic generator (xorshift64*): the same moments on every run of the test.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) % n
-    }
-}
 
 fn manifest(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("campaign.json")).expect("campaign.json is there");
@@ -103,7 +92,7 @@ fn twenty_kills_lose_nothing_repeat_nothing_and_change_no_finished_run() {
     std::fs::write(&plan, PLAN).unwrap();
     let dir = work.join("out");
     let args = ["campaign", plan.to_str().unwrap(), "--dir", dir.to_str().unwrap()];
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     // Per done run: its result and log as first seen done.
     let mut first: BTreeMap<String, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
     let mut hits = [0usize; 3];

@@ -4,28 +4,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use xlat_config::{keys, looks_like_toml, parse_with_overrides, to_toml, SourceKind};
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-}
+use xlat_testkit::rng::Rng;
 
 const ALPHABET: &[u8] = b" \t\n\r#=[]{}\".,:-_0123456789abcdefxABCDEFX'\\";
 
@@ -117,12 +96,12 @@ fn check(text: &str, kind: SourceKind, overrides: &[(String, String)]) -> bool {
 }
 
 fn random_text(rng: &mut Rng) -> String {
-    let len = rng.below(200);
+    let len = rng.index(200);
     let mut b = Vec::with_capacity(len);
-    let mode = rng.below(3);
+    let mode = rng.index(3);
     while b.len() < len {
         match mode {
-            0 => b.push(rng.next() as u8),
+            0 => b.push(rng.next_u64() as u8),
             1 => b.push(*rng.pick(ALPHABET)),
             _ => {
                 b.extend_from_slice(rng.pick(TOKENS).as_bytes());
@@ -135,10 +114,10 @@ fn random_text(rng: &mut Rng) -> String {
 
 fn random_overrides(rng: &mut Rng) -> Vec<(String, String)> {
     let all = keys::keys();
-    (0..rng.below(3))
+    (0..rng.index(3))
         .map(|_| {
             let k = rng.pick(all);
-            let key = if rng.below(2) == 0 {
+            let key = if rng.index(2) == 0 {
                 k.path.to_string()
             } else {
                 k.conf_name().unwrap_or("bogus-key").to_string()
@@ -150,28 +129,28 @@ fn random_overrides(rng: &mut Rng) -> Vec<(String, String)> {
 
 fn mutate(rng: &mut Rng, text: &str) -> String {
     let mut b = text.as_bytes().to_vec();
-    for _ in 0..1 + rng.below(6) {
-        let at = rng.below(b.len() + 1);
-        match rng.below(6) {
+    for _ in 0..1 + rng.index(6) {
+        let at = rng.index(b.len() + 1);
+        match rng.index(6) {
             0 if at < b.len() => b[at] = *rng.pick(ALPHABET),
             1 => {
                 let t = rng.pick(TOKENS).as_bytes();
                 b.splice(at..at, t.iter().copied());
             }
             2 => {
-                let end = (at + rng.below(20)).min(b.len());
+                let end = (at + rng.index(20)).min(b.len());
                 b.drain(at..end);
             }
-            3 if at < b.len() => b[at] = rng.next() as u8,
+            3 if at < b.len() => b[at] = rng.next_u64() as u8,
             _ => {
                 // Duplicate or move a line.
                 let s = String::from_utf8_lossy(&b).into_owned();
                 let mut lines: Vec<&str> = s.lines().collect();
                 if !lines.is_empty() {
-                    let i = rng.below(lines.len());
-                    let j = rng.below(lines.len());
+                    let i = rng.index(lines.len());
+                    let j = rng.index(lines.len());
                     let l = lines[i];
-                    if rng.below(2) == 0 {
+                    if rng.index(2) == 0 {
                         lines.insert(j, l);
                     } else {
                         lines.swap(i, j);
@@ -186,7 +165,7 @@ fn mutate(rng: &mut Rng, text: &str) -> String {
 
 #[test]
 fn random_byte_strings_never_panic() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     for i in 0..100_000 {
         let text = random_text(&mut rng);
         let overrides = if i % 4 == 0 { random_overrides(&mut rng) } else { Vec::new() };
@@ -209,7 +188,7 @@ fn mutated_valid_files_never_panic() {
         corpus.push((std::fs::read_to_string(&p).expect("read"), kind));
     }
     assert!(!corpus.is_empty());
-    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut rng = Rng::new(0xD1B5_4A32_D192_ED03);
     let (mut accepted, total) = (0, 20_000);
     for i in 0..total {
         let (text, kind) = rng.pick(&corpus).clone();

@@ -2,18 +2,7 @@
 //! and the memory it gives back.
 
 use super::*;
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
-    }
-}
+use xlat_testkit::rng::Rng;
 
 /// The highest `i < sent` with `!model[i]`.
 fn model_last_missing(model: &[bool], sent: u64) -> Option<u64> {
@@ -91,7 +80,7 @@ fn the_highest_hole_below_sent() {
 
 #[test]
 fn the_same_answers_as_a_bool_per_frame() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     for round in 0..40 {
         let total = [1, 63, 64, 65, PAGE_SEQS - 1, PAGE_SEQS, PAGE_SEQS + 1, 3 * PAGE_SEQS + 77][round % 8];
         let (mut a, mut b) = (Seen::new(total), Seen::new(total));
