@@ -83,31 +83,37 @@ impl Seen {
     #[inline]
     pub(super) fn insert(&mut self, seq: u64) -> bool {
         let p = (seq >> PAGE_SHIFT) as usize;
-        let Some(page) = self.pages.get_mut(p) else {
-            return false;
-        };
-        let (w, b) = ((seq / 64) as usize % PAGE_WORDS, 1u64 << (seq % 64));
-        match page {
-            Page::Filling { bits, full_words } => {
-                let word = &mut bits[w];
-                if *word & b != 0 {
-                    return false;
-                }
-                *word |= b;
-                if *word == u64::MAX {
-                    *full_words += 1;
-                    if *full_words as usize == PAGE_WORDS {
-                        *page = Page::Full;
-                    }
-                }
-                true
+        if let Some(Page::Filling { bits, full_words }) = self.pages.get_mut(p) {
+            let (w, b) = ((seq / 64) as usize % PAGE_WORDS, 1u64 << (seq % 64));
+            let word = &mut bits[w];
+            if *word & b != 0 {
+                return false;
             }
-            Page::Full => false,
-            Page::Untouched if seq < self.total => {
+            *word |= b;
+            if *word == u64::MAX {
+                *full_words += 1;
+                if *full_words as usize == PAGE_WORDS {
+                    self.pages[p] = Page::Full;
+                }
+            }
+            return true;
+        }
+        self.insert_outside_filling(seq)
+    }
+
+    /// [`Seen::insert`] into a page that is not filling: its first frame, or one of a full
+    /// page (a duplicate), or past the total. Once a page, or once a duplicate: out of line.
+    #[cold]
+    #[inline(never)]
+    fn insert_outside_filling(&mut self, seq: u64) -> bool {
+        let p = (seq >> PAGE_SHIFT) as usize;
+        match self.pages.get_mut(p) {
+            Some(page @ Page::Untouched) if seq < self.total => {
+                let (w, b) = ((seq / 64) as usize % PAGE_WORDS, 1u64 << (seq % 64));
                 *page = Page::first(self.total, p, w, b);
                 true
             }
-            Page::Untouched => false,
+            _ => false,
         }
     }
 
