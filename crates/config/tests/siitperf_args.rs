@@ -83,20 +83,14 @@ fn too_few_arguments_and_extra_ones_ignored() {
     assert_eq!(err("", "84 1000 10 2000 2 2 1000 1000 2000 500"), too_few);
     assert_eq!(err_info(stateless(""), "84 1000 10 2000 2").0, too_few);
     let mut info = Vec::new();
-    let lat = read(
-        Program::Lat,
-        cfg(""),
-        &args("84 1000 10 2000 2 2 1000 1000 2000 500 1500 5"),
-        &mut info,
-    );
-    assert_eq!(lat.err().map(|e| e.to_string()).as_deref(), Some(too_few));
-    let pdv = read(
-        Program::Pdv,
-        cfg(""),
-        &args("84 1000 10 2000 2 2 1000 1000 2000 500 1500"),
-        &mut info,
-    );
-    assert_eq!(pdv.err().map(|e| e.to_string()).as_deref(), Some(too_few));
+    // -lat needs two arguments after the stateful eleven, -pdv one.
+    for (program, line) in [
+        (Program::Lat, "84 1000 10 2000 2 2 1000 1000 2000 500 1500 5"),
+        (Program::Pdv, "84 1000 10 2000 2 2 1000 1000 2000 500 1500"),
+    ] {
+        let r = read(program, cfg(""), &args(line), &mut info);
+        assert_eq!(r.err().map(|e| e.to_string()).as_deref(), Some(too_few), "{program:?}");
+    }
     // siitperf reads what it needs and ignores the rest.
     let (c, _) = ok("", "84 1000 10 2000 2 2 1000 1000 2000 500 1500 and more");
     assert_eq!(c.spec.preliminary.map(|p| p.phase_delay_ms), Some(1500));

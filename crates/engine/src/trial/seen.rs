@@ -25,17 +25,23 @@ fn page_cap(total: u64, p: usize) -> u64 {
     (total - p as u64 * PAGE_SEQS).min(PAGE_SEQS)
 }
 
+/// The word of its page and the bit in it of frame `seq`.
+#[inline]
+fn bit_of(seq: u64) -> (usize, u64) {
+    ((seq / 64) as usize % PAGE_WORDS, 1u64 << (seq % 64))
+}
+
 /// The set bits of a page's words.
 fn ones(bits: &[u64]) -> u64 {
     bits.iter().map(|x| u64::from(x.count_ones())).sum()
 }
 
 impl Page {
-    /// Page `p` of `total` sequence numbers with its first frame's bit `b` of word `w` set
-    /// (out of the receiver's loop: once a page).
+    /// The page of frame `seq` of `total`, with that frame's bit set (out of the receiver's loop:
+    /// once a page).
     #[cold]
-    fn first(total: u64, p: usize, w: usize, b: u64) -> Page {
-        let cap = page_cap(total, p) as usize;
+    fn first(total: u64, seq: u64) -> Page {
+        let cap = page_cap(total, (seq >> PAGE_SHIFT) as usize) as usize;
         let mut bits = Box::new([0u64; PAGE_WORDS]);
         if !cap.is_multiple_of(64) {
             bits[cap / 64] = !((1u64 << (cap % 64)) - 1);
@@ -43,6 +49,7 @@ impl Page {
         for x in &mut bits[cap.div_ceil(64)..] {
             *x = u64::MAX;
         }
+        let (w, b) = bit_of(seq);
         bits[w] |= b;
         Page::of(bits)
     }
@@ -84,7 +91,7 @@ impl Seen {
     pub(super) fn insert(&mut self, seq: u64) -> bool {
         let p = (seq >> PAGE_SHIFT) as usize;
         if let Some(Page::Filling { bits, full_words }) = self.pages.get_mut(p) {
-            let (w, b) = ((seq / 64) as usize % PAGE_WORDS, 1u64 << (seq % 64));
+            let (w, b) = bit_of(seq);
             let word = &mut bits[w];
             if *word & b != 0 {
                 return false;
@@ -106,11 +113,9 @@ impl Seen {
     #[cold]
     #[inline(never)]
     fn insert_outside_filling(&mut self, seq: u64) -> bool {
-        let p = (seq >> PAGE_SHIFT) as usize;
-        match self.pages.get_mut(p) {
+        match self.pages.get_mut((seq >> PAGE_SHIFT) as usize) {
             Some(page @ Page::Untouched) if seq < self.total => {
-                let (w, b) = ((seq / 64) as usize % PAGE_WORDS, 1u64 << (seq % 64));
-                *page = Page::first(self.total, p, w, b);
+                *page = Page::first(self.total, seq);
                 true
             }
             _ => false,
