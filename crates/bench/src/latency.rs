@@ -19,8 +19,9 @@ use xlat_results::delay::{Delay, LatencyStats};
 pub const DEFAULT_LATENCY_DURATION_S: f64 = 120.0;
 pub const DEFAULT_LATENCY_DELAY_S: f64 = 60.0;
 pub const DEFAULT_TAGS: u64 = 50_000;
-/// RFC 8219: at least 500 tagged frames.
-pub const MIN_TAGS: u64 = 500;
+/// RFC 8219: at least 500 tagged frames (also the fewest a trial may keep after leaving out
+/// the tags sent in a catch-up).
+pub use xlat_trial::validity::MIN_TAGS;
 /// siitperf's upper limit.
 pub const MAX_TAGS: u64 = 50_000;
 /// RFC 8219: at least 20 repetitions.

@@ -217,14 +217,24 @@ impl<'a> Session<'a> {
             if verdict.is_none() {
                 invalid += 1;
             }
-            let bound = verdict.is_none() && invalid >= attempts;
-            record.tester_bound = bound;
+            let last = verdict.is_none() && invalid >= attempts;
+            // The last attempt lost frames, but only frames sent in a catch-up: a failure,
+            // possibly the tester's (never a pass, never a clean DUT loss).
+            let harmed = last && report.only_lag_harmed();
+            record.tester_bound = last && !harmed;
+            record.possibly_tester = harmed;
+            if harmed {
+                record.pass = Some(false);
+            }
             self.progress.trial(self.procedure, &record);
             self.trials.push(record);
             if verdict.is_some() {
                 return Ok(Outcome { report, pass: verdict });
             }
-            if bound {
+            if harmed {
+                return Ok(Outcome { report, pass: Some(false) });
+            }
+            if last {
                 self.note_tester_bound(spec.rate, attempts, &report.invalid_reasons);
                 return Ok(Outcome { report, pass: None });
             }

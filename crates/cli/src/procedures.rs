@@ -46,7 +46,7 @@ pub struct CliRunner {
     inner: Box<dyn TrialRunner>,
     preliminary: Option<PreliminarySpec>,
     /// The bounds of the sender's lag: (nanoseconds, frames).
-    send_lag: (Option<u64>, Option<u64>),
+    send_lag: (Option<u64>, Option<u64>, Option<u64>),
     pub collected: Collected,
 }
 
@@ -55,7 +55,7 @@ impl CliRunner {
         CliRunner {
             inner,
             preliminary,
-            send_lag: (None, None),
+            send_lag: (None, None, None),
             collected: Collected::default(),
         }
     }
@@ -63,7 +63,7 @@ impl CliRunner {
     /// Every trial invalid when its sender falls further behind its schedule than `tester`
     /// allows (`max_send_lag_us`, `max_send_lag_frames`).
     pub fn with_send_lag_bound(mut self, tester: &xlat_config::TesterConfig) -> CliRunner {
-        self.send_lag = (tester.max_send_lag_ns(), tester.max_send_lag_frames);
+        self.send_lag = (tester.max_send_lag_ns(), tester.max_send_lag_frames, tester.catch_up_percent);
         self
     }
 }
@@ -72,13 +72,16 @@ impl CliRunner {
     /// `spec` with this test's phase 1 and send-lag bound where it has none.
     fn completed<'a>(&self, spec: &'a TrialSpec) -> std::borrow::Cow<'a, TrialSpec> {
         let adds_phase_1 = spec.preliminary.is_none() && self.preliminary.is_some();
-        let (ns, frames) = self.send_lag;
-        let adds_bound = (spec.max_send_lag_ns.is_none() && ns.is_some()) || (spec.max_send_lag_frames.is_none() && frames.is_some());
+        let (ns, frames, pace) = self.send_lag;
+        let adds_bound = (spec.max_send_lag_ns.is_none() && ns.is_some())
+            || (spec.max_send_lag_frames.is_none() && frames.is_some())
+            || (spec.catch_up_percent.is_none() && pace.is_some());
         if adds_phase_1 || adds_bound {
             std::borrow::Cow::Owned(TrialSpec {
                 preliminary: spec.preliminary.or(self.preliminary),
                 max_send_lag_ns: spec.max_send_lag_ns.or(ns),
                 max_send_lag_frames: spec.max_send_lag_frames.or(frames),
+                catch_up_percent: spec.catch_up_percent.or(pace),
                 ..spec.clone()
             })
         } else {

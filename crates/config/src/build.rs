@@ -51,6 +51,7 @@ pub(crate) struct RawTester {
     pub queues: Option<i64>,
     pub max_send_lag_us: Option<i64>,
     pub max_send_lag_frames: Option<i64>,
+    pub catch_up_percent: Option<i64>,
     pub timestamps: Option<String>,
     pub flow_control: Option<String>,
     pub rx_descriptors: Option<i64>,
@@ -226,6 +227,7 @@ pub(crate) fn build(doc: &Doc) -> Result<TestConfig, ConfigError> {
         queues: c.opt_int("tester.queues", t.queues)?.unwrap_or(1),
         max_send_lag_us: c.opt_int("tester.max_send_lag_us", t.max_send_lag_us)?,
         max_send_lag_frames: c.opt_int("tester.max_send_lag_frames", t.max_send_lag_frames)?,
+        catch_up_percent: c.opt_int("tester.catch_up_percent", t.catch_up_percent)?,
         timestamps: c.choice(
             "tester.timestamps",
             &t.timestamps,

@@ -117,6 +117,7 @@ fn write(cfg: &TestConfig, header: &[String]) -> String {
     o.key("tester.queues", t.queues.to_string());
     o.opt("tester.max_send_lag_us", t.max_send_lag_us.map(|m| m.to_string()));
     o.opt("tester.max_send_lag_frames", t.max_send_lag_frames.map(|m| m.to_string()));
+    o.opt("tester.catch_up_percent", t.catch_up_percent.map(|m| m.to_string()));
     o.opt("tester.timestamps", t.timestamps.map(|m| s(m.name())));
     o.key("tester.flow_control", s(t.flow_control.name()));
     o.opt("tester.rx_descriptors", t.rx_descriptors.map(|d| d.to_string()));

@@ -236,6 +236,8 @@ pub static KEYS: &[KeyDef] = {
          "a trial whose sender fell more than this many microseconds behind its schedule is invalid (a stall of the tester's, which the DUT would see as a burst); none: only the end of sending is judged"),
     toml("tester.max_send_lag_frames",                       T::Int,     Some((1, 10_000_000)), "none (the lab's: 250)",
          "the same bound in frames: a trial whose sender fell more than this many of its frames behind (its lag times the rate: the burst it then sends to catch up) is invalid; with max_send_lag_us the tighter one holds"),
+    toml("tester.catch_up_percent",                          T::Int,     Some((1, 10_000)),     "100",
+         "with a lag bound: a sender that fell behind its schedule catches up at most this many percent above its rate, after at most the bound in frames at once (a token bucket); lost frames sent in a catch-up, or right after it, make the trial invalid (docs/validity.md)"),
     toml("tester.timestamps",                                T::Str,     None,                  "\"auto\"",
          "what stamps the frames for latency and delays: auto (the best the ports offer that xlatperf reads), user (the tester's own clock in user space), kernel, hardware; a source the port or this build cannot give is refused, naming the port"),
     toml("tester.flow_control",                              T::Str,     None,                  "\"off\"",
@@ -458,7 +460,7 @@ mod tests {
         }
         // siitperf's 50 siitperf.conf keys (docs/siitperf-compat.md), plus the Responder-ports alias.
         assert_eq!(confs.len(), 51);
-        assert_eq!(keys().len(), 107);
+        assert_eq!(keys().len(), 108);
         assert!(is_table("traffic.forward_ports.sport") && is_table("left") && !is_table("lef"));
     }
 

@@ -133,6 +133,10 @@ pub struct TesterConfig {
     /// The same bound in frames (lag x rate); `None`: none.
     #[serde(default)]
     pub max_send_lag_frames: Option<u64>,
+    /// With a lag bound: the catch-up pace, percent above the rate; `None`: the default
+    /// ([`xlat_trial::validity::DEFAULT_CATCH_UP_PERCENT`]).
+    #[serde(default)]
+    pub catch_up_percent: Option<u64>,
     /// What stamps the frames for latency and delays (`tester.timestamps`); `None`: auto, the
     /// best the ports offer that xlatperf reads.
     #[serde(default)]
@@ -159,6 +163,7 @@ impl TesterConfig {
         xlat_trial::TrialSpec {
             max_send_lag_ns: spec.max_send_lag_ns.or(self.max_send_lag_ns()),
             max_send_lag_frames: spec.max_send_lag_frames.or(self.max_send_lag_frames),
+            catch_up_percent: spec.catch_up_percent.or(self.catch_up_percent),
             ..spec
         }
     }

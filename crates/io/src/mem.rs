@@ -32,6 +32,10 @@ pub struct Impairment {
     /// Once the wire has carried this many frames, the next transmit call stalls for this
     /// long before it sends (a tester whose sending core was taken away), once.
     pub stall_tx: Option<(u64, std::time::Duration)>,
+    /// A DUT of a known capacity: it forwards test frames at most at this many frames/s from a
+    /// queue of this many frames, and drops a test frame that finds the queue full (a token
+    /// bucket of that rate and depth, timed when the frame is sent).
+    pub queue: Option<(f64, u64)>,
 }
 
 /// What a wire direction did.
@@ -54,6 +58,9 @@ struct WireState {
     held: Option<Vec<u8>>,
     imp: Impairment,
     counters: WireCounters,
+    /// The simulated DUT queue's (`Impairment::queue`) next free time, seconds after `epoch`.
+    queue_free_at: f64,
+    epoch: std::time::Instant,
 }
 
 /// One direction of the in-process wire.
@@ -72,6 +79,8 @@ impl Wire {
             held: None,
             imp: Impairment::default(),
             counters: WireCounters::default(),
+            queue_free_at: 0.0,
+            epoch: std::time::Instant::now(),
         };
         Wire {
             state: Arc::new(Mutex::new(st)),
@@ -86,7 +95,9 @@ impl Wire {
 
     /// Set what this direction does to test frames from now on.
     pub fn set_impairment(&self, imp: Impairment) {
-        self.lock().imp = imp;
+        let mut st = self.lock();
+        st.imp = imp;
+        st.queue_free_at = 0.0;
     }
 
     /// Put `frame` on the wire as if a third party had sent it (another tester's test frame):
@@ -101,6 +112,19 @@ impl Wire {
 }
 
 impl WireState {
+    /// Whether the simulated DUT queue (if any) has room for one more frame now; if so, it
+    /// takes it.
+    fn queue_takes_one(&mut self) -> bool {
+        let Some((rate, depth)) = self.imp.queue else { return true };
+        let now = self.epoch.elapsed().as_secs_f64();
+        let start = self.queue_free_at.max(now);
+        if start - now >= depth as f64 / rate {
+            return false;
+        }
+        self.queue_free_at = start + 1.0 / rate;
+        true
+    }
+
     fn push(&mut self, frame: Vec<u8>, capacity: usize) {
         let lane = flow_lane(&frame, self.lanes.len());
         let q = &mut self.lanes[lane];
@@ -120,7 +144,7 @@ impl WireState {
             _ => None,
         };
         if let Some(f) = field {
-            if self.imp.drop_all || self.imp.drop.contains(&f) || self.imp.drop_when.is_some_and(|p| p(&frame)) {
+            if self.imp.drop_all || self.imp.drop.contains(&f) || self.imp.drop_when.is_some_and(|p| p(&frame)) || !self.queue_takes_one() {
                 self.counters.dropped += 1;
                 self.free.push(frame);
                 return;

@@ -342,6 +342,7 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
             queues: 1,
             max_send_lag_us: None,
             max_send_lag_frames: Some(LAB_MAX_SEND_LAG_FRAMES),
+            catch_up_percent: None,
             timestamps: None,
             flow_control: xlat_config::FlowControl::Off,
             rx_descriptors: None,

@@ -19,6 +19,14 @@ pub enum Bound {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         dut_busy: Option<f64>,
     },
+    /// The DUT or the tester: at `rate`, just above the figure, frames were lost in every
+    /// attempt, but only frames the tester sent while it caught up from a pause of its own
+    /// (rule `lag_harm`): the DUT may be faster than the figure.
+    DutOrTester {
+        rate: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dut_busy: Option<f64>,
+    },
     /// The tester: it could not send at `rate` (every attempt invalid), and the figure is
     /// within the search's precision of it. The DUT may be faster.
     Tester { rate: u64 },
@@ -48,6 +56,10 @@ impl Bound {
             .filter(|t| t.pass == Some(false) && t.rate > figure && t.rate <= upper)
             .min_by_key(|t| t.rate);
         match failed {
+            Some(t) if t.possibly_tester => Bound::DutOrTester {
+                rate: t.rate,
+                dut_busy: t.load.as_ref().and_then(|l| l.dut.as_ref()).map(|d| d.busy),
+            },
             Some(t) => Bound::Dut {
                 rate: t.rate,
                 dut_busy: t.load.as_ref().and_then(|l| l.dut.as_ref()).map(|d| d.busy),
@@ -58,13 +70,14 @@ impl Bound {
 
     /// The figure is a lower bound only (the tester's limit or the search's range).
     pub fn at_least(&self) -> bool {
-        matches!(self, Bound::Tester { .. } | Bound::Range { .. })
+        matches!(self, Bound::Tester { .. } | Bound::Range { .. } | Bound::DutOrTester { .. })
     }
 
-    /// The short name: "dut", "tester", "range", "undetermined".
+    /// The short name: "dut", "dut_or_tester", "tester", "range", "undetermined".
     pub fn name(&self) -> &'static str {
         match self {
             Bound::Dut { .. } => "dut",
+            Bound::DutOrTester { .. } => "dut_or_tester",
             Bound::Tester { .. } => "tester",
             Bound::Range { .. } => "range",
             Bound::Undetermined => "undetermined",
@@ -78,6 +91,13 @@ impl Bound {
                 let busy = dut_busy.map_or(String::new(), |b| format!("; the DUT's CPUs were {:.0} % busy", 100.0 * b));
                 format!(
                     "bounded by the DUT: it lost frames in a valid trial at {} {unit}{busy}",
+                    group(*rate)
+                )
+            }
+            Bound::DutOrTester { rate, dut_busy } => {
+                let busy = dut_busy.map_or(String::new(), |b| format!("; the DUT's CPUs were {:.0} % busy", 100.0 * b));
+                format!(
+                    "bounded by the DUT or the tester: at {} {unit} every attempt lost frames only while the tester caught up from a pause of its own (possibly the tester's burst){busy}; the figure is a lower bound",
                     group(*rate)
                 )
             }
@@ -119,6 +139,7 @@ mod tests {
             pass,
             invalid_reasons: Vec::new(),
             tester_bound: false,
+            possibly_tester: false,
             forward: None,
             reverse: None,
             preliminary: None,

@@ -37,6 +37,11 @@ pub struct TrialRecord {
     /// send at this rate, which bounds the procedure from above (it is not a failure of the DUT).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tester_bound: bool,
+    /// This is the last attempt at a spec whose every attempt was invalid, the last one only
+    /// because frames sent in a catch-up were lost (rule `lag_harm`): the procedure counts it
+    /// as a failure (`pass` is `Some(false)`), possibly the tester's, never as a clean DUT loss.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub possibly_tester: bool,
     pub forward: Option<DirectionCounts>,
     pub reverse: Option<DirectionCounts>,
     /// The preliminary phase (phase 1) of a stateful trial (RFC 9693), as the engine reported
@@ -65,6 +70,7 @@ impl TrialRecord {
             pass,
             invalid_reasons: report.invalid_reasons.clone(),
             tester_bound: false,
+            possibly_tester: false,
             forward: report.forward.as_ref().map(|d| d.counts.clone()),
             reverse: report.reverse.as_ref().map(|d| d.counts.clone()),
             preliminary: report.preliminary.clone(),

@@ -24,6 +24,7 @@ fn a_trial_as_a_line() {
         pass: Some(false),
         invalid_reasons: Vec::new(),
         tester_bound: false,
+        possibly_tester: false,
         forward: Some(DirectionCounts {
             sent: 1_000_000,
             received: 999_990,

@@ -28,6 +28,9 @@ use xlat_trial::{
 
 use xlat_trial::TrialRunner;
 
+/// Frames a direction loses to the tester's catch-up above [`SimDut::lag_harm_above`].
+pub const LAG_HARM_LOST: u64 = 40;
+
 /// The simulation's noise: the workspace's one SplitMix64 (xlat_traffic's), as a uniform value.
 #[derive(Debug, Clone)]
 pub struct Noise(SplitMix64);
@@ -55,6 +58,10 @@ pub struct SimDut {
     pub noise: f64,
     pub invalid_above: Option<u64>,
     pub invalid_next: u32,
+    /// Trials above this rate lose `LAG_HARM_LOST` frames per direction that the sender sent
+    /// while it caught up from a stall (rule `lag_harm`), beside the DUT's own loss: a host
+    /// whose pauses make the tester's catch-up overflow the DUT's queue near its limit.
+    pub lag_harm_above: Option<u64>,
     pub latency_ns: u64,
     pub latency_jitter_ns: u64,
     pub lost_tags: u64,
@@ -94,6 +101,7 @@ impl SimDut {
             noise: 0.0,
             invalid_above: None,
             invalid_next: 0,
+            lag_harm_above: None,
             latency_ns: 10_000,
             latency_jitter_ns: 0,
             lost_tags: 0,
@@ -125,6 +133,12 @@ impl SimDut {
 
     pub fn invalid_above(mut self, rate: u64) -> SimDut {
         self.invalid_above = Some(rate);
+        self
+    }
+
+    /// Trials above `rate` lose frames to the tester's catch-up ([`SimDut::lag_harm_above`]).
+    pub fn lag_harm_above(mut self, rate: u64) -> SimDut {
+        self.lag_harm_above = Some(rate);
         self
     }
 
@@ -377,19 +391,25 @@ impl TrialRunner for SimDut {
             .into_iter()
             .chain(self.invalid_reason(spec.rate))
             .collect();
-        Ok(TrialReport {
-            dut_hooks: Vec::new(),
-            load: None,
-            preliminary: preliminary.map(|(p, _)| p),
-            valid: reason.is_empty(),
-            invalid_reasons: reason,
-            frame_size: spec.frame_size,
-            rate: spec.rate,
-            duration_s: spec.duration_s,
-            timeout_ms: spec.timeout_ms,
-            forward,
-            reverse,
-        })
+        let mut r = TrialReport::of(spec);
+        r.preliminary = preliminary.map(|(p, _)| p);
+        r.forward = forward;
+        r.reverse = reverse;
+        for why in reason {
+            r.invalidate(why);
+        }
+        if self.lag_harm_above.is_some_and(|x| spec.rate > x) {
+            for d in [r.forward.as_mut(), r.reverse.as_mut()].into_iter().flatten() {
+                let c = &mut d.counts;
+                let harm = LAG_HARM_LOST.min(c.received);
+                (c.received, c.lost, c.catch_ups, c.lost_in_catch_up) = (c.received - harm, c.lost + harm, 1, harm);
+            }
+            r.invalidate_by(
+                xlat_trial::Rule::LagHarm,
+                format!("simulated: {LAG_HARM_LOST} frames lost while the sender caught up from a stall"),
+            );
+        }
+        Ok(r)
     }
 
     /// The trial, with the DUT forwarding nothing for `reset_s` from `after_s` on: those

@@ -11,6 +11,7 @@
 //! | [`report`] | [`TrialReport`], [`DirectionReport`], [`PreliminaryReport`], [`HookRun`] |
 //! | `dut` | [`DutHooks`], the DUT's commands around trials, and the [`PhaseHook`] run between the phases |
 //! | `lag` | [`LagHistogram`], the sender's lag behind its schedule, in fixed memory |
+//! | [`validity`] | [`Rule`]: the rules a trial is judged by, and their constants |
 //! | `stamps` | [`StampSource`]: which clock readings a delay is the difference of |
 //! | [`delay`] | recording one-way delays (exact or a bounded histogram) and IPDV |
 //! | `runner` | [`TrialRunner`], the one interface the procedures run trials through, and [`TrialError`] |
@@ -27,14 +28,16 @@ pub mod report;
 mod runner;
 pub mod spec;
 mod stamps;
+pub mod validity;
 
 pub use dut::{DutHooks, HookError, PhaseHook};
 pub use error::{chain, TrialError, TrialErrorKind};
 pub use load::{CpuLoad, LoadReport};
 pub use report::{loss_percent, DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use runner::{PortSettings, TrialRunner};
-pub use spec::{CpuPlan, Directions, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
+pub use spec::{CatchUp, CpuPlan, Directions, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
 pub use stamps::StampSource;
+pub use validity::Rule;
 
 pub use lag::LagHistogram;
 pub use limits::{DEFAULT_BURST, MAX_FRAMES, STALL_NS, TOLERANCE};

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::delay::{DelayRecorder, IpdvRecorder};
+use crate::spec::CatchUp;
+use crate::validity::Rule;
 
 /// Frame loss in percent, RFC 2544 section 26.3: (input count - output count) x 100 / input
 /// count. `None` when nothing was sent. Every loss percentage xlatperf prints or writes is this.
@@ -68,6 +70,26 @@ pub struct DirectionCounts {
     /// `imissed` + `ierrors` + `rx_nombuf`). A trial with any is invalid.
     #[serde(default)]
     pub tester_rx_dropped: u64,
+    /// Times the sender fell further behind its schedule than the trial's lag bound
+    /// (`tester.max_send_lag_*`) and caught up: each a window of frames (from the first sent
+    /// beyond the bound to the catch-up's end, and as many again after it while the DUT's
+    /// queue drains) whose loss may be the tester's. 0 without a bound.
+    #[serde(default)]
+    pub catch_ups: u64,
+    /// Of `lost`, frames sent inside such a window: any makes the trial invalid (rule
+    /// `lag_harm`); a loss outside every window is the DUT's, whatever the lag.
+    #[serde(default)]
+    pub lost_in_catch_up: u64,
+    /// The most frames the sender put on the wire above its catch-up pace at once (the
+    /// burstiness of the offered load: the depth a token bucket at rate x (1 + catch-up
+    /// percent) would have needed to pass every frame). About a transmit burst for a sender that
+    /// never fell behind; at most the lag bound in frames (plus a burst) with a bounded catch-up.
+    #[serde(default)]
+    pub catch_up_burst: u64,
+    /// Latency tags, or PDV frames, left out of the delay figures because they were sent in a
+    /// catch-up window (their delay includes the queue the tester's burst built).
+    #[serde(default)]
+    pub untimed_catch_up: u64,
 }
 
 impl DirectionCounts {
@@ -128,7 +150,7 @@ impl Serialize for DirectionReport {
         let c = &self.counts;
         let optional =
             usize::from(!self.latency_ns.is_empty()) + usize::from(self.pdv.is_some()) + usize::from(self.last_lost_seq.is_some());
-        let mut st = s.serialize_struct("DirectionReport", 20 + optional)?;
+        let mut st = s.serialize_struct("DirectionReport", 24 + optional)?;
         st.serialize_field("sent", &c.sent)?;
         st.serialize_field("received", &c.received)?;
         st.serialize_field("lost", &c.lost)?;
@@ -147,6 +169,10 @@ impl Serialize for DirectionReport {
         st.serialize_field("stalls", &c.stalls)?;
         st.serialize_field("stamps", &c.stamps)?;
         st.serialize_field("stamps_missing", &c.stamps_missing)?;
+        st.serialize_field("catch_ups", &c.catch_ups)?;
+        st.serialize_field("lost_in_catch_up", &c.lost_in_catch_up)?;
+        st.serialize_field("catch_up_burst", &c.catch_up_burst)?;
+        st.serialize_field("untimed_catch_up", &c.untimed_catch_up)?;
         if !self.latency_ns.is_empty() {
             st.serialize_field("latency_ns", &self.latency_ns)?;
         }
@@ -179,6 +205,9 @@ pub struct PdvReport {
     pub timed: u64,
     /// Frames later than the frame timeout: counted as lost.
     pub late: u64,
+    /// Frames received whose delays are left out: they were sent in a catch-up window.
+    #[serde(default)]
+    pub untimed_catch_up: u64,
     /// How long after the start of its burst each frame was stamped (mean and largest, ns):
     /// what one transmit stamp per burst would have added to the measured delays.
     #[serde(default)]
@@ -195,6 +224,13 @@ pub struct TrialReport {
     pub valid: bool,
     /// Why the trial is invalid, one sentence each.
     pub invalid_reasons: Vec<String>,
+    /// The rule behind each of `invalid_reasons`, in the same order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid_rules: Vec<Rule>,
+    /// The catch-up bound the sender kept after falling behind (`None`: no lag bound, so
+    /// siitperf's prompt catch-up and only its end-of-sending rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch_up: Option<CatchUp>,
     pub frame_size: usize,
     pub rate: u64,
     pub duration_s: f64,
@@ -295,6 +331,8 @@ impl TrialReport {
             preliminary: None,
             valid: true,
             invalid_reasons: Vec::new(),
+            invalid_rules: Vec::new(),
+            catch_up: spec.catch_up(),
             frame_size: spec.frame_size,
             rate: spec.rate,
             duration_s: spec.duration_s,
@@ -306,8 +344,20 @@ impl TrialReport {
 
     /// Mark the trial invalid, saying why (one sentence).
     pub fn invalidate(&mut self, why: String) {
+        self.invalidate_by(Rule::Other, why);
+    }
+
+    /// Mark the trial invalid by `rule`, saying why (one sentence).
+    pub fn invalidate_by(&mut self, rule: Rule, why: String) {
         self.valid = false;
         self.invalid_reasons.push(why);
+        self.invalid_rules.push(rule);
+    }
+
+    /// Invalid, and only because frames sent in a catch-up were lost ([`Rule::LagHarm`]): the
+    /// DUT lost frames, but the tester's burst may have made it.
+    pub fn only_lag_harmed(&self) -> bool {
+        !self.valid && !self.invalid_rules.is_empty() && self.invalid_rules.iter().all(|r| *r == Rule::LagHarm)
     }
 
     /// The reports of the active directions.
@@ -347,6 +397,10 @@ mod tests {
                 stamps_missing: 13,
                 tester_tx_dropped: 14,
                 tester_rx_dropped: 15,
+                catch_ups: 23,
+                lost_in_catch_up: 24,
+                catch_up_burst: 25,
+                untimed_catch_up: 26,
             },
             other: 16,
             send_duration_s: 17.5,

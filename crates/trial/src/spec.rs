@@ -37,6 +37,12 @@ pub struct TrialSpec {
     /// A bound that scales with the rate, as the DUT's buffers see it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_send_lag_frames: Option<u64>,
+    /// With a lag bound: how many percent above its rate a sender that fell behind may send
+    /// while it catches up (`tester.catch_up_percent`; `None`:
+    /// [`crate::validity::DEFAULT_CATCH_UP_PERCENT`]). Without a bound the catch-up is
+    /// siitperf's, at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch_up_percent: Option<u64>,
     /// The active directions; `None`: the configuration's (the self-test searches forward
     /// only, reverse only and both ways on the same open ports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,6 +153,7 @@ impl TrialSpec {
             preliminary: None,
             max_send_lag_ns: None,
             max_send_lag_frames: None,
+            catch_up_percent: None,
             directions: None,
             phase_two_after: PhaseTwoAfter::default(),
             stamps: None,
@@ -177,6 +184,29 @@ impl TrialSpec {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+}
+
+/// How a sender that fell behind its schedule catches up: at most `burst_frames` frames at once
+/// above a pace of rate x (1 + `percent` / 100), a token bucket of that depth and rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatchUp {
+    pub burst_frames: u64,
+    pub percent: u64,
+}
+
+impl TrialSpec {
+    /// The catch-up this trial's sender keeps: with a lag bound, a burst of the bound in frames
+    /// at the trial's highest rate (at least one transmit burst) above the catch-up pace;
+    /// `None` without a bound (siitperf's prompt catch-up).
+    pub fn catch_up(&self) -> Option<CatchUp> {
+        let bound = self.send_lag_bound_ns()?;
+        let rate = self.rate.max(self.rate_change.map_or(0, |c| c.rate)).max(1);
+        let frames = u64::try_from(u128::from(bound) * u128::from(rate) / 1_000_000_000).unwrap_or(u64::MAX);
+        Some(CatchUp {
+            burst_frames: frames.max(self.burst as u64),
+            percent: self.catch_up_percent.unwrap_or(crate::validity::DEFAULT_CATCH_UP_PERCENT),
+        })
     }
 }
 
@@ -239,6 +269,7 @@ impl PreliminarySpec {
             // as the DUT's.
             max_send_lag_ns: spec.max_send_lag_ns,
             max_send_lag_frames: spec.max_send_lag_frames,
+            catch_up_percent: spec.catch_up_percent,
             // Phase 1's direction is the Initiator's, whatever phase 2's are.
             directions: None,
             phase_two_after: PhaseTwoAfter::default(),

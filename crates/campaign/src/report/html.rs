@@ -197,6 +197,13 @@ fn bound_note(procedure: Procedure, b: &xlat_results::Bound) -> Option<String> {
                 format!("{procedure}: bounded by the DUT (loss at {above}{busy})")
             }
         }
+        xlat_results::Bound::DutOrTester { rate, dut_busy } => {
+            let busy = dut_busy.map_or(String::new(), |b| format!("; DUT CPU {:.0} % busy", 100.0 * b));
+            format!(
+                "{procedure}: at least; bounded by the DUT or the tester (at {} frames were lost only while the tester caught up from a pause{busy})",
+                fmt_num(*rate as f64)
+            )
+        }
         xlat_results::Bound::Range { max } if capacity => {
             format!(
                 "{procedure}: at least (every size fitted up to {} connections)",

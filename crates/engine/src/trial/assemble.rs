@@ -2,7 +2,7 @@
 
 use super::phase::TrialPlan;
 use super::receiver::{PdvState, Receiver};
-use super::sender::{Sender, StampSkew};
+use super::sender::{Sender, StampSkew, TAG_CATCH_UP};
 use super::worker::dir_index;
 use super::worker::{Shared, Worker};
 use crate::clock::Clock;
@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering;
 use xlat_io::{RxQueue, TxQueue};
 use xlat_traffic::Direction;
 use xlat_trial::report::{PdvReport, TrialReport};
-use xlat_trial::TOLERANCE;
+use xlat_trial::validity::{MAX_UNTIMED_SHARE, MIN_TAGS};
+use xlat_trial::{Rule, TOLERANCE};
 
 /// A sender still sending this long after the duration x TOLERANCE limit gives up.
 pub(super) const GIVE_UP_S: f64 = 0.5;
@@ -27,9 +28,9 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
     let clock = sh.clock;
     let spec = trial.spec;
     let mut report = TrialReport::of(spec);
-    let mut invalid = |why: String| report.invalidate(why);
+    let mut invalid = |rule: Rule, why: String| report.invalidate_by(rule, why);
     if workers.iter().any(|w| w.cut_off) {
-        invalid(format!(
+        invalid(Rule::Deadline, format!(
             "the trial was stopped at its deadline ({:.3} s after the start) before every receiver had waited out the timeout, the test is invalid",
             clock.secs(sh.hard_end - sh.t0)
         ));
@@ -94,7 +95,7 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
             dr.pdv = Some(pdv_report(p, dr.counts.lost, s.sent, &s.skew, &clock));
         }
         if s.gave_up {
-            invalid(format!(
+            invalid(Rule::EndOfSending, format!(
                 "{} sending stopped {:.1} s after the {:.10} seconds limit with {} of {} frames sent (the port took no more){hint}, the test is invalid",
                 d.title(),
                 GIVE_UP_S,
@@ -103,58 +104,118 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
                 s.total
             ));
         } else if dr.send_duration_s > limit {
-            invalid(format!(
-                "{} sending exceeded the {:.10} seconds limit (took {:.6} s){hint}, the test is invalid",
-                d.title(),
-                limit,
-                dr.send_duration_s
-            ));
+            invalid(
+                Rule::EndOfSending,
+                format!(
+                    "{} sending exceeded the {:.10} seconds limit (took {:.6} s){hint}, the test is invalid",
+                    d.title(),
+                    limit,
+                    dr.send_duration_s
+                ),
+            );
         }
-        if let Some(bound) = spec.send_lag_bound_ns().filter(|b| dr.counts.max_lag_ns > *b) {
-            invalid(format!(
-                "{} sending fell {:.3} ms behind its schedule ({:.0} frames at {} frames/s), more than the {:.3} ms allowed (tester.max_send_lag_{}), the test is invalid",
-                d.title(),
-                dr.counts.max_lag_ns as f64 / 1e6,
-                dr.counts.max_lag_ns as f64 * spec.rate as f64 / 1e9,
-                spec.rate,
-                bound as f64 / 1e6,
-                if spec.max_send_lag_ns == Some(bound) { "us" } else { "frames" }
-            ));
+        // The lag alone harms nothing: frames lost that were sent in a catch-up from beyond the
+        // bound (or while the DUT's queue drained after it) may be the tester's burst.
+        dr.counts.catch_ups = s.windows.count;
+        dr.counts.catch_up_burst = s.meter.max;
+        let drain = spec.catch_up().map_or(0, |c| c.burst_frames);
+        let harmed = s.windows.harmed(drain, s.total);
+        dr.counts.lost_in_catch_up = harmed
+            .iter()
+            .map(|&(a, b)| count.seen.missing_in(a, b))
+            .sum::<u64>()
+            .min(dr.counts.lost);
+        if dr.counts.lost_in_catch_up > 0 {
+            let bound = spec.send_lag_bound_ns().unwrap_or(0);
+            invalid(
+                Rule::LagHarm,
+                format!(
+                    "{}: {} of the {} frames lost were sent while the sender caught up from {} lag{} beyond the {:.3} ms allowed (tester.max_send_lag_{}, {:.0} ms at most), or right after: the loss may be the tester's burst, not the DUT's, the test is invalid",
+                    d.title(),
+                    dr.counts.lost_in_catch_up,
+                    dr.counts.lost,
+                    dr.counts.catch_ups,
+                    if dr.counts.catch_ups == 1 { "" } else { "s" },
+                    bound as f64 / 1e6,
+                    if spec.max_send_lag_ns == Some(bound) { "us" } else { "frames" },
+                    dr.counts.max_lag_ns as f64 / 1e6,
+                ),
+            );
         }
         if dr.counts.tester_tx_dropped + dr.counts.tester_rx_dropped > 0 {
-            invalid(format!(
-                "{}: the tester itself dropped frames ({} not transmitted, {} not received by its port), the test is invalid",
-                d.title(),
-                dr.counts.tester_tx_dropped,
-                dr.counts.tester_rx_dropped
-            ));
+            invalid(
+                Rule::TesterDrops,
+                format!(
+                    "{}: the tester itself dropped frames ({} not transmitted, {} not received by its port), the test is invalid",
+                    d.title(),
+                    dr.counts.tester_tx_dropped,
+                    dr.counts.tester_rx_dropped
+                ),
+            );
         }
         if dr.counts.stamps_missing > 0 {
-            invalid(format!(
+            invalid(
+                Rule::StampsMissing,
+                format!(
                 "{}: {} frames to be timed got no kernel timestamp (transmit or receive), so their delays are unknown, the test is invalid",
                 d.title(),
                 dr.counts.stamps_missing
-            ));
+            ),
+            );
         }
         if dr.counts.foreign > 0 {
-            invalid(format!(
+            invalid(Rule::Foreign, format!(
                 "{}: {} test frames carried a trial tag this tester never used: another tester is sending into these ports (or frames of an earlier run came back late), the test is invalid",
                 d.title(),
                 dr.counts.foreign
             ));
         }
         if let Some(p) = trial.tags {
+            // A tag sent in a catch-up is left out (its delay includes the tester's burst).
             let txs = &trial.tx_ts[dir_index(d)];
             dr.latency_ns = (0..p.count as usize)
-                .map(|i| {
+                .filter_map(|i| {
                     let (t, r) = (txs[i].load(Ordering::Relaxed), count.rx_ts[i]);
-                    if t != 0 && r != 0 {
+                    if t & TAG_CATCH_UP != 0 {
+                        return None;
+                    }
+                    Some(if t != 0 && r != 0 {
                         clock.ns(r.saturating_sub(t))
                     } else {
                         u64::MAX
-                    }
+                    })
                 })
                 .collect();
+            let left_out = p.count - dr.latency_ns.len() as u64;
+            dr.counts.untimed_catch_up += left_out;
+            if left_out > 0 && (dr.latency_ns.len() as u64) < MIN_TAGS.min(p.count) {
+                invalid(
+                    Rule::TooFewTimed,
+                    format!(
+                        "{}: {} of the {} latency tags were sent while the sender caught up from a stall and are left out, leaving {} (fewer than {}), the test is invalid",
+                        d.title(),
+                        left_out,
+                        p.count,
+                        dr.latency_ns.len(),
+                        MIN_TAGS.min(p.count)
+                    ),
+                );
+            }
+        }
+        if let Some(p) = &dr.pdv {
+            dr.counts.untimed_catch_up += p.untimed_catch_up;
+            if p.untimed_catch_up as f64 > MAX_UNTIMED_SHARE * dr.counts.sent as f64 {
+                invalid(
+                    Rule::TooFewTimed,
+                    format!(
+                        "{}: {} of the {} frames were sent while the sender caught up from a stall and their delays are left out, more than {} %, the test is invalid",
+                        d.title(),
+                        p.untimed_catch_up,
+                        dr.counts.sent,
+                        MAX_UNTIMED_SHARE * 100.0
+                    ),
+                );
+            }
         }
         dirs.push((d, dr));
     }
@@ -179,6 +240,7 @@ pub(super) fn pdv_report(mut p: PdvState, lost: u64, sent: u64, skew: &StampSkew
         ipdv: p.ipdv,
         timed: p.timed,
         late: p.late,
+        untimed_catch_up: p.untimed,
         burst_stamp_skew_mean_ns: skew.sum_ticks.checked_div(skew.frames).map_or(0, |t| clock.ns(t)),
         burst_stamp_skew_max_ns: clock.ns(skew.max_ticks),
     }

@@ -9,6 +9,7 @@
 //! the others; so does Ctrl-C (the abort flag).
 
 mod assemble;
+mod catch_up;
 mod error;
 mod phase;
 mod plan;
@@ -342,7 +343,9 @@ impl<P: Port> Tester<P> {
             tags,
             give_up_at,
             stall: clock.ticks(xlat_trial::STALL_NS as f64 / 1e9),
+            bound: spec.send_lag_bound_ns().map_or(u64::MAX, |ns| clock.ticks(ns as f64 / 1e9)),
             schedule: Schedule::new(spec, &clock),
+            clock_hz: clock.hz,
             ns_mul: (1_000_000_000u128 << 32) / u128::from(clock.hz),
             tx_ts: &tx_ts,
             frame_ts: &frame_ts,

@@ -24,7 +24,12 @@ pub(super) struct TrialPlan<'a> {
     pub(super) give_up_at: u64,
     /// A sender further behind its schedule than this (ticks) is stalled.
     pub(super) stall: u64,
+    /// Further behind than this (ticks) opens a catch-up window: the trial's lag bound
+    /// (`u64::MAX`: none).
+    pub(super) bound: u64,
     pub(super) schedule: Schedule,
+    /// The clock's ticks per second.
+    pub(super) clock_hz: u64,
     /// Ticks to nanoseconds: ns = ticks * ns_mul >> 32.
     pub(super) ns_mul: u128,
     pub(super) tx_ts: &'a [Vec<AtomicU64>; 2],

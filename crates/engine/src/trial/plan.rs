@@ -1,6 +1,7 @@
 //! Planning a run: which core runs which sender and receiver (`plan_cores`, `plan_workers`),
 //! and running one worker thread per core (`run_workers`).
 
+use super::catch_up::{Meter, Pace, Windows};
 use super::error::{EngineError, Res};
 use super::phase::TrialPlan;
 use super::port::SidePort;
@@ -51,6 +52,24 @@ pub(super) fn plan_cores(cpus: &CpuPlan, queues: usize) -> Vec<[(usize, usize); 
         .collect()
 }
 
+/// The catch-up pace of one of `queues` senders of a direction (its share of the rate, and of
+/// the burst, never less than a transmit burst or a queue's chunk), and the meter of its
+/// burstiness (against the same pace, also without a bound).
+fn catch_up_of(trial: &TrialPlan<'_>, queues: u64) -> (Option<Pace>, Meter) {
+    let spec = trial.spec;
+    let hz = trial.clock_hz;
+    let rate = spec.rate.max(spec.rate_change.map_or(0, |c| c.rate)).div_ceil(queues.max(1));
+    let c = spec.catch_up();
+    let percent = c.map_or(xlat_trial::validity::DEFAULT_CATCH_UP_PERCENT, |c| c.percent);
+    let floor = if queues > 1 {
+        QUEUE_CHUNK.max(spec.burst as u64)
+    } else {
+        spec.burst as u64
+    };
+    let pace = c.map(|c| Pace::new(hz, rate, percent, (c.burst_frames / queues.max(1)).max(floor)));
+    (pace, Meter::new(hz, rate, percent))
+}
+
 /// Build the senders of the active directions and a receiver per port, and group them into one
 /// worker per core.
 pub(super) fn plan_workers<'s, P: Port>(
@@ -96,6 +115,7 @@ pub(super) fn plan_workers<'s, P: Port>(
                 })?;
                 let stream = trial.phase.stream(setup, send_dir, trial.spec.frame_size, mac, dut)?;
                 tx.place_frames(stream.hot_bytes());
+                let (pace, meter) = catch_up_of(trial, queues);
                 at(&mut workers, send_core).senders.push(Sender {
                     dir: send_dir,
                     split,
@@ -109,6 +129,10 @@ pub(super) fn plan_workers<'s, P: Port>(
                     schedule: trial.schedule,
                     give_up_at: trial.give_up_at,
                     stall: trial.stall,
+                    bound: trial.bound,
+                    pace,
+                    meter,
+                    windows: Windows::new(),
                     tags: trial.tags,
                     tx_ts: &trial.tx_ts[dir_index(send_dir)],
                     frame_ts: &trial.frame_ts[dir_index(send_dir)],

@@ -12,7 +12,7 @@
 use super::error::Res;
 use super::schedule::TagPlan;
 use super::seen::Seen;
-use super::sender::{ts_epoch, Split, TS_RING};
+use super::sender::{ts_epoch, Split, TS_CATCH_UP, TS_RING};
 use super::sender::{SEQ_MASK, TAG_SHIFT};
 use crate::clock::{Clock, RealtimeMap};
 use crate::neighbour::Neighbour;
@@ -44,6 +44,8 @@ pub(super) struct PdvState {
     pub(super) pending: Option<VecDeque<(u64, u64)>>,
     /// Frames received whose transmit stamp never came.
     pub(super) unstamped: u64,
+    /// Frames received that were sent in a catch-up window: their delays are left out.
+    pub(super) untimed: u64,
 }
 
 /// What became of one frame's delay.
@@ -75,6 +77,7 @@ impl PdvState {
             mul,
             pending: kernel.then(VecDeque::new),
             unstamped: 0,
+            untimed: 0,
         }
     }
 
@@ -82,8 +85,14 @@ impl PdvState {
     #[inline]
     fn time(&mut self, seq: u64, rx: u64, frame_ts: &[AtomicU64]) -> Timed {
         let e = frame_ts[seq as usize % TS_RING].load(Ordering::Acquire);
-        if e == 0 || e & 0xff != ts_epoch(seq) {
+        if e == 0 || e & 0x7f != ts_epoch(seq) {
             return Timed::NoStamp;
+        }
+        if e & TS_CATCH_UP != 0 {
+            // Sent in a catch-up: its delay includes the queue the tester's burst built.
+            self.untimed += 1;
+            self.prev_seq = None;
+            return Timed::Recorded;
         }
         let ns = ((u128::from(rx.saturating_sub(e >> 8)) * self.mul) >> 32) as u64;
         if self.frame_timeout_ns > 0 && ns > self.frame_timeout_ns {
@@ -255,6 +264,7 @@ impl Count {
                 a.timed += b.timed;
                 a.late += b.late;
                 a.unstamped += b.unstamped;
+                a.untimed += b.untimed;
             }
             (None, b) => self.pdv = b,
             (Some(_), None) => {}
@@ -472,6 +482,7 @@ mod tests {
             mul: 1 << 32,
             pending: Some(VecDeque::new()),
             unstamped: 0,
+            untimed: 0,
         });
         c
     }
@@ -482,7 +493,7 @@ mod tests {
     #[test]
     fn frames_wait_for_their_kernel_transmit_stamps_in_order() {
         let ts: Vec<AtomicU64> = (0..8).map(|_| AtomicU64::new(0)).collect();
-        let stamp = |seq: u64, t: u64| ts[seq as usize].store(ts_entry(seq, t), Ordering::Release);
+        let stamp = |seq: u64, t: u64| ts[seq as usize].store(ts_entry(seq, t, false), Ordering::Release);
         let mut c = pdv_count(1_000);
         stamp(0, 100);
         // Frame 0 is timed at once (stamp there); frame 1's stamp is not there yet: it waits,

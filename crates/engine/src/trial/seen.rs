@@ -171,6 +171,31 @@ impl Seen {
     }
 }
 
+impl Seen {
+    /// How many of the sequence numbers `from..to` (within the total) have not arrived.
+    pub(super) fn missing_in(&self, from: u64, to: u64) -> u64 {
+        let to = to.min(self.total);
+        let mut missing = 0;
+        let mut seq = from;
+        while seq < to {
+            let p = (seq >> PAGE_SHIFT) as usize;
+            let end = ((p as u64 + 1) * PAGE_SEQS).min(to);
+            missing += match &self.pages[p] {
+                Page::Full => 0,
+                Page::Untouched => end - seq,
+                Page::Filling { bits, .. } => (seq..end)
+                    .filter(|s| {
+                        let (w, b) = bit_of(*s);
+                        bits[w] & b == 0
+                    })
+                    .count() as u64,
+            };
+            seq = end;
+        }
+        missing
+    }
+}
+
 /// The highest clear bit among the first `n` bits of `bits`.
 fn highest_clear(bits: &[u64], n: u64) -> Option<u64> {
     for w in (0..n.div_ceil(64) as usize).rev() {

@@ -102,6 +102,11 @@ fn the_same_answers_as_a_bool_per_frame() {
         for sent in [0, 1, total / 2, total - 1, total, total + 5] {
             assert_eq!(a.last_missing(sent), model_last_missing(&ma, sent), "total {total}, sent {sent}");
         }
+        // Holes in ranges (a catch-up window's loss), across pages and past the total.
+        for (from, to) in [(0, total), (total / 3, total / 2 + 70), (1, PAGE_SEQS + 3), (total / 2, total + 9)] {
+            let want = (from..to.min(total)).filter(|&i| !ma[i as usize]).count() as u64;
+            assert_eq!(a.missing_in(from, to), want, "total {total}, {from}..{to}");
+        }
         let both = ma.iter().zip(&mb).filter(|(x, y)| **x && **y).count() as u64;
         assert_eq!(a.absorb(b), both);
         let union: Vec<bool> = ma.iter().zip(&mb).map(|(x, y)| *x || *y).collect();

@@ -6,6 +6,7 @@
 //! ..., each frame at its own time in the direction's schedule, so the queues together keep
 //! the direction's rate and every frame keeps its one sequence number.
 
+use super::catch_up::{Meter, Pace, Windows};
 use super::error::Res;
 use super::schedule::{Schedule, TagPlan};
 use crate::clock::{Clock, RealtimeMap};
@@ -16,26 +17,32 @@ use xlat_trial::LagHistogram;
 use xlat_wire::{classify, Rx};
 
 /// Transmit timestamps of the last `TS_RING` frames of a direction, for per-frame delays: entry
-/// `seq % TS_RING` holds `tsc << 8 | (seq / TS_RING) % 256`, so a receiver can tell a stale
-/// entry from the frame's own.
+/// `seq % TS_RING` holds `tsc << 8 | caught_up << 7 | (seq / TS_RING) % 128`, so a receiver can
+/// tell a stale entry from the frame's own, and a frame sent in a catch-up (whose delay is left
+/// out) from one sent on schedule.
 pub(super) const TS_RING: usize = 1 << 22;
+/// [`TS_RING`] is 2^TS_SHIFT: the epoch is the sequence number's bits above the ring's.
+const TS_SHIFT: u32 = TS_RING.trailing_zeros();
+/// In an entry: the frame was sent inside a catch-up window.
+pub(super) const TS_CATCH_UP: u64 = 0x80;
+/// In a latency tag's transmit stamp: the tag was sent inside a catch-up window.
+pub(super) const TAG_CATCH_UP: u64 = 1 << 63;
 
 /// The top byte of the 64-bit field carries a trial tag, so that a straggler from an earlier
 /// trial is never counted in a later one; the low 56 bits are the sequence number.
 pub(super) const TAG_SHIFT: u32 = 56;
 pub(super) const SEQ_MASK: u64 = (1 << TAG_SHIFT) - 1;
-const TS_SHIFT: u32 = 22;
 
-/// A transmit stamp entry for frame `seq` sent at `tsc`.
+/// A transmit stamp entry for frame `seq` sent at `tsc` (`catch_up`: inside a catch-up window).
 #[inline]
-pub(super) fn ts_entry(seq: u64, tsc: u64) -> u64 {
-    (tsc << 8) | ts_epoch(seq)
+pub(super) fn ts_entry(seq: u64, tsc: u64, catch_up: bool) -> u64 {
+    (tsc << 8) | (u64::from(catch_up) * TS_CATCH_UP) | ts_epoch(seq)
 }
 
-/// The epoch byte an entry for frame `seq` must carry.
+/// The epoch bits an entry for frame `seq` must carry.
 #[inline]
 pub(super) fn ts_epoch(seq: u64) -> u64 {
-    (seq >> TS_SHIFT) & 0xff
+    (seq >> TS_SHIFT) & 0x7f
 }
 
 /// How far each frame's own transmit stamp lies after the start of its burst: what one stamp per
@@ -140,6 +147,13 @@ pub(super) struct Sender<'s, T: TxQueue> {
     pub(super) give_up_at: u64,
     /// Further behind than this (ticks) is a stall.
     pub(super) stall: u64,
+    /// Further behind than this (ticks) opens a catch-up window (the trial's lag bound;
+    /// `u64::MAX`: none).
+    pub(super) bound: u64,
+    /// The catch-up pace (`None`: no lag bound, siitperf's catch-up at once).
+    pub(super) pace: Option<Pace>,
+    pub(super) meter: Meter,
+    pub(super) windows: Windows,
     pub(super) tags: Option<TagPlan>,
     /// Latency tags' transmit stamps.
     pub(super) tx_ts: &'s [AtomicU64],
@@ -172,6 +186,8 @@ impl<T: TxQueue> Sender<'_, T> {
         self.stamps_asked += o.stamps_asked;
         self.stamps_got += o.stamps_got;
         self.lag.merge(&o.lag);
+        self.meter.max = self.meter.max.max(o.meter.max);
+        self.windows.absorb(&o.windows);
         self.end = self.end.max(o.end);
         self.gave_up |= o.gave_up;
         self.skew.frames += o.skew.frames;
@@ -179,8 +195,8 @@ impl<T: TxQueue> Sender<'_, T> {
         self.skew.max_ticks = self.skew.max_ticks.max(o.skew.max_ticks);
     }
 
-    /// Send the frames that are due at `now` (at most one burst). Prompt catch-up: when late,
-    /// the next call sends the next burst at once.
+    /// Send the frames that are due at `now` (at most one burst). When late, the next call
+    /// sends the next burst at once, within the catch-up pace when the trial has one.
     #[inline]
     pub(super) fn step(&mut self, clock: &Clock, t0: u64, now: u64) -> Res<()> {
         if now < t0 {
@@ -205,7 +221,14 @@ impl<T: TxQueue> Sender<'_, T> {
         let sched = t0 + self.schedule.time_of(self.next);
         let lag = now.saturating_sub(sched);
         let mut k = ((due - self.next) as usize).min(self.burst);
+        if let Some(p) = &self.pace {
+            k = k.min(p.allowed(now) as usize);
+            if k == 0 {
+                return Ok(());
+            }
+        }
         let (seq0, tag) = (self.next, self.tag);
+        let caught = self.windows.at(seq0, lag, self.bound, self.stall);
         let timed = self.tags.is_some() || !self.frame_ts.is_empty();
         if timed && self.kernel.is_some() {
             k = k.min(64); // a stamp mask's worth
@@ -240,21 +263,26 @@ impl<T: TxQueue> Sender<'_, T> {
             // sends the burst: on veth a receiver may see the frame before this call returns.
             // A frame the backend does not take is stamped again when it is offered again.
             let (tags, tx_ts, frame_ts, skew) = (self.tags, self.tx_ts, self.frame_ts, &mut self.skew);
+            let flag = if caught { TAG_CATCH_UP } else { 0 };
             self.tx.tx_burst_cookie(k, |i, buf, cookie| {
                 let seq = seq0 + i as u64;
                 let len = frames.write(i, tag | seq, buf, cookie);
                 let t = clock.now();
                 if let Some(j) = tags.and_then(|p| p.index(seq)) {
-                    tx_ts[j].store(t, Ordering::Relaxed);
+                    tx_ts[j].store(t | flag, Ordering::Relaxed);
                 }
                 if !frame_ts.is_empty() {
-                    frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t), Ordering::Release);
+                    frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t, caught), Ordering::Release);
                     skew.add(t.saturating_sub(now));
                 }
                 len
             })?
         } as u64;
         self.lag.record(lag, n, self.stall);
+        if let Some(p) = &mut self.pace {
+            p.sent(now, n);
+        }
+        self.meter.sent(now, n);
         self.sent += n;
         if n > 0 {
             self.next = self.split.next_from(seq0 + n);
@@ -277,6 +305,7 @@ impl<T: TxQueue> Sender<'_, T> {
     pub(super) fn collect_stamps(&mut self) -> Res<()> {
         let Some(map) = self.kernel else { return Ok(()) };
         let (tag, total, tags, tx_ts, frame_ts) = (self.tag, self.total, self.tags, self.tx_ts, self.frame_ts);
+        let windows = &self.windows;
         let mut got = 0;
         self.tx.tx_stamps(|frame, ns| {
             let Rx::Test { field, .. } = classify(frame) else { return };
@@ -286,11 +315,12 @@ impl<T: TxQueue> Sender<'_, T> {
             }
             let t = map.ticks(ns);
             let tagged = tags.and_then(|p| p.index(seq));
+            let caught = windows.contains(seq);
             if let Some(j) = tagged {
-                tx_ts[j].store(t, Ordering::Relaxed);
+                tx_ts[j].store(if caught { t | TAG_CATCH_UP } else { t }, Ordering::Relaxed);
             }
             if !frame_ts.is_empty() {
-                frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t), Ordering::Release);
+                frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t, caught), Ordering::Release);
             }
             got += u64::from(tagged.is_some() || !frame_ts.is_empty());
         })?;

@@ -97,8 +97,8 @@ impl<P: Port> Tester<P> {
         }
         let t0 = self.between_phases(spec, t1, p)?;
         let (r2, _) = self.run_phase(&vspec, frames, active, Phase::Validate(&table), t0)?;
-        for r in r2.invalid_reasons {
-            report.invalidate(format!("Validation: {r}"));
+        for (r, rule) in r2.invalid_reasons.into_iter().zip(r2.invalid_rules) {
+            report.invalidate_by(rule, format!("Validation: {r}"));
         }
         report.forward = r2.forward;
         report.reverse = r2.reverse;
@@ -192,7 +192,7 @@ impl<P: Port> Tester<P> {
             dut_connections: None,
         };
         let mut report = TrialReport::of(spec);
-        let mut invalid = |why: String| report.invalidate(why);
+        let mut invalid = |why: String| report.invalidate_by(xlat_trial::Rule::Preliminary, why);
         if !pre.sending_valid {
             let pct = if pre.send_duration_s > 0.0 {
                 100.0 * p.frames as f64 / (pre.send_duration_s * p.rate as f64)
