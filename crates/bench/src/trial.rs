@@ -31,12 +31,29 @@ pub fn judge_by(report: &TrialReport, pass: &dyn Fn(&TrialReport) -> bool) -> Re
     // An invalid trial first: a stateful trial whose preliminary phase failed is invalid and
     // has no direction (phase 2 did not run).
     if !report.valid {
+        // Invalid only because frames sent in a catch-up were lost: if the trial fails even
+        // with those frames counted as received, the DUT lost too much on schedule, a failure
+        // of its own; otherwise the catch-up could have decided it, and it says nothing.
+        if report.only_lag_harmed() && report.directions().next().is_some() && !pass(&without_catch_up_loss(report)) {
+            return Ok(Some(false));
+        }
         return Ok(None);
     }
     if report.directions().next().is_none() {
         return Err(BenchError::Report("the trial report has no active direction".into()));
     }
     Ok(Some(pass(report)))
+}
+
+/// `report` as if the frames lost in catch-ups had arrived.
+fn without_catch_up_loss(report: &TrialReport) -> TrialReport {
+    let mut r = report.clone();
+    for d in [r.forward.as_mut(), r.reverse.as_mut()].into_iter().flatten() {
+        let c = &mut d.counts;
+        c.lost -= c.lost_in_catch_up.min(c.lost);
+        c.received += c.lost_in_catch_up.min(c.sent - c.received.min(c.sent));
+    }
+    r
 }
 
 /// Attempts at a stateful trial whose preliminary phase did not fill the state table before the

@@ -138,6 +138,7 @@ mod tests {
             valid,
             pass,
             invalid_reasons: Vec::new(),
+            invalid_rules: Vec::new(),
             tester_bound: false,
             possibly_tester: false,
             forward: None,

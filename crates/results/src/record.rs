@@ -33,6 +33,9 @@ pub struct TrialRecord {
     pub pass: Option<bool>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid_reasons: Vec<String>,
+    /// The rule behind each of `invalid_reasons` (docs/validity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid_rules: Vec<xlat_trial::Rule>,
     /// This is the last attempt at a spec whose every attempt was invalid: the tester could not
     /// send at this rate, which bounds the procedure from above (it is not a failure of the DUT).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -69,6 +72,7 @@ impl TrialRecord {
             valid: report.valid,
             pass,
             invalid_reasons: report.invalid_reasons.clone(),
+            invalid_rules: report.invalid_rules.clone(),
             tester_bound: false,
             possibly_tester: false,
             forward: report.forward.as_ref().map(|d| d.counts.clone()),

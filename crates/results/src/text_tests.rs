@@ -23,6 +23,7 @@ fn a_trial_as_a_line() {
         valid: true,
         pass: Some(false),
         invalid_reasons: Vec::new(),
+        invalid_rules: Vec::new(),
         tester_bound: false,
         possibly_tester: false,
         forward: Some(DirectionCounts {
