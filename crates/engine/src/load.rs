@@ -15,6 +15,9 @@ struct CpuTimes {
     /// so these undercount; only their proportions are used.
     sampled: u64,
     softirq: u64,
+    /// Time the hypervisor ran something else while this CPU wanted to run (its steal clock,
+    /// accounted at each tick: not sampled like the others).
+    steal: u64,
     net_rx: u64,
 }
 
@@ -73,6 +76,7 @@ impl Snapshot {
                 idle,
                 sampled: v.iter().sum::<u64>() - idle,
                 softirq: v[6],
+                steal: v.get(7).copied().unwrap_or(0),
                 net_rx: 0,
             });
         }
@@ -107,7 +111,7 @@ impl Snapshot {
         if cpus.is_empty() || ticks <= 0.0 {
             return None;
         }
-        let (mut busy, mut softirq, mut net_rx, mut busy_max) = (0.0f64, 0.0f64, 0u64, 0.0f64);
+        let (mut busy, mut softirq, mut net_rx, mut busy_max, mut steal) = (0.0f64, 0.0f64, 0u64, 0.0f64, 0.0f64);
         for &c in cpus {
             let a = self.cpus.get(c).copied().flatten()?;
             let b = later.cpus.get(c).copied().flatten()?;
@@ -118,6 +122,7 @@ impl Snapshot {
                 softirq += share * b.softirq.saturating_sub(a.softirq) as f64 / sampled as f64;
             }
             busy += share;
+            steal += (b.steal.saturating_sub(a.steal) as f64 / ticks).clamp(0.0, 1.0);
             busy_max = busy_max.max(share);
             net_rx += b.net_rx.saturating_sub(a.net_rx);
         }
@@ -130,6 +135,7 @@ impl Snapshot {
             busy: busy / n,
             busy_max,
             softirq: softirq / n,
+            steal: steal / n,
             net_rx,
         })
     }
@@ -151,13 +157,13 @@ impl Snapshot {
 mod tests {
     use super::*;
 
-    // 200 ticks apart. CPU 0: 100 idle; CPU 1: 20 idle, 10 ticks sampled busy, 8 of them softirq.
+    // 200 ticks apart. CPU 0: 100 idle, 10 stolen; CPU 1: 20 idle, 10 ticks sampled busy, 8 of them softirq.
     const STAT_A: &str = "cpu  300 0 200 1000 0 0 100 0 0 0\n\
                           cpu0 100 0 100 700 0 0 0 0 0 0\n\
                           cpu1 200 0 100 300 0 0 100 0 0 0\n\
                           intr 12345\n";
     const STAT_B: &str = "cpu  300 0 200 1000 0 0 100 0 0 0\n\
-                          cpu0 150 0 150 800 0 0 0 0 0 0\n\
+                          cpu0 150 0 150 800 0 0 0 10 0 0\n\
                           cpu1 200 0 102 315 5 0 108 0 0 0\n";
     const SOFT_A: &str = "                    CPU0       CPU1\n\
                           HI:          0          0\n\
@@ -178,6 +184,8 @@ mod tests {
         // CPU 0: 100 idle of 200.
         let tester = a.load(&b, &[0], 200.0).unwrap();
         assert!((tester.busy - 0.5).abs() < 1e-9 && tester.softirq == 0.0 && tester.net_rx == 4);
+        // 10 ticks of its 200 stolen by the hypervisor (none of CPU 1's).
+        assert!((tester.steal - 0.05).abs() < 1e-9 && dut.steal == 0.0, "{tester:?}");
         // Both together: the mean, and the busiest.
         let both = a.load(&b, &[1, 0], 200.0).unwrap();
         assert!((both.busy - 0.7).abs() < 1e-9 && (both.busy_max - 0.9).abs() < 1e-9);

@@ -78,6 +78,12 @@ pub fn trial_summary(r: &TrialReport) -> String {
             d.counts.lag_p999_ns as f64 / 1000.0,
             d.counts.stalls
         ));
+        if d.counts.catch_ups > 0 || d.counts.untimed_catch_up > 0 {
+            s.push_str(&format!(
+                "{name:<8} caught up {} times from beyond the lag bound (largest burst above the catch-up pace: {} frames): {} of the lost frames sent in a catch-up, {} tags or frames left out of the delays\n",
+                d.counts.catch_ups, d.counts.catch_up_burst, d.counts.lost_in_catch_up, d.counts.untimed_catch_up
+            ));
+        }
         if d.counts.unexpected > 0 {
             s.push_str(&format!(
                 "{name:<8} {} test frames not of this trial (late, or another tester's: {})\n",
@@ -197,14 +203,20 @@ fn float(v: f64) -> String {
 /// 99.9th percentile, ns, and the stalls over 100 us), what stamped its frames (`user`,
 /// `kernel`) and how many frames to be timed got no stamp. Last the CPUs' load over the trial
 /// (empty when not read): the DUT's CPUs (a CPU list), their busy and softirq shares (0 to 1)
-/// and NET_RX softirq runs, then the tester's.
+/// and NET_RX softirq runs, then the tester's. Last what the lag did (docs/validity.md): whether
+/// the trial is a failure possibly the tester's, the rules behind `invalid_reasons` (`;`
+/// between), per direction the catch-ups beyond the lag bound, the frames lost in them, the
+/// largest burst above the catch-up pace and the tags or frames left out of the delays; and
+/// the DUT's and the tester's CPUs' steal share (0 to 1).
 pub const TRIALS_CSV_HEADER: &str = "procedure,repetition,index,phase,attempt,frame_size,rate,duration_s,frames,valid,pass,tester_bound,\
 fwd_sent,fwd_received,fwd_lost,fwd_loss_percent,fwd_tester_tx_dropped,fwd_tester_rx_dropped,\
 rev_sent,rev_received,rev_lost,rev_loss_percent,rev_tester_tx_dropped,rev_tester_rx_dropped,invalid_reasons,\
 pre_frames,pre_rate,pre_sent,pre_received,pre_foreground_sent,pre_foreground_received,pre_valid_entries,pre_state_table,\
 pre_send_duration_s,pre_sending_valid,pre_duplicate_tuples,pre_tester_tx_dropped,pre_tester_rx_dropped,pre_dut_connections,\
 fwd_max_lag_ns,fwd_lag_p999_ns,fwd_stalls,fwd_stamps,fwd_stamps_missing,rev_max_lag_ns,rev_lag_p999_ns,rev_stalls,rev_stamps,rev_stamps_missing,\
-dut_cpus,dut_busy,dut_softirq,dut_net_rx,tester_cpus,tester_busy,tester_softirq,tester_net_rx";
+dut_cpus,dut_busy,dut_softirq,dut_net_rx,tester_cpus,tester_busy,tester_softirq,tester_net_rx,\
+possibly_tester,invalid_rules,fwd_catch_ups,fwd_lost_in_catch_up,fwd_catch_up_burst,fwd_untimed_catch_up,\
+rev_catch_ups,rev_lost_in_catch_up,rev_catch_up_burst,rev_untimed_catch_up,dut_steal,tester_steal";
 
 /// One row of [`trials_csv`] (with its newline): trial `t` of repetition `repetition`.
 pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> String {
@@ -266,8 +278,22 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
         cpus(t.load.as_ref().and_then(|l| l.dut.as_ref())),
         cpus(t.load.as_ref().map(|l| &l.tester))
     );
+    let catch_up = |d: Option<&DirectionCounts>| match d {
+        Some(d) => format!("{},{},{},{}", d.catch_ups, d.lost_in_catch_up, d.catch_up_burst, d.untimed_catch_up),
+        None => ",,,".to_string(),
+    };
+    let steal = |l: Option<&xlat_trial::CpuLoad>| l.map_or(String::new(), |l| float(l.steal));
+    let lag = format!(
+        "{},{},{},{},{},{}",
+        t.possibly_tester,
+        csv_field(&t.invalid_rules.iter().map(|r| r.name()).collect::<Vec<_>>().join(";")),
+        catch_up(t.forward.as_ref()),
+        catch_up(t.reverse.as_ref()),
+        steal(t.load.as_ref().and_then(|l| l.dut.as_ref())),
+        steal(t.load.as_ref().map(|l| &l.tester))
+    );
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         csv_field(procedure),
         repetition,
         t.index,
@@ -286,7 +312,8 @@ pub fn trial_csv_row(procedure: &str, repetition: usize, t: &TrialRecord) -> Str
         pre,
         timing(t.forward.as_ref()),
         timing(t.reverse.as_ref()),
-        load
+        load,
+        lag
     )
 }
 

@@ -96,6 +96,7 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
                     None if t.tester_bound => "invalid: tester-bound".into(),
                     None => "invalid".into(),
                     Some(true) => "pass".into(),
+                    Some(false) if t.possibly_tester => "fail, possibly the tester's".into(),
                     Some(false) => "fail".into(),
                 },
             ]
@@ -204,6 +205,10 @@ pub fn trial_line(procedure: &str, context: &str, t: &TrialRecord) -> String {
         ),
         None => format!("INVALID ({})", t.invalid_reasons.join("; ")),
         Some(true) => "pass".into(),
+        Some(false) if t.possibly_tester => format!(
+            "fail, possibly the tester's: frames were lost only while it caught up from a pause, in every attempt ({})",
+            t.invalid_reasons.join("; ")
+        ),
         Some(false) => "fail".into(),
     };
     let mut s = format!(

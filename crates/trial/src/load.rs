@@ -17,6 +17,11 @@ pub struct CpuLoad {
     /// The share of their time spent in softirqs (packet processing in the kernel: a kernel
     /// DUT's forwarding, a tester's receive path).
     pub softirq: f64,
+    /// The share of their time (0 to 1) the hypervisor gave to something else while they
+    /// wanted to run (`/proc/stat` steal): a shared host's pauses, as far as it counts them
+    /// (on this project's VMs little of the 20-50 ms pauses shows here).
+    #[serde(default)]
+    pub steal: f64,
     /// NET_RX softirqs run on them (the kernel's receive processing: each is a poll of up to
     /// 64 frames of a device or a backlog).
     pub net_rx: u64,
@@ -43,10 +48,11 @@ impl LoadReport {
                 return format!("{who} {:.0} % busy (its dut.load)", 100.0 * l.busy);
             }
             format!(
-                "{who} CPU {} {:.0} % busy (softirq {:.0} %)",
+                "{who} CPU {} {:.0} % busy (softirq {:.0} %, steal {:.1} %)",
                 cpu_list(&l.cpus),
                 100.0 * l.busy,
-                100.0 * l.softirq
+                100.0 * l.softirq,
+                100.0 * l.steal
             )
         };
         match &self.dut {
