@@ -142,7 +142,7 @@ pub fn throughput(
     progress: &mut dyn Progress,
 ) -> Result<ThroughputResult, BenchError> {
     cfg.validate()?;
-    let mut s = Session::new(runner, progress, "throughput", cfg.retries);
+    let mut s = Session::new(runner, progress, "throughput", cfg.retries).accepts_late();
     let full = cfg.trial.duration_s;
     let (lower, upper, ok) = match cfg.method {
         SearchMethod::Binary => binary(&mut s, cfg, full, "search")?,
@@ -184,6 +184,10 @@ pub fn throughput(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
     Pass,
+    /// A trial that ended late without loss: a pass at the rate the tester offered, below the
+    /// one asked (the bisection takes it as its lower bound; elsewhere it counts as the
+    /// tester's limit at the rate asked).
+    PassAt(u64),
     /// The DUT lost too much.
     Fail,
     /// Every attempt was invalid: the tester cannot send at this rate (an upper bound, not a
@@ -192,8 +196,9 @@ enum Verdict {
 }
 
 impl Verdict {
-    fn of(pass: Option<bool>) -> Verdict {
+    fn of(pass: Option<bool>, passed_at: Option<u64>) -> Verdict {
         match pass {
+            Some(true) if passed_at.is_some() => Verdict::PassAt(passed_at.unwrap_or(0)),
             Some(true) => Verdict::Pass,
             Some(false) => Verdict::Fail,
             None => Verdict::TesterBound,
@@ -222,7 +227,8 @@ fn probe(
     remaining_s: Option<f64>,
 ) -> Result<Verdict, BenchError> {
     s.announce(phase, rate, bounds.0, bounds.1, remaining_s);
-    Ok(Verdict::of(s.run(&cfg.spec(rate, duration_s), phase, cfg.loss_tolerance)?.pass))
+    let o = s.run(&cfg.spec(rate, duration_s), phase, cfg.loss_tolerance)?;
+    Ok(Verdict::of(o.pass, o.passed_at))
 }
 
 /// A search interval: `low` passed (or is assumed), `high` failed, is tester-bound, or is
@@ -243,11 +249,18 @@ fn bisect(s: &mut Session, cfg: &ThroughputConfig, duration_s: f64, phase: &str,
             break;
         }
         let remaining = steps_left(b.low, b.high, width) * per_trial;
-        if probe(s, cfg, mid, duration_s, phase, (b.low, b.high), Some(remaining))? == Verdict::Pass {
-            b.low = mid;
-            b.low_ok = true;
-        } else {
-            b.high = mid;
+        match probe(s, cfg, mid, duration_s, phase, (b.low, b.high), Some(remaining))? {
+            Verdict::Pass => {
+                b.low = mid;
+                b.low_ok = true;
+            }
+            // Late but lossless: what the tester offered passed; the rate asked stays open
+            // above it (and an offer no higher than the lower bound says nothing new).
+            Verdict::PassAt(at) if at > b.low => {
+                b.low = at;
+                b.low_ok = true;
+            }
+            _ => b.high = mid,
         }
     }
     Ok(())
@@ -403,7 +416,7 @@ fn accelerated(s: &mut Session, cfg: &ThroughputConfig, initial_s: f64, phases: 
             let remaining = steps_left(low.unwrap_or(min), h_eff.min(max), w) * (d + timeout_s) + later;
             s.announce(&phase, r, low.unwrap_or(min), h_eff.min(max), Some(remaining));
             let outcome = s.run(&cfg.spec(r, d), &phase, cfg.loss_tolerance)?;
-            match Verdict::of(outcome.pass) {
+            match Verdict::of(outcome.pass, outcome.passed_at) {
                 Verdict::Pass => {
                     low = Some(r);
                     if going_up {

@@ -69,6 +69,29 @@ pub(crate) struct Outcome {
     /// `Some(pass)` for a valid trial; `None` when every attempt was invalid (the tester could
     /// not send at the rate): neither a pass nor a fail.
     pub pass: Option<bool>,
+    /// A pass of a trial that ended late without loss (only in a session that
+    /// [`Session::accepts_late`]): the rate the tester really offered, below the spec's.
+    pub passed_at: Option<u64>,
+}
+
+/// The rate a trial offered: its lowest direction's achieved rate, never above the spec's.
+fn offered(report: &TrialReport, rate: u64) -> u64 {
+    report
+        .directions()
+        .map(|(_, d)| d.counts.achieved_rate.floor() as u64)
+        .min()
+        .unwrap_or(0)
+        .min(rate)
+}
+
+/// Invalid only because sending ended late (rule `end_of_sending`), and passing all the same:
+/// the DUT carried everything the tester offered, at the rate it offered.
+fn late_but_passed(report: &TrialReport, pass: &dyn Fn(&TrialReport) -> bool) -> bool {
+    !report.valid
+        && !report.invalid_rules.is_empty()
+        && report.invalid_rules.iter().all(|r| *r == xlat_trial::Rule::EndOfSending)
+        && report.directions().next().is_some()
+        && pass(report)
 }
 
 /// A rate at which every attempt of a trial was invalid.
@@ -105,6 +128,9 @@ pub(crate) struct Session<'a> {
     /// The lowest rate whose trial stayed invalid after every retry.
     pub lowest_invalid: Option<Invalid>,
     step: usize,
+    /// A trial that ended late without loss passes at the rate it offered (the throughput
+    /// search); elsewhere it is invalid like any other.
+    accept_late: bool,
 }
 
 impl<'a> Session<'a> {
@@ -119,7 +145,15 @@ impl<'a> Session<'a> {
             trial_seconds: 0.0,
             lowest_invalid: None,
             step: 0,
+            accept_late: false,
         }
+    }
+
+    /// Count a trial that ended late without loss as a pass at the rate it offered
+    /// ([`Outcome::passed_at`]).
+    pub fn accepts_late(mut self) -> Self {
+        self.accept_late = true;
+        self
     }
 
     /// Tell the progress sink what comes next.
@@ -229,6 +263,18 @@ impl<'a> Session<'a> {
                 attempt += 1;
                 continue;
             }
+            if self.accept_late && late_but_passed(&report, pass) {
+                let at = offered(&report, spec.rate);
+                let mut record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, Some(true));
+                record.passed_at = Some(at);
+                self.progress.trial(self.procedure, &record);
+                self.trials.push(record);
+                return Ok(Outcome {
+                    report,
+                    pass: Some(true),
+                    passed_at: Some(at),
+                });
+            }
             let verdict = judge_by(&report, pass)?;
             let mut record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, verdict);
             if verdict.is_none() {
@@ -246,14 +292,26 @@ impl<'a> Session<'a> {
             self.progress.trial(self.procedure, &record);
             self.trials.push(record);
             if verdict.is_some() {
-                return Ok(Outcome { report, pass: verdict });
+                return Ok(Outcome {
+                    report,
+                    pass: verdict,
+                    passed_at: None,
+                });
             }
             if harmed {
-                return Ok(Outcome { report, pass: Some(false) });
+                return Ok(Outcome {
+                    report,
+                    pass: Some(false),
+                    passed_at: None,
+                });
             }
             if last {
                 self.note_tester_bound(spec.rate, attempts, &report.invalid_reasons);
-                return Ok(Outcome { report, pass: None });
+                return Ok(Outcome {
+                    report,
+                    pass: None,
+                    passed_at: None,
+                });
             }
             attempt += 1;
         }

@@ -141,6 +141,7 @@ mod tests {
             invalid_rules: Vec::new(),
             tester_bound: false,
             possibly_tester: false,
+            passed_at: None,
             forward: None,
             reverse: None,
             preliminary: None,

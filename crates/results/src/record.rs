@@ -45,6 +45,11 @@ pub struct TrialRecord {
     /// as a failure (`pass` is `Some(false)`), possibly the tester's, never as a clean DUT loss.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub possibly_tester: bool,
+    /// A trial that ended late (rule `end_of_sending`) without loss, in a throughput search:
+    /// it passes at this rate, the one the tester really offered (its lowest direction's
+    /// achieved rate), not at `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_at: Option<u64>,
     pub forward: Option<DirectionCounts>,
     pub reverse: Option<DirectionCounts>,
     /// The preliminary phase (phase 1) of a stateful trial (RFC 9693), as the engine reported
@@ -75,6 +80,7 @@ impl TrialRecord {
             invalid_rules: report.invalid_rules.clone(),
             tester_bound: false,
             possibly_tester: false,
+            passed_at: None,
             forward: report.forward.as_ref().map(|d| d.counts.clone()),
             reverse: report.reverse.as_ref().map(|d| d.counts.clone()),
             preliminary: report.preliminary.clone(),

@@ -95,7 +95,10 @@ pub fn trials_table(trials: &[TrialRecord]) -> String {
                     None if t.preliminary.as_ref().is_some_and(state_table_not_filled) => "phase 1: table not filled".into(),
                     None if t.tester_bound => "invalid: tester-bound".into(),
                     None => "invalid".into(),
-                    Some(true) => "pass".into(),
+                    Some(true) => match t.passed_at {
+                        Some(at) => format!("pass at {} (late)", group(at)),
+                        None => "pass".into(),
+                    },
                     Some(false) if t.possibly_tester => "fail, possibly the tester's".into(),
                     Some(false) => "fail".into(),
                 },
@@ -204,7 +207,14 @@ pub fn trial_line(procedure: &str, context: &str, t: &TrialRecord) -> String {
             t.invalid_reasons.join("; ")
         ),
         None => format!("INVALID ({})", t.invalid_reasons.join("; ")),
-        Some(true) => "pass".into(),
+        Some(true) => match t.passed_at {
+            Some(at) => format!(
+                "pass at {} fps: sending ended late without loss, so it passes at the rate the tester offered ({})",
+                group(at),
+                t.invalid_reasons.join("; ")
+            ),
+            None => "pass".into(),
+        },
         Some(false) if t.possibly_tester => format!(
             "fail, possibly the tester's: frames were lost only while it caught up from a pause, in every attempt ({})",
             t.invalid_reasons.join("; ")

@@ -26,6 +26,7 @@ fn a_trial_as_a_line() {
         invalid_rules: Vec::new(),
         tester_bound: false,
         possibly_tester: false,
+        passed_at: None,
         forward: Some(DirectionCounts {
             sent: 1_000_000,
             received: 999_990,

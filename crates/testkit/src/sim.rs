@@ -31,6 +31,9 @@ use xlat_trial::TrialRunner;
 /// Frames a direction loses to the tester's catch-up above [`SimDut::lag_harm_above`].
 pub const LAG_HARM_LOST: u64 = 40;
 
+/// The share of its rate a trial above [`SimDut::late_above`] offers.
+pub const LATE_SHARE: f64 = 0.95;
+
 /// The simulation's noise: the workspace's one SplitMix64 (xlat_traffic's), as a uniform value.
 #[derive(Debug, Clone)]
 pub struct Noise(SplitMix64);
@@ -62,6 +65,9 @@ pub struct SimDut {
     /// while it caught up from a stall (rule `lag_harm`), beside the DUT's own loss: a host
     /// whose pauses make the tester's catch-up overflow the DUT's queue near its limit.
     pub lag_harm_above: Option<u64>,
+    /// Trials above this rate end late (rule `end_of_sending`): the tester offers only
+    /// [`LATE_SHARE`] of the rate (a host that pauses it near the end of every trial).
+    pub late_above: Option<u64>,
     pub latency_ns: u64,
     pub latency_jitter_ns: u64,
     pub lost_tags: u64,
@@ -102,6 +108,7 @@ impl SimDut {
             invalid_above: None,
             invalid_next: 0,
             lag_harm_above: None,
+            late_above: None,
             latency_ns: 10_000,
             latency_jitter_ns: 0,
             lost_tags: 0,
@@ -139,6 +146,12 @@ impl SimDut {
     /// Trials above `rate` lose frames to the tester's catch-up ([`SimDut::lag_harm_above`]).
     pub fn lag_harm_above(mut self, rate: u64) -> SimDut {
         self.lag_harm_above = Some(rate);
+        self
+    }
+
+    /// Trials above `rate` end late ([`SimDut::late_above`]).
+    pub fn late_above(mut self, rate: u64) -> SimDut {
+        self.late_above = Some(rate);
         self
     }
 
@@ -407,6 +420,16 @@ impl TrialRunner for SimDut {
             r.invalidate_by(
                 xlat_trial::Rule::LagHarm,
                 format!("simulated: {LAG_HARM_LOST} frames lost while the sender caught up from a stall"),
+            );
+        }
+        if self.late_above.is_some_and(|x| spec.rate > x) {
+            for d in [r.forward.as_mut(), r.reverse.as_mut()].into_iter().flatten() {
+                d.send_duration_s = spec.duration_s / LATE_SHARE;
+                d.counts.achieved_rate = d.counts.sent as f64 / d.send_duration_s;
+            }
+            r.invalidate_by(
+                xlat_trial::Rule::EndOfSending,
+                "simulated: sending exceeded the duration's limit".into(),
             );
         }
         Ok(r)
