@@ -282,10 +282,10 @@ fn binary(s: &mut Session, cfg: &ThroughputConfig, duration_s: f64, phase: &str)
     }
     bisect(s, cfg, duration_s, phase, &mut b, cfg.error)?;
     if !b.low_ok && b.low > 0 {
-        if probe(s, cfg, b.low, duration_s, phase, (b.low, b.high), Some(per_trial))? == Verdict::Pass {
-            b.low_ok = true;
-        } else {
-            b.high = b.low;
+        match probe(s, cfg, b.low, duration_s, phase, (b.low, b.high), Some(per_trial))? {
+            Verdict::Pass => b.low_ok = true,
+            Verdict::PassAt(at) => (b.low, b.low_ok) = (at, true),
+            _ => b.high = b.low,
         }
     }
     Ok((b.low, b.high, b.low_ok || b.low == 0))
@@ -298,8 +298,11 @@ fn short_then_confirm(s: &mut Session, cfg: &ThroughputConfig, short_s: f64) -> 
     if low == 0 || !ok {
         return Ok((0, high, false));
     }
-    if probe(s, cfg, low, full, "confirm", (low, high), Some(per_trial))? == Verdict::Pass {
-        return Ok((low, high, true));
+    match probe(s, cfg, low, full, "confirm", (low, high), Some(per_trial))? {
+        Verdict::Pass => return Ok((low, high, true)),
+        // Late without loss: confirmed at the rate the tester offered.
+        Verdict::PassAt(at) => return Ok((at, high, true)),
+        _ => {}
     }
     // Confirmation failed (or the tester could not send that long): go down from it with
     // doubling steps, full length.
@@ -316,9 +319,16 @@ fn short_then_confirm(s: &mut Session, cfg: &ThroughputConfig, short_s: f64) -> 
             // min_rate itself failed.
             return Ok((0, high_full, false));
         }
-        if probe(s, cfg, r, full, "confirm-down", (cfg.min_rate, high_full), None)? == Verdict::Pass {
-            low_full = r;
-            break;
+        match probe(s, cfg, r, full, "confirm-down", (cfg.min_rate, high_full), None)? {
+            Verdict::Pass => {
+                low_full = r;
+                break;
+            }
+            Verdict::PassAt(at) => {
+                low_full = at;
+                break;
+            }
+            _ => {}
         }
         high_full = r;
         step = step.saturating_mul(2);

@@ -49,25 +49,28 @@ fn a_loss_only_in_catch_ups_is_a_failure_possibly_the_testers() {
 fn a_late_lossless_trial_passes_at_the_rate_offered_never_at_the_rate_asked() {
     // Nothing is lost up to 1,000,000 frames/s, but above 300,000 every trial ends late,
     // offering 95 % of its rate.
-    let mut dut = SimDut::new(2_000_000.0, 1).late_above(300_000);
-    let c = ThroughputConfig::new(84, 1_000_000, 1000);
-    let r = throughput(&mut dut, &c, &mut NoProgress).expect("search");
-    let offered: Vec<u64> = r.trials.iter().filter_map(|t| t.passed_at).collect();
-    assert!(!offered.is_empty());
-    for t in r.trials.iter().filter(|t| t.passed_at.is_some()) {
-        assert!(t.pass == Some(true) && !t.valid && t.passed_at < Some(t.rate), "{t:?}");
+    for method in [SearchMethod::Binary, SearchMethod::ShortThenConfirm { short_s: 2.0 }] {
+        let mut dut = SimDut::new(2_000_000.0, 1).late_above(300_000);
+        let mut c = ThroughputConfig::new(84, 1_000_000, 1000);
+        c.method = method;
+        let r = throughput(&mut dut, &c, &mut NoProgress).expect("search");
+        let offered: Vec<u64> = r.trials.iter().filter_map(|t| t.passed_at).collect();
+        assert!(!offered.is_empty());
+        for t in r.trials.iter().filter(|t| t.passed_at.is_some()) {
+            assert!(t.pass == Some(true) && !t.valid && t.passed_at < Some(t.rate), "{t:?}");
+        }
+        // The figure is a rate some trial really offered without loss.
+        let on_time: Vec<u64> = r
+            .trials
+            .iter()
+            .filter(|t| t.pass == Some(true) && t.passed_at.is_none())
+            .map(|t| t.rate)
+            .collect();
+        assert!(
+            offered.contains(&r.throughput) || on_time.contains(&r.throughput),
+            "{} not offered: {offered:?} {on_time:?}",
+            r.throughput
+        );
+        assert!(r.throughput > 300_000, "late trials count: {}", r.throughput);
     }
-    // The figure is a rate some trial really offered without loss.
-    let on_time: Vec<u64> = r
-        .trials
-        .iter()
-        .filter(|t| t.pass == Some(true) && t.passed_at.is_none())
-        .map(|t| t.rate)
-        .collect();
-    assert!(
-        offered.contains(&r.throughput) || on_time.contains(&r.throughput),
-        "{} not offered: {offered:?} {on_time:?}",
-        r.throughput
-    );
-    assert!(r.throughput > 300_000, "late trials count: {}", r.throughput);
 }
