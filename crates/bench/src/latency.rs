@@ -108,7 +108,7 @@ fn summarise(stats: Vec<&LatencyStats>) -> Option<LatencySummary> {
 pub fn latency(runner: &mut dyn TrialRunner, cfg: &LatencyConfig, progress: &mut dyn Progress) -> Result<LatencyResult, BenchError> {
     cfg.validate()?;
     let tags = cfg.effective_tags();
-    let mut s = Session::new(runner, progress, "latency", cfg.retries);
+    let mut s = Session::new(runner, progress, "latency", cfg.retries).judges_delays_only();
     let per_trial = cfg.trial.duration_s + cfg.trial.timeout_ms as f64 / 1000.0;
     let spec = TrialSpec {
         rate: cfg.rate,

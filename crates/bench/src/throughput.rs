@@ -159,9 +159,25 @@ pub fn throughput(
             }
         }
     }
-    let tester_bound = s.lowest_invalid.as_ref().map(|i| i.rate);
+    // A rate the tester could not offer on time: every attempt invalid, or a pass only at a
+    // lower rate it really offered.
+    let late = s
+        .trials
+        .iter()
+        .filter(|t| t.passed_at.is_some_and(|a| a < t.rate) && t.rate > lower)
+        .map(|t| t.rate)
+        .min();
+    let tester_bound = s.lowest_invalid.as_ref().map(|i| i.rate).into_iter().chain(late).min();
     let bounded_by_tester = tester_bound == Some(upper) && upper.saturating_sub(lower) <= cfg.error;
-    let bound = Bound::of_search(lower, upper, cfg.max_rate, tester_bound.filter(|_| bounded_by_tester), &s.trials);
+    // Nothing the DUT failed above the figure: the tester's limit is what ended the search.
+    let dut_failed_above = s.trials.iter().any(|t| t.pass == Some(false) && t.rate > lower);
+    let bound = Bound::of_search(
+        lower,
+        upper,
+        cfg.max_rate,
+        tester_bound.filter(|_| bounded_by_tester || !dut_failed_above),
+        &s.trials,
+    );
     Ok(ThroughputResult {
         frame_size: cfg.trial.frame_size,
         method: cfg.method.clone(),
@@ -276,8 +292,11 @@ fn binary(s: &mut Session, cfg: &ThroughputConfig, duration_s: f64, phase: &str)
     let per_trial = duration_s + cfg.trial.timeout_ms as f64 / 1000.0;
     if cfg.probe_max_first {
         let remaining = (1.0 + steps_left(b.low, b.high, cfg.error)) * per_trial;
-        if probe(s, cfg, b.high, duration_s, phase, (b.low, b.high), Some(remaining))? == Verdict::Pass {
-            return Ok((b.high, b.high, true));
+        match probe(s, cfg, b.high, duration_s, phase, (b.low, b.high), Some(remaining))? {
+            Verdict::Pass => return Ok((b.high, b.high, true)),
+            // What the tester could offer of the maximum passed: the search goes on above it.
+            Verdict::PassAt(at) if at > b.low => (b.low, b.low_ok) = (at, true),
+            _ => {}
         }
     }
     bisect(s, cfg, duration_s, phase, &mut b, cfg.error)?;

@@ -1,7 +1,7 @@
 //! How a trial is judged, and the [`Session`] every procedure runs its trials through: the
 //! retry rule for invalid trials, the record of every trial, the test time and the progress.
 
-use xlat_trial::{HookRun, TrialReport, TrialSpec};
+use xlat_trial::{HookRun, Rule, TrialReport, TrialSpec};
 
 use crate::error::{config, BenchError};
 use crate::runner::{Progress, ProgressEvent, TrialRunner};
@@ -89,7 +89,7 @@ fn offered(report: &TrialReport, rate: u64) -> u64 {
 fn late_but_passed(report: &TrialReport, pass: &dyn Fn(&TrialReport) -> bool) -> bool {
     !report.valid
         && !report.invalid_rules.is_empty()
-        && report.invalid_rules.iter().all(|r| *r == xlat_trial::Rule::EndOfSending)
+        && report.invalid_rules.iter().all(|r| *r == Rule::EndOfSending)
         && report.directions().next().is_some()
         && pass(report)
 }
@@ -131,6 +131,10 @@ pub(crate) struct Session<'a> {
     /// A trial that ended late without loss passes at the rate it offered (the throughput
     /// search); elsewhere it is invalid like any other.
     accept_late: bool,
+    /// A latency measurement: a trial invalid only by the lag's rules (it ended late, or lost
+    /// frames in a catch-up) is judged by its tags all the same: those sent in a catch-up are
+    /// already left out, and too few left is a rule of its own (`too_few_timed`).
+    delays_only: bool,
 }
 
 impl<'a> Session<'a> {
@@ -146,6 +150,7 @@ impl<'a> Session<'a> {
             lowest_invalid: None,
             step: 0,
             accept_late: false,
+            delays_only: false,
         }
     }
 
@@ -153,6 +158,12 @@ impl<'a> Session<'a> {
     /// ([`Outcome::passed_at`]).
     pub fn accepts_late(mut self) -> Self {
         self.accept_late = true;
+        self
+    }
+
+    /// Judge a trial invalid only by the lag's rules by its delays ([`Session::delays_only`]).
+    pub fn judges_delays_only(mut self) -> Self {
+        self.delays_only = true;
         self
     }
 
@@ -275,7 +286,14 @@ impl<'a> Session<'a> {
                     passed_at: Some(at),
                 });
             }
-            let verdict = judge_by(&report, pass)?;
+            let lag_only = !report.valid
+                && !report.invalid_rules.is_empty()
+                && report.invalid_rules.iter().all(|r| matches!(r, Rule::EndOfSending | Rule::LagHarm));
+            let verdict = if self.delays_only && lag_only && report.directions().next().is_some() {
+                Some(pass(&report))
+            } else {
+                judge_by(&report, pass)?
+            };
             let mut record = TrialRecord::from_report(self.trials.len(), phase, attempt, spec, &report, verdict);
             if verdict.is_none() {
                 invalid += 1;
