@@ -3,7 +3,8 @@
 # IPv4 in a network namespace), then take the lab down again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+# What running xlatperf needs (not the suite's browser, Slurm, packaging tools or fuzzer).
+./scripts/setup.sh --runtime
 X=target/release/xlatperf
 if $X demo --help >/dev/null 2>&1; then
     exec $X demo

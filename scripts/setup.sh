@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Install what xlatperf needs on Debian 12 (as root) and build it in release mode.
-# Debian packages: the lab's DUTs (iproute2, nftables, tayga, conntrack), tshark for the tests'
-# independent frame checks, DPDK 22.11 for the dpdk backend, and a C toolchain. Reserves
-# hugepages for the dpdk backend (below); `scripts/setup.sh --release-hugepages` gives them back.
+# `scripts/setup.sh --runtime` (the quickstart's): what running xlatperf needs: the lab's DUTs
+# (iproute2, nftables, tayga, conntrack), DPDK 22.11 for the dpdk backend, a C toolchain and
+# Rust. Without it (the test command's) also what only the suite needs: tshark for the tests'
+# independent frame checks, the Debian package's tooling, chromium, Slurm and munge, AFL++ and
+# the Python environments. Reserves hugepages for the dpdk backend (below);
+# `scripts/setup.sh --release-hugepages` gives them back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,16 +36,25 @@ if [ "${1:-}" = --release-hugepages ]; then
     exit 0
 fi
 
+suite=1
+if [ "${1:-}" = --runtime ]; then
+    suite=0
+fi
+
 # installed PKG: whether dpkg has PKG installed.
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # apt's package lists, fetched at most once per run.
 updated=0
 update_once() { [ "$updated" = 1 ] || apt-get update -qq; updated=1; }
 
-# The Debian package (scripts/package.sh) and its test: debhelper, lintian, and the shells
-# whose completions the package installs (bash-completion's loader, zsh, fish) with man-db.
-PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack tshark libdpdk-dev dpdk dpdk-dev ethtool procps python3 python3-venv
-    debhelper lintian man-db bash-completion zsh fish)
+# What running xlatperf needs.
+PKGS=(build-essential pkg-config curl ca-certificates iproute2 nftables tayga conntrack libdpdk-dev dpdk dpdk-dev ethtool procps)
+# What only the suite needs: tshark's independent checks, Python for the reference and browser
+# tests, and the Debian package (scripts/package.sh) and its test: debhelper, lintian, and the
+# shells whose completions the package installs (bash-completion's loader, zsh, fish) with man-db.
+if [ "$suite" = 1 ]; then
+    PKGS+=(tshark python3 python3-venv debhelper lintian man-db bash-completion zsh fish)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
     installed "$p" || missing+=("$p")
@@ -55,36 +67,38 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
     apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# The report's browser test: headless chromium alone, without the desktop it recommends.
-if ! installed chromium; then
-    echo "== installing Debian packages: chromium (headless, for the report's browser test)"
-    export DEBIAN_FRONTEND=noninteractive
-    update_once
-    apt-get install -y -qq --no-install-recommends chromium >/dev/null
-fi
-
-# Slurm and munge for spreading a campaign over testbeds (examples/campaigns/slurm/) and its test,
-# which runs a Slurm of its own (scripts/slurm-local.sh): installed without starting their
-# system services (a policy-rc.d that refuses every start, only while dpkg runs, only if the
-# machine has none).
-SLURM_PKGS=(slurmctld slurmd slurm-client munge)
-smissing=()
-for p in "${SLURM_PKGS[@]}"; do
-    installed "$p" || smissing+=("$p")
-done
-if [ ${#smissing[@]} -gt 0 ]; then
-    echo "== installing Debian packages: ${smissing[*]} (their services not started)"
-    export DEBIAN_FRONTEND=noninteractive
-    policy=/usr/sbin/policy-rc.d made_policy=0
-    if [ ! -e "$policy" ]; then
-        made_policy=1
-        printf '#!/bin/sh\n# scripts/setup.sh (xlatperf), while it installs Slurm: start no service\nexit 101\n' > "$policy"
-        chmod 755 "$policy"
-        trap 'rm -f "$policy"' EXIT
+if [ "$suite" = 1 ]; then
+    # The report's browser test: headless chromium alone, without the desktop it recommends.
+    if ! installed chromium; then
+        echo "== installing Debian packages: chromium (headless, for the report's browser test)"
+        export DEBIAN_FRONTEND=noninteractive
+        update_once
+        apt-get install -y -qq --no-install-recommends chromium >/dev/null
     fi
-    update_once
-    apt-get install -y -qq --no-install-recommends "${smissing[@]}" >/dev/null
-    if [ "$made_policy" = 1 ]; then rm -f "$policy"; trap - EXIT; fi
+
+    # Slurm and munge for spreading a campaign over testbeds (examples/campaigns/slurm/) and its test,
+    # which runs a Slurm of its own (scripts/slurm-local.sh): installed without starting their
+    # system services (a policy-rc.d that refuses every start, only while dpkg runs, only if the
+    # machine has none).
+    SLURM_PKGS=(slurmctld slurmd slurm-client munge)
+    smissing=()
+    for p in "${SLURM_PKGS[@]}"; do
+        installed "$p" || smissing+=("$p")
+    done
+    if [ ${#smissing[@]} -gt 0 ]; then
+        echo "== installing Debian packages: ${smissing[*]} (their services not started)"
+        export DEBIAN_FRONTEND=noninteractive
+        policy=/usr/sbin/policy-rc.d made_policy=0
+        if [ ! -e "$policy" ]; then
+            made_policy=1
+            printf '#!/bin/sh\n# scripts/setup.sh (xlatperf), while it installs Slurm: start no service\nexit 101\n' > "$policy"
+            chmod 755 "$policy"
+            trap 'rm -f "$policy"' EXIT
+        fi
+        update_once
+        apt-get install -y -qq --no-install-recommends "${smissing[@]}" >/dev/null
+        if [ "$made_policy" = 1 ]; then rm -f "$policy"; trap - EXIT; fi
+    fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -96,30 +110,32 @@ if ! command -v cargo >/dev/null 2>&1; then
         export PATH="$HOME/.cargo/bin:$PATH"
     fi
 fi
-# AFL++ through afl.rs for fuzz/run.sh (its install builds AFL++ for this rustc), at one version.
-AFL_VERSION=0.18.2
-if ! cargo afl --version 2>/dev/null | grep -q "$AFL_VERSION"; then
-    echo "== cargo-afl $AFL_VERSION (fuzz/run.sh)"
-    cargo install -q --locked --force cargo-afl --version "$AFL_VERSION"
-fi
-
-# A Python virtual environment in .venv/NAME holding one PyPI package at one pinned version
-# (made again when the version differs): venv NAME PACKAGE VERSION WHAT.
-venv() {
-    local dir=".venv/$1" package=$2 version=$3
-    if ! "$dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$package') != '$version')" 2>/dev/null; then
-        echo "== $package $version ($4) in $dir"
-        rm -rf "$dir"
-        /usr/bin/python3 -m venv "$dir"
-        "$dir/bin/pip" install -q --disable-pip-version-check "$package==$version"
+if [ "$suite" = 1 ]; then
+    # AFL++ through afl.rs for fuzz/run.sh (its install builds AFL++ for this rustc), at one version.
+    AFL_VERSION=0.18.2
+    if ! cargo afl --version 2>/dev/null | grep -q "$AFL_VERSION"; then
+        echo "== cargo-afl $AFL_VERSION (fuzz/run.sh)"
+        cargo install -q --locked --force cargo-afl --version "$AFL_VERSION"
     fi
-}
-# The MLRsearch authors' implementation, which crates/bench/tests/mlrsearch_reference.rs
-# compares xlatperf's RFC 9971 search against (no dependencies).
-venv mlrsearch MLRsearch 1.2.1 "the RFC 9971 reference"
-# The report's browser test (crates/cli/tests/lab_campaign.rs) drives Debian's chromium over
-# the DevTools protocol with websocket-client (no dependencies).
-venv report websocket-client 1.8.0 "the report's browser test"
+
+    # A Python virtual environment in .venv/NAME holding one PyPI package at one pinned version
+    # (made again when the version differs): venv NAME PACKAGE VERSION WHAT.
+    venv() {
+        local dir=".venv/$1" package=$2 version=$3
+        if ! "$dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$package') != '$version')" 2>/dev/null; then
+            echo "== $package $version ($4) in $dir"
+            rm -rf "$dir"
+            /usr/bin/python3 -m venv "$dir"
+            "$dir/bin/pip" install -q --disable-pip-version-check "$package==$version"
+        fi
+    }
+    # The MLRsearch authors' implementation, which crates/bench/tests/mlrsearch_reference.rs
+    # compares xlatperf's RFC 9971 search against (no dependencies).
+    venv mlrsearch MLRsearch 1.2.1 "the RFC 9971 reference"
+    # The report's browser test (crates/cli/tests/lab_campaign.rs) drives Debian's chromium over
+    # the DevTools protocol with websocket-client (no dependencies).
+    venv report websocket-client 1.8.0 "the report's browser test"
+fi
 
 want=${XLAT_HUGEPAGES:-512}
 if [ "$want" -gt 0 ]; then

@@ -63,7 +63,7 @@ impl BenchResult for ThroughputResult {
             if self.bounded_by_tester {
                 let _ = writeln!(
                     s,
-                    "bounded by the tester at {} frames/s: the tester could not send faster (its trials were invalid), \
+                    "bounded by the tester at {} frames/s: the tester could not send faster (its trials were invalid or ended late), \
                      the DUT lost nothing up to {} frames/s and may be faster than measured\n",
                     group(b),
                     group(self.throughput)
@@ -71,7 +71,7 @@ impl BenchResult for ThroughputResult {
             } else {
                 let _ = writeln!(
                     s,
-                    "the tester could not send at {} frames/s (its trials were invalid); the DUT's limit was found below it\n",
+                    "the tester could not send at {} frames/s (its trials were invalid or ended late); the DUT's limit was found below it\n",
                     group(b)
                 );
             }
