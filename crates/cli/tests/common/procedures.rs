@@ -124,8 +124,12 @@ pub fn check_document(v: &Value, command: &str) {
                 assert!(u(&t["rate"]) > 0 && t["valid"].is_boolean(), "{t}");
                 assert!(u(&t["forward"]["sent"]) > 0, "{t}");
             }
-            // The last trial of each run that the result rests on is a valid one.
-            assert!(trials.iter().any(|t| t["valid"] == Value::Bool(true)), "{run}");
+            // The result rests on a valid trial, or on a trial that ended late without loss
+            // (a throughput search passes it at the rate offered: docs/validity.md).
+            assert!(
+                trials.iter().any(|t| t["valid"] == Value::Bool(true) || t["passed_at"].is_u64()),
+                "{run}"
+            );
         }
         assert!(r["result"]["summaries"].is_object());
     }
