@@ -362,6 +362,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_catch_up_is_the_bound_in_frames_at_least_a_burst() {
+        let mut s = TrialSpec::new(84, 100_000, 1.0, 0);
+        assert_eq!(s.catch_up(), None, "no bound: siitperf's catch-up");
+        s.max_send_lag_frames = Some(250);
+        assert_eq!(s.catch_up(), Some(CatchUp { burst_frames: 250, percent: 100 }));
+        // 100 us at 100,000 frames/s is 10 frames: at least a transmit burst.
+        s.max_send_lag_frames = None;
+        s.max_send_lag_ns = Some(100_000);
+        s.catch_up_percent = Some(25);
+        assert_eq!(s.catch_up(), Some(CatchUp { burst_frames: 32, percent: 25 }));
+    }
+
+    #[test]
     fn the_send_lag_bound_is_the_tighter_of_time_and_frames_at_the_highest_rate() {
         let spec = |ns, frames| TrialSpec {
             max_send_lag_ns: ns,
