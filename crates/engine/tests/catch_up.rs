@@ -156,3 +156,34 @@ fn latency_tags_sent_in_a_catch_up_are_left_out_and_counted() {
     let r = run(&mut t, &wire, &few, None);
     assert!(r.invalid_rules.contains(&Rule::TooFewTimed), "{:?}", r.invalid_reasons);
 }
+
+#[test]
+fn pdv_frames_sent_in_a_catch_up_are_left_out_and_counted() {
+    let _g = serial();
+    let (mut t, wire) = tester();
+    // Every frame timed (exact delays); the ~1,200 frames of the pause's window are left out,
+    // 12 % of 10,000: under the half that makes a PDV trial invalid.
+    let spec = TrialSpec {
+        pdv: Some(xlat_trial::PdvSpec {
+            frame_timeout_ms: 0,
+            exact: true,
+        }),
+        ..spec(10)
+    };
+    let r = xlat_testkit::retry::until_valid(
+        "a PDV trial with a pause",
+        || run(&mut t, &wire, &spec, None),
+        |r| r.valid,
+        |r| format!("{:?}", r.invalid_reasons),
+    );
+    let f = r.forward.expect("forward");
+    let p = f.pdv.as_ref().expect("pdv");
+    assert!(p.untimed_catch_up >= 300 && p.untimed_catch_up <= 5_000, "{f:?}");
+    assert_eq!(f.counts.untimed_catch_up, p.untimed_catch_up);
+    assert_eq!(p.timed + p.untimed_catch_up, 10_000, "every frame timed or left out");
+    // The 60 ms pause is in none of the delays kept.
+    let xlat_trial::delay::DelayStore::Exact { values, .. } = p.delays.store() else {
+        panic!("exact delays asked for")
+    };
+    assert!(values.iter().all(|&ns| ns < 20_000_000), "{:?}", values.iter().max());
+}

@@ -366,12 +366,24 @@ mod tests {
         let mut s = TrialSpec::new(84, 100_000, 1.0, 0);
         assert_eq!(s.catch_up(), None, "no bound: siitperf's catch-up");
         s.max_send_lag_frames = Some(250);
-        assert_eq!(s.catch_up(), Some(CatchUp { burst_frames: 250, percent: 100 }));
+        assert_eq!(
+            s.catch_up(),
+            Some(CatchUp {
+                burst_frames: 250,
+                percent: 100
+            })
+        );
         // 100 us at 100,000 frames/s is 10 frames: at least a transmit burst.
         s.max_send_lag_frames = None;
         s.max_send_lag_ns = Some(100_000);
         s.catch_up_percent = Some(25);
-        assert_eq!(s.catch_up(), Some(CatchUp { burst_frames: 32, percent: 25 }));
+        assert_eq!(
+            s.catch_up(),
+            Some(CatchUp {
+                burst_frames: 32,
+                percent: 25
+            })
+        );
     }
 
     #[test]
