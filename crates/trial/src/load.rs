@@ -41,7 +41,7 @@ pub struct LoadReport {
 }
 
 impl LoadReport {
-    /// "DUT CPU 1 93 % busy (softirq 88 %), tester CPU 0 100 %", for a human.
+    /// "DUT CPU 1 93 % busy (softirq 88 %, steal 0.0 %), tester CPU 0 100 %", for a human.
     pub fn summary(&self) -> String {
         let one = |who: &str, l: &CpuLoad| {
             if l.cpus.is_empty() {
@@ -167,7 +167,7 @@ mod tests {
         };
         assert_eq!(
             here.summary(),
-            "DUT CPU 1 93 % busy (softirq 88 %), tester CPU 0 100 % busy (softirq 0 %)"
+            "DUT CPU 1 93 % busy (softirq 88 %, steal 0.0 %), tester CPU 0 100 % busy (softirq 0 %, steal 0.0 %)"
         );
         let elsewhere = LoadReport {
             dut: Some(CpuLoad {
@@ -178,7 +178,7 @@ mod tests {
         };
         assert_eq!(
             elsewhere.summary(),
-            "DUT 42 % busy (its dut.load), tester CPU 0 100 % busy (softirq 0 %)"
+            "DUT 42 % busy (its dut.load), tester CPU 0 100 % busy (softirq 0 %, steal 0.0 %)"
         );
     }
 }
