@@ -213,11 +213,11 @@ enum Verdict {
 
 impl Verdict {
     fn of(pass: Option<bool>, passed_at: Option<u64>) -> Verdict {
-        match pass {
-            Some(true) if passed_at.is_some() => Verdict::PassAt(passed_at.unwrap_or(0)),
-            Some(true) => Verdict::Pass,
-            Some(false) => Verdict::Fail,
-            None => Verdict::TesterBound,
+        match (pass, passed_at) {
+            (Some(true), Some(at)) => Verdict::PassAt(at),
+            (Some(true), None) => Verdict::Pass,
+            (Some(false), _) => Verdict::Fail,
+            (None, _) => Verdict::TesterBound,
         }
     }
 }

@@ -50,8 +50,9 @@ fn without_catch_up_loss(report: &TrialReport) -> TrialReport {
     let mut r = report.clone();
     for d in [r.forward.as_mut(), r.reverse.as_mut()].into_iter().flatten() {
         let c = &mut d.counts;
-        c.lost -= c.lost_in_catch_up.min(c.lost);
-        c.received += c.lost_in_catch_up.min(c.sent - c.received.min(c.sent));
+        let back = c.lost_in_catch_up.min(c.lost);
+        c.lost -= back;
+        c.received += back;
     }
     r
 }
@@ -87,11 +88,7 @@ fn offered(report: &TrialReport, rate: u64) -> u64 {
 /// Invalid only because sending ended late (rule `end_of_sending`), and passing all the same:
 /// the DUT carried everything the tester offered, at the rate it offered.
 fn late_but_passed(report: &TrialReport, pass: &dyn Fn(&TrialReport) -> bool) -> bool {
-    !report.valid
-        && !report.invalid_rules.is_empty()
-        && report.invalid_rules.iter().all(|r| *r == Rule::EndOfSending)
-        && report.directions().next().is_some()
-        && pass(report)
+    report.invalid_only_by(&[Rule::EndOfSending]) && report.directions().next().is_some() && pass(report)
 }
 
 /// A rate at which every attempt of a trial was invalid.
@@ -286,9 +283,7 @@ impl<'a> Session<'a> {
                     passed_at: Some(at),
                 });
             }
-            let lag_only = !report.valid
-                && !report.invalid_rules.is_empty()
-                && report.invalid_rules.iter().all(|r| matches!(r, Rule::EndOfSending | Rule::LagHarm));
+            let lag_only = report.invalid_only_by(&[Rule::EndOfSending, Rule::LagHarm]);
             let verdict = if self.delays_only && lag_only && report.directions().next().is_some() {
                 Some(pass(&report))
             } else {

@@ -354,10 +354,15 @@ impl TrialReport {
         self.invalid_rules.push(rule);
     }
 
+    /// Invalid, and only by rules among `rules`.
+    pub fn invalid_only_by(&self, rules: &[Rule]) -> bool {
+        !self.valid && !self.invalid_rules.is_empty() && self.invalid_rules.iter().all(|r| rules.contains(r))
+    }
+
     /// Invalid, and only because frames sent in a catch-up were lost ([`Rule::LagHarm`]): the
     /// DUT lost frames, but the tester's burst may have made it.
     pub fn only_lag_harmed(&self) -> bool {
-        !self.valid && !self.invalid_rules.is_empty() && self.invalid_rules.iter().all(|r| *r == Rule::LagHarm)
+        self.invalid_only_by(&[Rule::LagHarm])
     }
 
     /// The reports of the active directions.

@@ -173,10 +173,15 @@ impl TrialSpec {
         }
     }
 
+    /// The trial's highest rate (with a rate change, the higher of the two), at least 1.
+    pub fn highest_rate(&self) -> u64 {
+        self.rate.max(self.rate_change.map_or(0, |c| c.rate)).max(1)
+    }
+
     /// The sender's lag allowed, nanoseconds: the tighter of [`TrialSpec::max_send_lag_ns`]
     /// and [`TrialSpec::max_send_lag_frames`] at the trial's highest rate; `None`: no bound.
     pub fn send_lag_bound_ns(&self) -> Option<u64> {
-        let rate = self.rate.max(self.rate_change.map_or(0, |c| c.rate)).max(1);
+        let rate = self.highest_rate();
         let frames = self
             .max_send_lag_frames
             .map(|f| u64::try_from(u128::from(f) * 1_000_000_000 / u128::from(rate)).unwrap_or(u64::MAX));
@@ -201,7 +206,7 @@ impl TrialSpec {
     /// `None` without a bound (siitperf's prompt catch-up).
     pub fn catch_up(&self) -> Option<CatchUp> {
         let bound = self.send_lag_bound_ns()?;
-        let rate = self.rate.max(self.rate_change.map_or(0, |c| c.rate)).max(1);
+        let rate = self.highest_rate();
         let frames = u64::try_from(u128::from(bound) * u128::from(rate) / 1_000_000_000).unwrap_or(u64::MAX);
         Some(CatchUp {
             burst_frames: frames.max(self.burst as u64),

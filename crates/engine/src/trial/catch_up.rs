@@ -23,7 +23,9 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn new(hz: u64, frames_per_s: u128) -> Bucket {
+    /// A bucket filled at `rate` frames/s plus `percent`, on a clock of `hz`.
+    fn at_pace(hz: u64, rate: u64, percent: u64) -> Bucket {
+        let frames_per_s = u128::from(rate) * u128::from(100 + percent) / 100;
         Bucket {
             step: ((u128::from(hz) << FRAC) / frames_per_s.max(1)).max(1),
             tat: 0,
@@ -56,7 +58,7 @@ impl Pace {
     /// At `rate` frames/s plus `percent`, on a clock of `hz`, at most `depth` frames at once.
     pub(super) fn new(hz: u64, rate: u64, percent: u64, depth: u64) -> Pace {
         Pace {
-            bucket: Bucket::new(hz, u128::from(rate) * u128::from(100 + percent) / 100),
+            bucket: Bucket::at_pace(hz, rate, percent),
             depth: depth.max(1),
         }
     }
@@ -83,7 +85,7 @@ pub(super) struct Meter {
 impl Meter {
     pub(super) fn new(hz: u64, rate: u64, percent: u64) -> Meter {
         Meter {
-            bucket: Bucket::new(hz, u128::from(rate) * u128::from(100 + percent) / 100),
+            bucket: Bucket::at_pace(hz, rate, percent),
             max: 0,
         }
     }

@@ -58,7 +58,7 @@ pub(super) fn plan_cores(cpus: &CpuPlan, queues: usize) -> Vec<[(usize, usize); 
 fn catch_up_of(trial: &TrialPlan<'_>, queues: u64) -> (Option<Pace>, Meter) {
     let spec = trial.spec;
     let hz = trial.clock_hz;
-    let rate = spec.rate.max(spec.rate_change.map_or(0, |c| c.rate)).div_ceil(queues.max(1));
+    let rate = spec.highest_rate().div_ceil(queues.max(1));
     let c = spec.catch_up();
     let percent = c.map_or(xlat_trial::validity::DEFAULT_CATCH_UP_PERCENT, |c| c.percent);
     let floor = if queues > 1 {
