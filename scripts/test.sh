@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (as root on Debian 12): installs what it needs, checks
 # formatting and lints, then runs unit, integration and lab tests (network namespaces with
-# real DUTs) with the dpdk backend built in.
+# real DUTs) with the dpdk backend built in, in the ci profile (Cargo.toml: release without LTO).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Packages, toolchain and Python environments; not the release build (the tests build it).
@@ -11,7 +11,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 echo "== rustfmt"
 cargo fmt --all -- --check
 echo "== clippy"
-cargo clippy --release --locked --workspace --all-targets --features xlatperf/dpdk -- -D warnings
+cargo clippy --profile ci --locked --workspace --all-targets --features xlatperf/dpdk -- -D warnings
 echo "== tests"
 # A test that cannot run here (not root, a tool missing) skips by returning early, which cargo
 # counts as a pass and whose message it hides: each skip also appends a line to XLAT_SKIP_LOG,
@@ -24,10 +24,10 @@ export XLAT_SKIP_LOG
 XLAT_RETRY_LOG=$(mktemp /tmp/xlatperf-retries.XXXXXX)
 export XLAT_RETRY_LOG
 # Lab tests create namespaces named xlat-*: leave none behind, even when a test fails.
-trap 'target/release/xlatperf lab down >/dev/null 2>&1 || true; rm -f "$XLAT_SKIP_LOG" "$XLAT_RETRY_LOG"' EXIT
+trap 'target/ci/xlatperf lab down >/dev/null 2>&1 || true; rm -f "$XLAT_SKIP_LOG" "$XLAT_RETRY_LOG"' EXIT
 # The summaries below are printed also when a test failed (they help to tell why).
 status=0
-cargo test --release --locked --no-fail-fast --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log || status=$?
+cargo test --profile ci --locked --no-fail-fast --workspace --features xlatperf/dpdk 2>&1 | tee /tmp/xlatperf-test.log || status=$?
 # The fuzz targets (a workspace of their own) build and run, two seconds each: the real run is
 # `fuzz/run.sh 600` (BENCHMARKS.md).
 echo "== fuzz targets"
