@@ -8,13 +8,13 @@
 #   XLATPERF=path, PERF=1: afterwards one more run per backend and IP version under
 #   `perf record -a -g`, and the share of the samples in the kernel, in user space and in the
 #   system-call entry (where the CPU time goes: the sender's own code or the kernel's path).
-# Needs root; creates namespace xlat-bench and removes it on exit.
+# Needs root; creates namespace xlat-procedures and removes it on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-3}; RUNS=${2:-5}; shift $(( $# >= 2 ? 2 : $# )) || true
 read -r -a BACKENDS <<< "${BACKENDS:-afxdp afpacket}"
 X=${XLATPERF:-target/release/xlatperf}
-NS=xlat-bench
+NS=xlat-procedures
 TMP=$(mktemp -d)
 CONF=$TMP/bench.toml
 cleanup() { ip netns del $NS 2>/dev/null || true; rm -rf "$TMP"; }

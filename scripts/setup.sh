@@ -129,7 +129,7 @@ if [ "$suite" = 1 ]; then
             "$dir/bin/pip" install -q --disable-pip-version-check "$package==$version"
         fi
     }
-    # The MLRsearch authors' implementation, which crates/bench/tests/mlrsearch_reference.rs
+    # The MLRsearch authors' implementation, which crates/procedures/tests/mlrsearch_reference.rs
     # compares xlatperf's RFC 9971 search against (no dependencies).
     venv mlrsearch MLRsearch 1.2.1 "the RFC 9971 reference"
     # The report's browser test (crates/cli/tests/lab_campaign.rs) drives Debian's chromium over

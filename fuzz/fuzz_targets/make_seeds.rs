@@ -55,7 +55,7 @@ fn main() {
 
 /// A throughput and a latency document against the simulated DUT, as xlatperf writes them.
 fn docs() -> Vec<(&'static str, String)> {
-    use xlat_bench::{repeat, throughput, NoProgress, ThroughputConfig};
+    use xlat_procedures::{repeat, throughput, NoProgress, ThroughputConfig};
     use xlat_results::output::{Document, RunMeta, SizeResult};
     let mut dut = xlat_testkit::sim::SimDut::new(500_000.0, 7);
     let cfg = ThroughputConfig::new(84, 1_000_000, 1000);
@@ -64,8 +64,8 @@ fn docs() -> Vec<(&'static str, String)> {
     meta.config = serde_json::json!({"setup": {"left": {"ip_version": "V4"}}, "source": {"file": "/x/sim.toml"},
         "dut": {"before_trial": "true"}});
     let tp = Document::new("throughput", meta.clone(), vec![SizeResult { frame_size: 84, result }]);
-    let lat_cfg = xlat_bench::latency::LatencyConfig::new(84, 100_000);
-    let lat = repeat(2, |_| xlat_bench::latency::latency(&mut dut, &lat_cfg, &mut NoProgress)).unwrap();
+    let lat_cfg = xlat_procedures::latency::LatencyConfig::new(84, 100_000);
+    let lat = repeat(2, |_| xlat_procedures::latency::latency(&mut dut, &lat_cfg, &mut NoProgress)).unwrap();
     let lat = Document::new(
         "latency",
         meta,

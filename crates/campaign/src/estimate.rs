@@ -7,7 +7,9 @@
 //! stateful procedures) are not estimated (`None`); while the campaign runs, finished runs
 //! of the same procedure stand in for them.
 
+use xlat_results::defaults::DEFAULT_TIMEOUT_MS;
 use xlat_results::sweep::parse_number;
+use xlat_results::Procedure;
 
 /// Seconds a trial costs beyond its duration and timeout (starting the workers, reading the
 /// counters, the DUT's hooks): a rough allowance.
@@ -35,16 +37,10 @@ fn number(args: &[String], name: &str, default: f64) -> f64 {
 /// The estimated seconds of a run of `procedure` with `args`; `None` when the options do not
 /// fix it.
 pub fn run_seconds(procedure: &str, args: &[String]) -> Option<f64> {
-    let duration = number(
-        args,
-        "--duration",
-        match procedure {
-            "latency" => 120.0,
-            "reset" => 30.0,
-            _ => 60.0,
-        },
-    );
-    let timeout = number(args, "--timeout", 2000.0) / 1000.0;
+    let p = Procedure::from_name(procedure)?;
+    let defaults = p.defaults();
+    let duration = number(args, "--duration", defaults.duration_s);
+    let timeout = number(args, "--timeout", DEFAULT_TIMEOUT_MS as f64) / 1000.0;
     let repeat = number(args, "--repeat", 1.0).max(1.0);
     // A stateful trial's phase 1 first: N frames at R, then the Responder's timeout T (twice:
     // phase 2 starts 2 T after phase 1's sending by default).
@@ -56,11 +52,11 @@ pub fn run_seconds(procedure: &str, args: &[String]) -> Option<f64> {
         _ => 0.0,
     };
     let trial = |d: f64| phase_one + d + timeout + TRIAL_OVERHEAD_S;
-    let one = match procedure {
+    let one = match p {
         // RFC 8219's 20 trials per latency or PDV result by default.
-        "latency" | "pdv" => number(args, "--repetitions", 20.0).max(1.0) * trial(duration),
-        "reset" => trial(duration),
-        "throughput" => {
+        Procedure::Latency | Procedure::Pdv => number(args, "--repetitions", f64::from(defaults.repetitions)).max(1.0) * trial(duration),
+        Procedure::Reset => trial(duration),
+        Procedure::Throughput => {
             if args.iter().any(|a| a == "--accelerated") {
                 return None;
             }

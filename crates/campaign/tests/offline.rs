@@ -1,16 +1,16 @@
 //! The campaign runner and the report without a lab: the runs are a stand-in program (a shell
-//! script that writes a result document made by the bench crate against its simulated DUT, or
+//! script that writes a result document made by the procedures crate against its simulated DUT, or
 //! fails, or hangs, as its arguments say), so that failures, stops, deadlines, the directory
 //! lock and every kind of bad input are checked in seconds.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use xlat_bench::{repeat, throughput, NoProgress, ThroughputConfig};
 use xlat_campaign::manifest::{Manifest, Status};
 use xlat_campaign::plan::Plan;
 use xlat_campaign::run::{run, CampaignError, Options, Outcome};
 use xlat_campaign::shard::Shard;
+use xlat_procedures::{repeat, throughput, NoProgress, ThroughputConfig};
 use xlat_results::output::{Document, RunMeta, SizeResult};
 use xlat_testkit::sim::SimDut;
 

@@ -29,7 +29,7 @@ pub struct CommonArgs {
     #[arg(long = "frame-sizes", visible_alias = "frame-size", value_name = "SIZES", value_delimiter = ',', value_parser = parse_frame_size)]
     pub frame_sizes: Vec<usize>,
     /// Milliseconds the receivers keep receiving after sending ended (RFC 2544: 2000).
-    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    #[arg(long, value_name = "MS", default_value_t = xlat_results::defaults::DEFAULT_TIMEOUT_MS, value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub timeout: u64,
     /// Run the whole procedure N times per frame size and report median, minimum, maximum,
     /// 1st and 99th percentile and dispersion of its results.
@@ -38,7 +38,7 @@ pub struct CommonArgs {
     /// Times an invalid trial (the tester missed its own schedule) is run again. A rate that
     /// stays invalid is one the tester cannot send: a search takes it as an upper bound and goes
     /// on below it (the result says "bounded by the tester"); for a fixed rate it is an error.
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, value_name = "N", default_value_t = xlat_results::defaults::DEFAULT_RETRIES, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub retries: u32,
     /// Write every trial of every repetition, the configuration, the seeds and the command line
     /// as JSON to FILE (rewritten after every repetition), or with `-` to standard output at the

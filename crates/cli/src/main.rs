@@ -1,5 +1,5 @@
 //! xlatperf: the command line. It parses arguments, opens the tester, calls a procedure of the
-//! bench crate and writes what that crate formats; no measurement logic is here.
+//! procedures crate (`xlat_procedures`) and writes what the results crate formats; no measurement logic is here.
 //!
 //! | module | holds |
 //! | --- | --- |

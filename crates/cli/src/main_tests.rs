@@ -354,9 +354,9 @@ fn line_rate_of_ten_gigabit_ethernet() {
         "t.toml",
     );
     let cfg = cfg.unwrap();
-    assert_eq!(xlat_bench::setup_line_rate(&cfg.setup, 84, 10.0), 14_880_952);
-    assert_eq!(xlat_bench::setup_line_rate(&cfg.setup, 1538, 10.0), 812_743);
-    assert_eq!(xlat_bench::setup_line_rate(&cfg.setup, 84, 1.0), 1_488_095);
+    assert_eq!(xlat_procedures::setup_line_rate(&cfg.setup, 84, 10.0), 14_880_952);
+    assert_eq!(xlat_procedures::setup_line_rate(&cfg.setup, 1538, 10.0), 812_743);
+    assert_eq!(xlat_procedures::setup_line_rate(&cfg.setup, 84, 1.0), 1_488_095);
 }
 
 /// A frame size from the command line that does not fit the configuration (here a B4 side's

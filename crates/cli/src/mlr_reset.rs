@@ -3,9 +3,8 @@
 //! procedure commands' runner and outputs ([`crate::procedures`]).
 
 use anyhow::{anyhow, bail, Result};
-use xlat_bench::{MlrConfig, ResetConfig};
-use xlat_engine::TrialSpec;
-use xlat_results::{MlrResult, ResetResult, SearchGoal, SizeResult};
+use xlat_procedures::{MlrConfig, ResetConfig};
+use xlat_results::{MlrResult, Procedure, ResetResult, SearchGoal, SizeResult};
 
 use crate::procedures::{config_error, per_size, prepare, run_all, MlrArgs, ResetArgs};
 
@@ -18,7 +17,7 @@ fn mlr_goals(a: &MlrArgs) -> Result<Vec<SearchGoal>> {
         width: a.width,
         initial_trial_duration_s: a
             .initial_duration
-            .unwrap_or(xlat_bench::mlrsearch::DEFAULT_INITIAL_S.min(a.duration)),
+            .unwrap_or(xlat_procedures::mlrsearch::DEFAULT_INITIAL_S.min(a.duration)),
         final_trial_duration_s: a.duration,
         duration_sum_s: a.duration_sum.unwrap_or(a.duration),
     };
@@ -33,7 +32,7 @@ fn mlr_goals(a: &MlrArgs) -> Result<Vec<SearchGoal>> {
         if g.name.is_empty() {
             g.name = format!("goal{}", i + 1);
         }
-        xlat_bench::mlrsearch::validate_goal(&g).map_err(|e| anyhow!("--goal {spec}: {e}"))?;
+        xlat_procedures::mlrsearch::validate_goal(&g).map_err(|e| anyhow!("--goal {spec}: {e}"))?;
         goals.push(g);
     }
     Ok(goals)
@@ -46,10 +45,9 @@ pub fn mlrsearch(a: &MlrArgs, argv: &[String]) -> Result<Vec<SizeResult<MlrResul
     let plans = per_size(&p.sizes, |size| {
         let max = a
             .max_load
-            .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
+            .unwrap_or_else(|| xlat_procedures::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
         let mut c = MlrConfig::new(size, max, a.duration);
-        c.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
-        c.trial.preliminary = p.preliminary;
+        c.trial = p.trial(size, max, a.duration);
         c.min_load = a.min_load.unwrap_or(c.min_load);
         c.goals = goals.clone();
         c.preceding_targets = a.preceding_targets;
@@ -58,7 +56,9 @@ pub fn mlrsearch(a: &MlrArgs, argv: &[String]) -> Result<Vec<SizeResult<MlrResul
         c.validate().map_err(|e| config_error(size, e))?;
         Ok(c)
     })?;
-    run_all(&p, "mlrsearch", &plans, |r, c, prog| xlat_bench::mlrsearch(r, c, prog))
+    run_all(&p, Procedure::Mlrsearch, &plans, |r, c, prog| {
+        xlat_procedures::mlrsearch(r, c, prog)
+    })
 }
 
 /// `xlatperf reset`.
@@ -72,11 +72,10 @@ pub fn reset(a: &ResetArgs, argv: &[String]) -> Result<Vec<SizeResult<ResetResul
     }
     let plans = per_size(&p.sizes, |size| {
         let mut c = ResetConfig::new(size, a.rate, a.duration, a.at);
-        c.trial.timeout_ms = a.common.timeout;
-        c.trial.preliminary = p.preliminary;
+        c.trial = p.trial(size, a.rate, a.duration);
         c.retries = a.common.retries;
         c.validate().map_err(|e| config_error(size, e))?;
         Ok(c)
     })?;
-    run_all(&p, "reset", &plans, |r, c, prog| xlat_bench::reset_time(r, c, prog))
+    run_all(&p, Procedure::Reset, &plans, |r, c, prog| xlat_procedures::reset_time(r, c, prog))
 }

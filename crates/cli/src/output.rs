@@ -1,7 +1,7 @@
 //! Where output goes: files written atomically (to FILE.tmp, then renamed) so that a failure
 //! never leaves a half-written file, `--json FILE` or `-` for standard output ([`JsonTo`]: the
 //! same on every command), and plots as SVG or PNG. What is written (text, JSON, CSV, SVG) is
-//! made by the bench crate's output layer (`xlat_results::output`, `text`, `plot`).
+//! made by the results crate (`xlat_results::output`, `text`, `plot`).
 
 use anyhow::{bail, Context, Result};
 use std::io::Write as _;

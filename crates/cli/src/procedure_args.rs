@@ -18,7 +18,7 @@ pub struct ThroughputArgs {
     #[command(flatten)]
     pub link: LinkArgs,
     /// Seconds of each full-length trial (RFC 2544, RFC 8219: 60).
-    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::Procedure::Throughput.defaults().duration_s, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: f64,
     /// Search with trials of S seconds, then confirm the result with a full-length trial (and
     /// search on with full-length trials below it if the confirmation fails).
@@ -58,7 +58,7 @@ pub struct MlrArgs {
     #[arg(long = "goal", value_name = "SPEC")]
     pub goals: Vec<String>,
     /// Goal Final Trial Duration, seconds (RFC 2544: 60).
-    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::Procedure::Mlrsearch.defaults().duration_s, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: f64,
     /// Goal Duration Sum, seconds. Default: --duration (one full-length trial decides a load).
     #[arg(long = "duration-sum", value_name = "S", value_parser = parse_seconds, allow_negative_numbers = true)]
@@ -71,14 +71,14 @@ pub struct MlrArgs {
     #[arg(long = "exceed-ratio", value_name = "X", default_value_t = 0.0, allow_negative_numbers = true)]
     pub exceed_ratio: f64,
     /// Goal Width, relative to the Relevant Upper Bound.
-    #[arg(long, value_name = "X", default_value_t = xlat_bench::mlrsearch::DEFAULT_WIDTH, allow_negative_numbers = true)]
+    #[arg(long, value_name = "X", default_value_t = xlat_procedures::mlrsearch::DEFAULT_WIDTH, allow_negative_numbers = true)]
     pub width: f64,
     /// Coarser targets (shorter trials, wider) before each goal's own.
-    #[arg(long = "preceding-targets", value_name = "N", default_value_t = xlat_bench::mlrsearch::DEFAULT_PRECEDING_TARGETS, value_parser = clap::value_parser!(u32).range(0..=8))]
+    #[arg(long = "preceding-targets", value_name = "N", default_value_t = xlat_procedures::mlrsearch::DEFAULT_PRECEDING_TARGETS, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub preceding_targets: u32,
     /// The search stops after N trials, retries included (the goals not reached are marked
     /// irregular).
-    #[arg(long = "max-trials", value_name = "N", default_value_t = xlat_bench::mlrsearch::DEFAULT_MAX_TRIALS)]
+    #[arg(long = "max-trials", value_name = "N", default_value_t = xlat_procedures::mlrsearch::DEFAULT_MAX_TRIALS)]
     pub max_trials: usize,
 }
 
@@ -94,10 +94,10 @@ pub struct ResetArgs {
     #[arg(long, value_name = "FPS", value_parser = parse_rate)]
     pub rate: u64,
     /// Seconds of the trial: long enough for the DUT to come back after the reset.
-    #[arg(long, value_name = "S", default_value = "30", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::Procedure::Reset.defaults().duration_s, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: f64,
     /// Seconds into the trial at which the reset command ([dut] reset) starts.
-    #[arg(long, value_name = "S", default_value = "10", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::defaults::DEFAULT_RESET_AT_S, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub at: f64,
 }
 
@@ -111,7 +111,7 @@ pub struct FrameLossArgs {
     #[command(flatten)]
     pub link: LinkArgs,
     /// Seconds of each trial (RFC 2544: 60).
-    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::Procedure::FrameLoss.defaults().duration_s, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: f64,
     /// The first (highest) rate, frames/s per direction. Default: the line rate of --link-gbps.
     #[arg(long = "max-rate", value_name = "FPS", value_parser = parse_rate)]
@@ -138,17 +138,17 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "FPS", value_parser = parse_rate)]
     pub rate: u64,
     /// Seconds of each trial (RFC 8219: at least 120).
-    #[arg(long, value_name = "S", default_value = "120", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::Procedure::Latency.defaults().duration_s, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: f64,
     /// Seconds before the first tagged frame (RFC 8219: 60).
-    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds_or_zero, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::defaults::DEFAULT_LATENCY_DELAY_S, value_parser = parse_seconds_or_zero, allow_negative_numbers = true)]
     pub delay: f64,
     /// Tagged frames per direction, spread evenly after the delay (RFC 8219: at least 500).
-    #[arg(long, value_name = "N", default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(500..=50_000))]
+    #[arg(long, value_name = "N", default_value_t = xlat_results::defaults::DEFAULT_TAGS, value_parser = clap::value_parser!(u64).range(500..=50_000))]
     pub tags: u64,
     /// Trials whose typical and worst-case latencies are summarised by their medians (RFC
     /// 8219: at least 20).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_name = "N", default_value_t = xlat_results::Procedure::Latency.defaults().repetitions, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repetitions: u32,
     /// Keep every tagged frame's latency (nanoseconds, null for a lost tag) in the JSON result,
     /// per repetition and direction, in tag order.
@@ -167,7 +167,7 @@ pub struct PdvArgs {
     #[arg(long, value_name = "FPS", value_parser = parse_rate)]
     pub rate: u64,
     /// Seconds of each trial (RFC 8219: 60).
-    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::Procedure::Pdv.defaults().duration_s, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: f64,
     /// Keep every frame's delay for exact percentiles (memory grows with the frames) instead
     /// of the bounded histogram (relative error 1/2048).
@@ -178,7 +178,7 @@ pub struct PdvArgs {
     #[arg(long = "frame-timeout", value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub frame_timeout: u64,
     /// Trials summarised by their median (RFC 8219: at least 20).
-    #[arg(long, value_name = "N", default_value_t = xlat_bench::pdv::DEFAULT_PDV_REPETITIONS, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_name = "N", default_value_t = xlat_results::Procedure::Pdv.defaults().repetitions, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repetitions: u32,
 }
 
@@ -203,10 +203,10 @@ pub struct B2bArgs {
     pub error: Option<u64>,
     /// Searches summarised by average, minimum, maximum and standard deviation (RFC 9004: at
     /// least 50).
-    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_name = "N", default_value_t = xlat_results::Procedure::BackToBack.defaults().repetitions, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repetitions: u32,
     /// Seconds of idle time between trials (at least 2).
-    #[arg(long, value_name = "S", default_value = "2", value_parser = parse_idle)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::defaults::DEFAULT_IDLE_S, value_parser = parse_idle)]
     pub idle: f64,
     /// The measured throughput, frames/s, for the corrected DUT buffer time (RFC 9004 5.4).
     #[arg(long, value_name = "FPS", value_parser = parse_rate)]
@@ -308,10 +308,10 @@ pub struct RecoveryArgs {
     #[arg(long = "line-rate", value_name = "FPS", value_parser = parse_rate)]
     pub line_rate: Option<u64>,
     /// Seconds of overload (RFC 2544: at least 60).
-    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::Procedure::Recovery.defaults().duration_s, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub overload: f64,
     /// Seconds at the reduced rate after it (the longest recovery time that can be seen).
-    #[arg(long, value_name = "S", default_value = "60", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", default_value_t = xlat_results::defaults::DEFAULT_RECOVERY_S, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub recovery: f64,
     /// The overload rate as a factor of the throughput (RFC 2544: 110%).
     #[arg(long = "overload-factor", value_name = "F|P%", default_value = "110%", value_parser = parse_factor)]

@@ -1,31 +1,31 @@
 //! The procedure commands: `throughput`, `frame-loss`, `latency`, `pdv`, `b2b`, `recovery`.
-//! Each turns its options into the bench crate's configuration per frame size (checked before
+//! Each turns its options into the procedure's configuration (`xlat_procedures`) per frame size (checked before
 //! any trial runs), opens the tester once, runs the procedure `--repeat` times per frame size
-//! through [`xlat_bench::repeat`], shows progress, and writes JSON, CSV and plots. The JSON and
+//! through [`xlat_procedures::repeat`], shows progress, and writes JSON, CSV and plots. The JSON and
 //! CSV files are rewritten after every finished repetition (with `"complete": false` until the
 //! end), so a long run that fails keeps what it measured. Ctrl-C stops before the next trial:
-//! the procedure returns [`BenchError::Interrupted`] with the trials of the repetition in
+//! the procedure returns [`ProcedureError::Interrupted`] with the trials of the repetition in
 //! progress, and they are written too, in a document marked `"interrupted": true`.
 
 use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use xlat_bench::b2b::BackToBackResult;
-use xlat_bench::capacity::{CapacityConfig, CapacityResult};
-use xlat_bench::conn_rate::{ConnRateConfig, ConnRateResult};
-use xlat_bench::recovery::RecoveryResult;
-use xlat_bench::teardown::{TeardownConfig, TeardownResult};
-use xlat_bench::{
-    BackToBackConfig, BenchError, FrameLossConfig, LatencyConfig, PdvConfig, RealSleeper, RecoveryConfig, ThroughputConfig, TrialRunner,
-};
 use xlat_config::TestConfig;
 use xlat_engine::{PdvSpec, PreliminarySpec, TrialReport, TrialSpec};
+use xlat_procedures::b2b::BackToBackResult;
+use xlat_procedures::capacity::{CapacityConfig, CapacityResult};
+use xlat_procedures::conn_rate::{ConnRateConfig, ConnRateResult};
+use xlat_procedures::recovery::RecoveryResult;
+use xlat_procedures::teardown::{TeardownConfig, TeardownResult};
+use xlat_procedures::{
+    BackToBackConfig, FrameLossConfig, LatencyConfig, PdvConfig, ProcedureError, RealSleeper, RecoveryConfig, ThroughputConfig, TrialRunner,
+};
 use xlat_results::{
-    Collected, Document, FrameLossResult, InterruptedRun, LatencyResult, PdvResult, Plot, Repeated, RunMeta, SearchMethod, SizeResult,
-    ThroughputResult,
+    Collected, Document, FrameLossResult, InterruptedRun, LatencyResult, PdvResult, Plot, Procedure, Repeated, RunMeta, SearchMethod,
+    SizeResult, ThroughputResult,
 };
 use xlat_traffic::IpVersion;
-use xlat_trial::TrialError;
+use xlat_trial::{SendLag, TrialError};
 
 use crate::args::*;
 use crate::interrupt;
@@ -39,53 +39,19 @@ pub trait CommandResult: Plot + Serialize + Clone {}
 impl<T: Plot + Serialize + Clone> CommandResult for T {}
 
 /// The trial runner of the procedures: the configured backend, Ctrl-C between trials, and
-/// latency samples kept for plots. In a stateful test every trial gets phase 1: a spec that
-/// a procedure built without it gets `preliminary`; likewise the bounds of the sender's lag
-/// (`tester.max_send_lag_us`, `tester.max_send_lag_frames`).
+/// latency samples kept for plots. It runs each spec as the procedure built it: phase 1 and
+/// the tester's lag bound are in the procedure's configuration ([`Prepared::trial`],
+/// [`Prepared::send_lag`]), so the spec a result records is the trial that ran.
 pub struct CliRunner {
     inner: Box<dyn TrialRunner>,
-    preliminary: Option<PreliminarySpec>,
-    /// The bounds of the sender's lag: (nanoseconds, frames).
-    send_lag: (Option<u64>, Option<u64>, Option<u64>),
     pub collected: Collected,
 }
 
 impl CliRunner {
-    pub fn new(inner: Box<dyn TrialRunner>, preliminary: Option<PreliminarySpec>) -> CliRunner {
+    pub fn new(inner: Box<dyn TrialRunner>) -> CliRunner {
         CliRunner {
             inner,
-            preliminary,
-            send_lag: (None, None, None),
             collected: Collected::default(),
-        }
-    }
-
-    /// Every trial invalid when its sender falls further behind its schedule than `tester`
-    /// allows (`max_send_lag_us`, `max_send_lag_frames`).
-    pub fn with_send_lag_bound(mut self, tester: &xlat_config::TesterConfig) -> CliRunner {
-        self.send_lag = (tester.max_send_lag_ns(), tester.max_send_lag_frames, tester.catch_up_percent);
-        self
-    }
-}
-
-impl CliRunner {
-    /// `spec` with this test's phase 1 and send-lag bound where it has none.
-    fn completed<'a>(&self, spec: &'a TrialSpec) -> std::borrow::Cow<'a, TrialSpec> {
-        let adds_phase_1 = spec.preliminary.is_none() && self.preliminary.is_some();
-        let (ns, frames, pace) = self.send_lag;
-        let adds_bound = (spec.max_send_lag_ns.is_none() && ns.is_some())
-            || (spec.max_send_lag_frames.is_none() && frames.is_some())
-            || (spec.catch_up_percent.is_none() && pace.is_some());
-        if adds_phase_1 || adds_bound {
-            std::borrow::Cow::Owned(TrialSpec {
-                preliminary: spec.preliminary.or(self.preliminary),
-                max_send_lag_ns: spec.max_send_lag_ns.or(ns),
-                max_send_lag_frames: spec.max_send_lag_frames.or(frames),
-                catch_up_percent: spec.catch_up_percent.or(pace),
-                ..spec.clone()
-            })
-        } else {
-            std::borrow::Cow::Borrowed(spec)
         }
     }
 }
@@ -119,7 +85,7 @@ impl TrialRunner for CliRunner {
         if interrupt::requested() {
             return Err(TrialError::interrupted());
         }
-        self.inner.run_with_dut_command(&self.completed(spec), key, after_s)
+        self.inner.run_with_dut_command(spec, key, after_s)
     }
 
     fn stamp_sources(&self) -> Vec<xlat_trial::StampSource> {
@@ -131,8 +97,6 @@ impl TrialRunner for CliRunner {
             // The procedure fills in its trials so far.
             return Err(TrialError::interrupted());
         }
-        let spec = self.completed(spec);
-        let spec = spec.as_ref();
         let report = self.inner.run(spec)?;
         if report.valid && spec.latency.is_some() {
             for (name, d) in report.directions() {
@@ -155,6 +119,24 @@ pub struct Prepared {
     pub sizes: Vec<usize>,
     pub common: CommonArgs,
     pub meta: RunMeta,
+}
+
+impl Prepared {
+    /// The trial every procedure of this command builds on: `rate` for `duration_s` with the
+    /// frame size, `--timeout`, phase 1 (a stateful test) and the tester's lag bound and
+    /// catch-up pace ([`Prepared::send_lag`]).
+    pub fn trial(&self, size: usize, rate: u64, duration_s: f64) -> TrialSpec {
+        self.send_lag().apply(TrialSpec {
+            preliminary: self.preliminary,
+            ..TrialSpec::new(size, rate, duration_s, self.common.timeout)
+        })
+    }
+
+    /// The tester's bound of its senders' lag and their catch-up pace
+    /// (`tester.max_send_lag_us`, `tester.max_send_lag_frames`, `tester.catch_up_percent`).
+    pub fn send_lag(&self) -> SendLag {
+        self.cfg.tester.send_lag()
+    }
 }
 
 /// Load the configuration, fix the random seed (so that the JSON names it), check the frame
@@ -219,7 +201,7 @@ pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &s
 /// document goes to standard output once, at the end (finished or interrupted).
 fn write_outputs<T: CommandResult>(
     p: &Prepared,
-    procedure: &str,
+    procedure: Procedure,
     results: &[SizeResult<T>],
     complete: bool,
     interrupted: Option<&InterruptedRun>,
@@ -230,7 +212,7 @@ fn write_outputs<T: CommandResult>(
     if let Some(to) = &c.json {
         if to.is_file() || complete || interrupted.is_some() {
             let doc = Document {
-                procedure: procedure.to_string(),
+                procedure: procedure.name().to_string(),
                 complete,
                 meta: RunMeta {
                     ports: runner.ports(),
@@ -245,7 +227,7 @@ fn write_outputs<T: CommandResult>(
         }
     }
     if let Some(path) = &c.csv {
-        output::write_atomic(path, xlat_results::trials_csv(procedure, results, interrupted).as_bytes())?;
+        output::write_atomic(path, xlat_results::trials_csv(procedure.name(), results, interrupted).as_bytes())?;
     }
     if let Some(path) = &c.summary_csv {
         output::write_atomic(path, xlat_results::summary_csv(results).as_bytes())?;
@@ -264,20 +246,16 @@ fn write_outputs<T: CommandResult>(
 /// Open the tester and run `f` for every (frame size, configuration) `--repeat` times.
 pub fn run_all<T, C>(
     p: &Prepared,
-    procedure: &str,
+    procedure: Procedure,
     plans: &[(usize, C)],
-    mut f: impl FnMut(&mut CliRunner, &C, &mut TermProgress) -> Result<T, BenchError>,
+    mut f: impl FnMut(&mut CliRunner, &C, &mut TermProgress) -> Result<T, ProcedureError>,
 ) -> Result<Vec<SizeResult<T>>>
 where
     T: CommandResult,
 {
     let repeat = p.common.repeat as usize;
     let mut progress = TermProgress::new(p.common.verbose);
-    let mut runner = CliRunner::new(
-        runner::open_sized(&p.cfg, p.sizes.iter().copied().max().unwrap_or(0))?,
-        p.preliminary,
-    )
-    .with_send_lag_bound(&p.cfg.tester);
+    let mut runner = CliRunner::new(runner::open_sized(&p.cfg, p.sizes.iter().copied().max().unwrap_or(0))?);
     interrupt::install();
     if crate::progress::stderr_is_tty() || p.common.verbose {
         progress.note(&format!(
@@ -291,7 +269,7 @@ where
     for (k, (size, c)) in plans.iter().enumerate() {
         let mut partial: Vec<T> = Vec::new();
         let mut current = 0;
-        let result = xlat_bench::repeat(repeat, |i| {
+        let result = xlat_procedures::repeat(repeat, |i| {
             current = i;
             let n = k * repeat + i;
             let context = if repeat > 1 {
@@ -308,13 +286,13 @@ where
                 frame_size: *size,
                 result: Repeated::from_runs(partial.clone()),
             });
-            write_outputs(p, procedure, &so_far, false, None, &runner).map_err(|e| BenchError::Output(format!("{e:#}")))?;
+            write_outputs(p, procedure, &so_far, false, None, &runner).map_err(|e| ProcedureError::Output(format!("{e:#}")))?;
             Ok(r)
         });
         progress.clear();
         match result {
             Ok(result) => done.push(SizeResult { frame_size: *size, result }),
-            Err(BenchError::Interrupted { trials }) => {
+            Err(ProcedureError::Interrupted { trials }) => {
                 if !partial.is_empty() {
                     done.push(SizeResult {
                         frame_size: *size,
@@ -349,7 +327,7 @@ pub(crate) fn per_size<C>(sizes: &[usize], mut make: impl FnMut(usize) -> Result
     sizes.iter().map(|&s| Ok((s, make(s)?))).collect()
 }
 
-pub(crate) fn config_error(size: usize, e: BenchError) -> anyhow::Error {
+pub(crate) fn config_error(size: usize, e: ProcedureError) -> anyhow::Error {
     anyhow!("frame size {size}: {e}")
 }
 
@@ -365,14 +343,13 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
         let max = a
             .search
             .max_rate
-            .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
+            .unwrap_or_else(|| xlat_procedures::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
         if a.search.min_rate > max {
             bail!("--min-rate {} is above --max-rate {max}", a.search.min_rate);
         }
         let error = a.search.error.unwrap_or(SearchError::PercentOfMax(0.1)).resolve(max);
         let mut tc = ThroughputConfig::new(size, max, error);
-        tc.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
-        tc.trial.preliminary = p.preliminary;
+        tc.trial = p.trial(size, max, a.duration);
         tc.trial.pdv = a.frame_timeout.map(|ms| PdvSpec {
             frame_timeout_ms: ms,
             exact: false,
@@ -391,7 +368,9 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
         tc.validate().map_err(|e| config_error(size, e))?;
         Ok(tc)
     })?;
-    run_all(&p, "throughput", &plans, |r, c, prog| xlat_bench::throughput(r, c, prog))
+    run_all(&p, Procedure::Throughput, &plans, |r, c, prog| {
+        xlat_procedures::throughput(r, c, prog)
+    })
 }
 
 /// `xlatperf frame-loss`.
@@ -400,10 +379,9 @@ pub fn frame_loss(a: &FrameLossArgs, argv: &[String]) -> Result<Vec<SizeResult<F
     let plans = per_size(&p.sizes, |size| {
         let max = a
             .max_rate
-            .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
+            .unwrap_or_else(|| xlat_procedures::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
         let mut fc = FrameLossConfig::new(size, max);
-        fc.trial = TrialSpec::new(size, max, a.duration, a.common.timeout);
-        fc.trial.preliminary = p.preliminary;
+        fc.trial = p.trial(size, max, a.duration);
         fc.trial.pdv = a.frame_timeout.map(|ms| PdvSpec {
             frame_timeout_ms: ms,
             exact: false,
@@ -414,7 +392,9 @@ pub fn frame_loss(a: &FrameLossArgs, argv: &[String]) -> Result<Vec<SizeResult<F
         fc.validate().map_err(|e| config_error(size, e))?;
         Ok(fc)
     })?;
-    run_all(&p, "frame-loss", &plans, |r, c, prog| xlat_bench::frame_loss(r, c, prog))
+    run_all(&p, Procedure::FrameLoss, &plans, |r, c, prog| {
+        xlat_procedures::frame_loss(r, c, prog)
+    })
 }
 
 /// `xlatperf latency`.
@@ -435,8 +415,7 @@ pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<Latenc
     }
     let plans = per_size(&p.sizes, |size| {
         let mut lc = LatencyConfig::new(size, a.rate);
-        lc.trial = TrialSpec::new(size, a.rate, a.duration, a.common.timeout);
-        lc.trial.preliminary = p.preliminary;
+        lc.trial = p.trial(size, a.rate, a.duration);
         lc.delay_s = a.delay;
         lc.tags = a.tags;
         lc.keep_samples = a.keep_samples;
@@ -445,7 +424,7 @@ pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<Latenc
         lc.validate().map_err(|e| config_error(size, e))?;
         Ok(lc)
     })?;
-    run_all(&p, "latency", &plans, |r, c, prog| xlat_bench::latency(r, c, prog))
+    run_all(&p, Procedure::Latency, &plans, |r, c, prog| xlat_procedures::latency(r, c, prog))
 }
 
 /// `xlatperf pdv`.
@@ -453,12 +432,7 @@ pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
     let p = prepare(&a.common, Some(&a.stateful), "pdv", argv)?;
     let plans = per_size(&p.sizes, |size| {
         let pc = PdvConfig {
-            // (xlat_bench's PDV procedure drops `preliminary` from this spec; CliRunner puts
-            // it back into every trial.)
-            trial: TrialSpec {
-                preliminary: p.preliminary,
-                ..TrialSpec::new(size, a.rate, a.duration, a.common.timeout)
-            },
+            trial: p.trial(size, a.rate, a.duration),
             frame_timeout_ms: a.frame_timeout,
             exact: a.exact,
             repetitions: a.repetitions,
@@ -467,7 +441,7 @@ pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
         pc.validate().map_err(|e| config_error(size, e))?;
         Ok(pc)
     })?;
-    run_all(&p, "pdv", &plans, |r, c, prog| xlat_bench::pdv(r, c, prog))
+    run_all(&p, Procedure::Pdv, &plans, |r, c, prog| xlat_procedures::pdv(r, c, prog))
 }
 
 /// `xlatperf b2b`.
@@ -476,10 +450,9 @@ pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResu
     let plans = per_size(&p.sizes, |size| {
         let line = a
             .line_rate
-            .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
+            .unwrap_or_else(|| xlat_procedures::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps));
         let mut bc = BackToBackConfig::new(size, line);
-        bc.trial.timeout_ms = a.common.timeout;
-        bc.trial.preliminary = p.preliminary;
+        bc.trial = p.trial(size, line, bc.trial.duration_s);
         bc.max_burst = a.max_burst.unwrap_or(line.saturating_mul(2));
         bc.error = a.error.unwrap_or((bc.max_burst / 1000).max(1));
         bc.repetitions = a.repetitions;
@@ -489,8 +462,8 @@ pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResu
         bc.validate().map_err(|e| config_error(size, e))?;
         Ok(bc)
     })?;
-    run_all(&p, "back-to-back", &plans, |r, c, prog| {
-        xlat_bench::back_to_back(r, c, prog, &mut RealSleeper)
+    run_all(&p, Procedure::BackToBack, &plans, |r, c, prog| {
+        xlat_procedures::back_to_back(r, c, prog, &mut RealSleeper)
     })
 }
 
@@ -511,7 +484,8 @@ pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<Con
             timeout_ms: a.common.timeout,
             retries: a.common.retries,
             validation: a.validate.then_some(a.alpha),
-            accelerated: a.accelerated.then(|| xlat_bench::conn_rate::Accelerated {
+            send_lag: p.send_lag(),
+            accelerated: a.accelerated.then(|| xlat_procedures::conn_rate::Accelerated {
                 initial_connections: a.initial_connections.unwrap_or((a.connections[0] / 100).max(1)),
                 phases: a.phases,
             }),
@@ -519,7 +493,7 @@ pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<Con
         c.validate().map_err(|e| config_error(size, e))?;
         Ok(c)
     })?;
-    run_all(&p, "conn-rate", &plans, |r, c, prog| xlat_bench::conn_rate(r, c, prog))
+    run_all(&p, Procedure::ConnRate, &plans, |r, c, prog| xlat_procedures::conn_rate(r, c, prog))
 }
 
 /// `xlatperf conntrack-capacity`: RFC 9693's connection tracking table capacity.
@@ -542,13 +516,14 @@ pub fn capacity(a: &CapacityArgs, argv: &[String]) -> Result<Vec<SizeResult<Capa
             max_connections: a.max_connections,
             timeout_ms: a.common.timeout,
             retries: a.common.retries,
+            send_lag: p.send_lag(),
             ..CapacityConfig::new(size)
         };
-        xlat_bench::capacity::validate(&c).map_err(|e| config_error(size, e))?;
+        xlat_procedures::capacity::validate(&c).map_err(|e| config_error(size, e))?;
         Ok(c)
     })?;
-    run_all(&p, "conntrack-capacity", &plans, |r, c, prog| {
-        xlat_bench::conntrack_capacity(r, c, prog)
+    run_all(&p, Procedure::ConntrackCapacity, &plans, |r, c, prog| {
+        xlat_procedures::conntrack_capacity(r, c, prog)
     })
 }
 
@@ -568,11 +543,14 @@ pub fn teardown(a: &TeardownArgs, argv: &[String]) -> Result<Vec<SizeResult<Tear
             rate: a.rate,
             timeout_ms: a.common.timeout,
             retries: a.common.retries,
+            send_lag: p.send_lag(),
         };
         c.validate().map_err(|e| config_error(size, e))?;
         Ok(c)
     })?;
-    run_all(&p, "teardown-rate", &plans, |r, c, prog| xlat_bench::teardown_rate(r, c, prog))
+    run_all(&p, Procedure::TeardownRate, &plans, |r, c, prog| {
+        xlat_procedures::teardown_rate(r, c, prog)
+    })
 }
 
 /// `xlatperf recovery`.
@@ -581,10 +559,10 @@ pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<Reco
     let p = prepare(&a.common, None, "recovery", argv)?;
     let plans = per_size(&p.sizes, |size| {
         let mut rc = RecoveryConfig::new(size, a.throughput);
-        rc.trial.timeout_ms = a.common.timeout;
+        rc.trial = p.trial(size, a.throughput, rc.trial.duration_s);
         rc.line_rate = Some(
             a.line_rate
-                .unwrap_or_else(|| xlat_bench::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps)),
+                .unwrap_or_else(|| xlat_procedures::setup_line_rate(&p.cfg.setup, size, a.link.link_gbps)),
         );
         rc.overload_factor = a.overload_factor;
         rc.reduced_factor = a.reduced_factor;
@@ -594,7 +572,9 @@ pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<Reco
         rc.validate().map_err(|e| config_error(size, e))?;
         Ok(rc)
     })?;
-    run_all(&p, "recovery", &plans, |r, c, prog| xlat_bench::system_recovery(r, c, prog))
+    run_all(&p, Procedure::Recovery, &plans, |r, c, prog| {
+        xlat_procedures::system_recovery(r, c, prog)
+    })
 }
 
 #[cfg(test)]
@@ -602,6 +582,46 @@ mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
     use xlat_testkit::fake::Fake;
+
+    /// A stateful configuration with phase 1 and the lab's lag bound, prepared as `command`
+    /// prepares it.
+    fn prepared(name: &str) -> Prepared {
+        let dir = std::env::temp_dir().join(format!("xlatperf-prepared-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("c.toml");
+        std::fs::write(
+            &path,
+            "[tester]\nbackend = \"mem\"\nmax_send_lag_us = 1000\nmax_send_lag_frames = 250\ncatch_up_percent = 50\n\
+             [left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 4\nipv4_real = \"198.19.0.2\"\n\
+             [stateful]\nmode = \"initiator-left\"\npreliminary_frames = 1000\npreliminary_rate = 1000\n",
+        )
+        .expect("write");
+        let cli = <crate::Cli as clap::Parser>::try_parse_from(["xlatperf", "throughput", "-c", path.to_str().expect("utf-8")]);
+        let Ok(crate::Cmd::Throughput(t)) = cli.map(|c| c.cmd) else {
+            panic!("throughput's arguments")
+        };
+        let p = prepare(&t.common, Some(&StatefulArgs::default()), name, &[]).expect("prepared");
+        let _ = std::fs::remove_dir_all(&dir);
+        p
+    }
+
+    #[test]
+    fn the_trial_a_procedure_builds_on_has_phase_1_and_the_lag_bound() {
+        let p = prepared("throughput");
+        let t = p.trial(84, 1000, 2.0);
+        assert_eq!(t.preliminary.map(|p| (p.frames, p.rate)), Some((1000, 1000)));
+        assert_eq!(
+            (t.max_send_lag_ns, t.max_send_lag_frames, t.catch_up_percent),
+            (Some(1_000_000), Some(250), Some(50))
+        );
+        assert_eq!(
+            (t.frame_size, t.rate, t.duration_s, t.timeout_ms),
+            (84, 1000, 2.0, p.common.timeout)
+        );
+        // Phase 1 alone (conn-rate, conntrack-capacity, teardown-rate) takes the same bound.
+        let alone = p.send_lag().apply(PreliminarySpec::alone(84, 100, 1000, 10));
+        assert_eq!((alone.max_send_lag_ns, alone.max_send_lag_frames), (Some(1_000_000), Some(250)));
+    }
 
     /// Records the trials it is asked to run into `seen`, each an empty report.
     fn recorder(seen: &Arc<Mutex<Vec<TrialSpec>>>) -> Box<Fake<'static>> {
@@ -613,57 +633,14 @@ mod tests {
     }
 
     #[test]
-    fn every_trial_of_a_stateful_test_gets_phase_1() {
+    fn the_runner_runs_each_spec_as_the_procedure_built_it() {
+        // Nothing added on the way: the spec a result records is the trial that ran.
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let phase_1 = PreliminarySpec {
-            frames: 1000,
-            state_table: 1000,
-            rate: 1000,
-            timeout_ms: 500,
-            phase_delay_ms: 2000,
-        };
-        let mut r = CliRunner::new(recorder(&seen), Some(phase_1));
-        // A spec without phase 1 (as xlat_bench's PDV procedure builds it) gets it ...
-        r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
-        // ... one with its own keeps it.
-        let own = PreliminarySpec { frames: 5, ..phase_1 };
-        r.run(&TrialSpec {
-            preliminary: Some(own),
-            ..TrialSpec::new(84, 1000, 1.0, 10)
-        })
-        .expect("trial");
-        // Stateless: nothing added.
-        let mut r = CliRunner::new(recorder(&seen), None);
-        r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
-        let seen: Vec<Option<PreliminarySpec>> = seen.lock().expect("lock").iter().map(|s| s.preliminary).collect();
-        assert_eq!(seen, vec![Some(phase_1), Some(own), None]);
-    }
-
-    #[test]
-    fn every_trial_gets_the_send_lag_bound() {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let cfg = xlat_config::parse_toml(
-            "[tester]\nbackend = \"mem\"\nleft_port = \"a\"\nright_port = \"b\"\nmax_send_lag_us = 1000\nmax_send_lag_frames = 250\n\
-             [left]\nip_version = 4\nipv4_real = \"198.18.0.2\"\n[right]\nip_version = 4\nipv4_real = \"198.19.0.2\"\n",
-            "t.toml",
-        )
-        .expect("config");
-        let mut r = CliRunner::new(recorder(&seen), None).with_send_lag_bound(&cfg.tester);
-        r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
-        // A procedure's own bound stays.
-        r.run(&TrialSpec {
-            max_send_lag_frames: Some(10),
-            ..TrialSpec::new(84, 1000, 1.0, 10)
-        })
-        .expect("trial");
-        let mut r = CliRunner::new(recorder(&seen), None);
-        r.run(&TrialSpec::new(84, 1000, 1.0, 10)).expect("trial");
-        let seen: Vec<(Option<u64>, Option<u64>)> = seen
-            .lock()
-            .expect("lock")
-            .iter()
-            .map(|s| (s.max_send_lag_ns, s.max_send_lag_frames))
-            .collect();
-        assert_eq!(seen, vec![(Some(1_000_000), Some(250)), (Some(1_000_000), Some(10)), (None, None)]);
+        let mut r = CliRunner::new(recorder(&seen));
+        let bare = TrialSpec::new(84, 1000, 1.0, 10);
+        let built = prepared("frame-loss").trial(84, 1000, 1.0);
+        r.run(&bare).expect("trial");
+        r.run(&built).expect("trial");
+        assert_eq!(*seen.lock().expect("lock"), vec![bare, built]);
     }
 }

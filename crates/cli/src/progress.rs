@@ -9,7 +9,7 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Instant;
-use xlat_bench::{Progress, ProgressEvent};
+use xlat_procedures::{Progress, ProgressEvent};
 use xlat_results::text::{clock, group, trial_line};
 use xlat_results::TrialRecord;
 

@@ -8,8 +8,8 @@
 use crate::procedures::CliRunner;
 use crate::{interrupt, runner};
 use anyhow::Result;
-use xlat_bench::{selftest, Progress, ProgressEvent, SelftestConfig, SelftestResult};
 use xlat_config::TestConfig;
+use xlat_procedures::{selftest, Progress, ProgressEvent, SelftestConfig, SelftestResult};
 
 /// Options of the self-test.
 #[derive(clap::Args, Clone, Debug)]
@@ -62,7 +62,7 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
     cfg.setup.forward = true;
     cfg.setup.reverse = true;
     // The procedures' runner: Ctrl-C stops the self-test between trials, as it stops them.
-    let mut r = CliRunner::new(runner::open(&cfg)?, None).with_send_lag_bound(&cfg.tester);
+    let mut r = CliRunner::new(runner::open(&cfg)?);
     interrupt::install();
     let st = SelftestConfig {
         frame_size,
@@ -71,6 +71,7 @@ pub fn run(cfg: &TestConfig, a: &SelftestArgs) -> Result<SelftestResult> {
         max_rate: a.max_rate,
         error,
         latency_rate: a.latency_rate,
+        send_lag: cfg.tester.send_lag(),
     };
     let res = selftest(&mut r, &st, &mut SearchStarts)?;
     for s in &res.searches {

@@ -200,7 +200,7 @@ fn router4_reset_that_never_returns_is_an_invalid_result_within_its_deadline() {
     // a loaded 2-core machine); every one of them is kept.
     let trials = run["trials"].as_array().unwrap().len();
     assert!(
-        (1..=1 + xlat_bench::throughput::DEFAULT_RETRIES as usize).contains(&trials),
+        (1..=1 + xlat_procedures::throughput::DEFAULT_RETRIES as usize).contains(&trials),
         "{trials} trials: {v}"
     );
     assert!(out.contains("INVALID"), "{out}");

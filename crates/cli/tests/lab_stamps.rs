@@ -78,7 +78,7 @@ fn delay_minus_capture(lab: &TrialLab, stamps: &str) -> Vec<i64> {
     let text = Command::new("tshark")
         .arg("-r")
         .arg(&pcap)
-        .args(["--disable-protocol", "echo", "-Y", "udp", "-T", "fields"])
+        .args(["-d", "udp.port==0-65535,data", "-Y", "udp", "-T", "fields"])
         .args(["-e", "frame.interface_name", "-e", "frame.time_epoch", "-e", "data.data"])
         .output()
         .expect("tshark -r");

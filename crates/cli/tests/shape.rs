@@ -3,7 +3,7 @@
 //!
 //! - no source file over 700 lines;
 //! - exactly one `trait ...Runner` in `crates/*/src`;
-//! - the procedures (`xlat-bench`) link neither the engine nor the ports, and results are read
+//! - the procedures (`xlat-procedures`) link neither the engine nor the ports, and results are read
 //!   without them (`xlat-results`, and the campaign report through it);
 //! - no library links the test support (`xlat-testkit`: the simulated DUTs, skip, retry);
 //! - no `Result<_, String>` in any crate's sources;
@@ -142,21 +142,21 @@ fn links(package: &str) -> Vec<String> {
 
 #[test]
 fn the_procedures_link_neither_the_engine_nor_the_ports() {
-    let l = links("xlat-bench");
+    let l = links("xlat-procedures");
     assert!(l.iter().any(|n| n == "xlat-trial"), "{l:?}");
     for c in ["xlat-engine", "xlat-io"] {
-        assert!(!l.iter().any(|n| n == c), "xlat-bench links {c}: {l:?}");
+        assert!(!l.iter().any(|n| n == c), "xlat-procedures links {c}: {l:?}");
     }
 }
 
 /// Results are read without the procedures: the campaign report links the results crate, not
-/// xlat-bench; the results crate links only the trial's data.
+/// xlat-procedures; the results crate links only the trial's data.
 #[test]
 fn results_and_the_campaign_link_no_procedure() {
     let campaign = links("xlat-campaign");
     assert!(campaign.iter().any(|n| n == "xlat-results"), "{campaign:?}");
     assert!(
-        !campaign.iter().any(|n| n == "xlat-bench"),
+        !campaign.iter().any(|n| n == "xlat-procedures"),
         "xlat-campaign links the procedures: {campaign:?}"
     );
     assert_eq!(links("xlat-results"), ["xlat-results", "xlat-trial"]);

@@ -7,10 +7,8 @@ use xlat_traffic::{IpVersion, Setup};
 
 /// siitperf's IPv6 frame size (FCS included) when the file gives none.
 pub(crate) const DEFAULT_FRAME_SIZE: usize = 84;
-/// Seconds of sending when the file gives none.
-pub(crate) const DEFAULT_DURATION_S: f64 = 60.0;
-/// Milliseconds the receivers keep receiving when the file gives none.
-pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 2000;
+pub(crate) use xlat_trial::DEFAULT_DURATION_S;
+pub(crate) use xlat_trial::DEFAULT_TIMEOUT_MS;
 /// The longest trial a file may ask for (one day).
 pub(crate) const MAX_DURATION_S: f64 = 86_400.0;
 
@@ -158,14 +156,18 @@ impl TesterConfig {
         self.max_send_lag_us.map(|us| us.saturating_mul(1000))
     }
 
+    /// This tester's bound of its senders' lag and their catch-up pace.
+    pub fn send_lag(&self) -> xlat_trial::SendLag {
+        xlat_trial::SendLag {
+            max_ns: self.max_send_lag_ns(),
+            max_frames: self.max_send_lag_frames,
+            catch_up_percent: self.catch_up_percent,
+        }
+    }
+
     /// `spec` with this tester's bounds of the sender's lag where it has none.
     pub fn bound_send_lag(&self, spec: xlat_trial::TrialSpec) -> xlat_trial::TrialSpec {
-        xlat_trial::TrialSpec {
-            max_send_lag_ns: spec.max_send_lag_ns.or(self.max_send_lag_ns()),
-            max_send_lag_frames: spec.max_send_lag_frames.or(self.max_send_lag_frames),
-            catch_up_percent: spec.catch_up_percent.or(self.catch_up_percent),
-            ..spec
-        }
+        self.send_lag().apply(spec)
     }
 }
 

@@ -9,6 +9,7 @@ use crate::model::{
     MAX_PHASE_DELAY_MS, MAX_PRELIMINARY_RATE, MAX_PRELIMINARY_TIMEOUT_MS,
 };
 use std::net::{Ipv4Addr, Ipv6Addr};
+use xlat_traffic::setup::{NET_OCTET_V4, NET_OCTET_V6};
 use xlat_traffic::{
     is_benchmarking_v4, is_benchmarking_v6, AddrPair, Direction, IpVarSpec, IpVersion, Setup, Side, SideId, Stateful, Variation,
 };
@@ -503,7 +504,7 @@ fn v4_variants(a: Ipv4Addr, rcv: &Side) -> Vec<Ipv4Addr> {
     let mut out = vec![a];
     for (v, net) in extremes(&rcv.ip_var, rcv.num_nets) {
         let mut o = a.octets();
-        patch(&mut o, usize::from(rcv.ip_var.ipv4_offset), 2, v, net);
+        patch(&mut o, usize::from(rcv.ip_var.ipv4_offset), usize::from(NET_OCTET_V4), v, net);
         out.push(Ipv4Addr::from(o));
     }
     out
@@ -513,7 +514,7 @@ fn v6_variants(a: Ipv6Addr, rcv: &Side) -> Vec<Ipv6Addr> {
     let mut out = vec![a];
     for (v, net) in extremes(&rcv.ip_var, rcv.num_nets) {
         let mut o = a.octets();
-        patch(&mut o, usize::from(rcv.ip_var.ipv6_offset), 7, v, net);
+        patch(&mut o, usize::from(rcv.ip_var.ipv6_offset), usize::from(NET_OCTET_V6), v, net);
         out.push(Ipv6Addr::from(o));
     }
     out

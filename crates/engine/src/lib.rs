@@ -1,7 +1,7 @@
 //! One trial: senders and receivers per active direction, paced by the TSC, counting loss,
 //! duplicates, reordering and corruption separately, answering ARP and NDP for the tester's
 //! addresses, and checking its own timing and its own drops. Returns a [`TrialReport`]; what the
-//! report means is the bench crate's business.
+//! report means is the procedures' business (`xlat_procedures`) and the results crate's (`xlat_results`).
 //!
 //! | module | holds |
 //! | --- | --- |

@@ -158,7 +158,7 @@ fn pdv_is_infinite_when_more_than_a_thousandth_is_lost() {
         exact: true,
     });
     let r = t.run_trial(&spec).unwrap();
-    // Every lost frame is recorded as an infinite delay (the bench crate's PDV is then
+    // Every lost frame is recorded as an infinite delay (the results crate's PDV is then
     // infinite: its 99.9th percentile is a lost frame).
     let f = r.forward.unwrap().pdv.unwrap();
     assert_eq!((f.delays.count(), f.delays.lost()), (2000, 3));

@@ -1,4 +1,4 @@
-//! Back-to-back frames (RFC 2544 section 26.4, RFC 9004): the result of the search (`xlat_bench::b2b` runs it).
+//! Back-to-back frames (RFC 2544 section 26.4, RFC 9004): the result of the search (`xlat_procedures::b2b` runs it).
 
 use serde::{Deserialize, Serialize};
 

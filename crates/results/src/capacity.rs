@@ -1,6 +1,7 @@
-//! The connection tracking table capacity (RFC 9693 section 4.3.1): the parameters the result records and the result (`xlat_bench::capacity` runs the search).
+//! The connection tracking table capacity (RFC 9693 section 4.3.1): the parameters the result records and the result (`xlat_procedures::capacity` runs the search).
 
 use serde::{Deserialize, Serialize};
+use xlat_trial::SendLag;
 
 use crate::bound::Bound;
 use crate::conn_rate::step_table;
@@ -34,6 +35,9 @@ pub struct CapacityConfig {
     pub timeout_ms: u64,
     /// Invalid steps are run again this often before they bound a search.
     pub retries: u32,
+    /// The tester's lag bound and catch-up pace, in every trial this builds.
+    #[serde(default, skip_serializing_if = "SendLag::is_none")]
+    pub send_lag: SendLag,
 }
 
 impl CapacityConfig {
@@ -50,6 +54,7 @@ impl CapacityConfig {
             max_connections: 1 << 30,
             timeout_ms: 500,
             retries: 1,
+            send_lag: SendLag::default(),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The maximum connection establishment rate (RFC 9693 section 4.2): the result and its step table (`xlat_bench::conn_rate` runs the search).
+//! The maximum connection establishment rate (RFC 9693 section 4.2): the result and its step table (`xlat_procedures::conn_rate` runs the search).
 
 use serde::{Deserialize, Serialize};
 

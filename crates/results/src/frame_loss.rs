@@ -1,4 +1,4 @@
-//! Frame loss rate (RFC 2544 section 26.3): the result of the sweep (`xlat_bench::frame_loss` runs it).
+//! Frame loss rate (RFC 2544 section 26.3): the result of the sweep (`xlat_procedures::frame_loss` runs it).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! Latency (RFC 8219 section 7.2): the result of the repetitions (`xlat_bench::latency` runs them).
+//! Latency (RFC 8219 section 7.2): the result of the repetitions (`xlat_procedures::latency` runs them).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,5 @@
 //! What xlatperf's procedures found, and everything that writes or reads it. The procedures
-//! themselves (`xlat_bench`) produce these results; the campaign report (`xlat_campaign`) reads
+//! themselves (`xlat_procedures`) produce these results; the campaign report (`xlat_campaign`) reads
 //! them back without linking any procedure.
 //!
 //! | module | holds |
@@ -16,6 +16,7 @@
 //! | [`text`] | the tables and headlines of every result |
 //! | [`plot`], [`svg`] | the plot of every procedure command, and the SVG drawing |
 //! | [`siitperf`] | siitperf's output lines of a trial |
+//! | [`defaults`] | each procedure's defaults ([`view::Procedure::defaults`]), written once for its configuration, its command's options and a campaign's estimate |
 //! | [`view`] | the one typed view of a result document ([`view::DocView`]), [`view::Procedure`] and [`view::Metric`] |
 //! | [`sweep`] | a sweep's points, table, CSV and plot from its runs' typed documents |
 //! | [`error`] | [`ResultsError`] |
@@ -24,6 +25,7 @@ pub mod b2b;
 pub mod bound;
 pub mod capacity;
 pub mod conn_rate;
+pub mod defaults;
 pub mod delay;
 pub mod error;
 pub mod frame_loss;

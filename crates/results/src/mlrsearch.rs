@@ -1,4 +1,4 @@
-//! MLRsearch (RFC 9971): the Search Goals, their parsing from the command line, and the result (`xlat_bench::mlrsearch` runs the search).
+//! MLRsearch (RFC 9971): the Search Goals, their parsing from the command line, and the result (`xlat_procedures::mlrsearch` runs the search).
 
 use serde::{Deserialize, Serialize};
 

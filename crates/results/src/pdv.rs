@@ -1,4 +1,4 @@
-//! PDV and IPDV (RFC 8219 sections 7.3.1, 7.3.2): the result of the repetitions (`xlat_bench::pdv` runs them).
+//! PDV and IPDV (RFC 8219 sections 7.3.1, 7.3.2): the result of the repetitions (`xlat_procedures::pdv` runs them).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! System recovery (RFC 2544 section 26.5): the result (`xlat_bench::recovery` runs the procedure).
+//! System recovery (RFC 2544 section 26.5): the result (`xlat_procedures::recovery` runs the procedure).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! Reset time (RFC 6201): the result (`xlat_bench::reset` runs the procedure).
+//! Reset time (RFC 6201): the result (`xlat_procedures::reset` runs the procedure).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! The connection tear-down rate (RFC 9693 section 4.5): the result (`xlat_bench::teardown` runs the procedure).
+//! The connection tear-down rate (RFC 9693 section 4.5): the result (`xlat_procedures::teardown` runs the procedure).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! Throughput (RFC 2544 section 26.1, RFC 8219 section 7.1): the search method the result records and the result (`xlat_bench::throughput` runs the search).
+//! Throughput (RFC 2544 section 26.1, RFC 8219 section 7.1): the search method the result records and the result (`xlat_procedures::throughput` runs the search).
 
 use serde::{Deserialize, Serialize};
 

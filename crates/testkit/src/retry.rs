@@ -1,6 +1,5 @@
 //! The one retry rule of every test that judges a trial by the tester's own timing (sending on
-//! time, phase 1 on time, a validation): included by `#[path]` from each test crate that needs
-//! it (test crates cannot share code otherwise).
+//! time, phase 1 on time, a validation), for every test crate (a dev-dependency).
 //!
 //! On a shared machine another process may take the cores and make a trial invalid, which the
 //! tester correctly reports; such a trial is run again, three times in all. But a retry is

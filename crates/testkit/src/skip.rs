@@ -1,7 +1,6 @@
-//! The helpers of every test that needs the machine (root, tools, namespaces), included by
-//! `#[path]` from each test crate that needs them (test crates cannot share code otherwise):
-//! the one skip rule, whether this process is root, whether a tool is on the PATH, and the one
-//! lock that keeps a test process's namespace tests from overlapping.
+//! The helpers of every test that needs the machine (root, tools, namespaces), for every test
+//! crate (a dev-dependency): the one skip rule, whether this process is root, whether a tool is
+//! on the PATH, and the one lock that keeps a test process's namespace tests from overlapping.
 
 /// Hold this for the whole of a test that creates namespaces, veth links or the lab: their
 /// names are fixed, so two such tests of one process must not overlap (cargo runs test

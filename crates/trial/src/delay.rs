@@ -1,6 +1,6 @@
 //! Recording one-way delays on the receive path: latency (RFC 8219 section 7.2), PDV (section
-//! 7.3.1) and IPDV (section 7.3.2) are computed from these records by the bench crate
-//! (`xlat_bench::delay`); nothing here is a statistic.
+//! 7.3.1) and IPDV (section 7.3.2) are computed from these records by the results crate
+//! (`xlat_results::delay`); nothing here is a statistic.
 //!
 //! A [`DelayRecorder`] keeps every delay of a direction, exactly (a list, memory grows with the
 //! frames) or in a [`LogHistogram`] with bounded memory, and counts lost frames (an infinite

@@ -1,4 +1,4 @@
-//! The boundary between the procedures (`xlat-bench`) and the tester (`xlat-engine`): what one
+//! The boundary between the procedures (`xlat-procedures`) and the tester (`xlat-engine`): what one
 //! trial is asked to do ([`TrialSpec`], with its limits defined once here), what it reports
 //! ([`TrialReport`], [`DirectionReport`], the delay recorders of [`delay`]). The procedures
 //! depend on this crate and on the traffic description, never on the engine or the ports; the
@@ -35,9 +35,11 @@ pub use error::{chain, TrialError, TrialErrorKind};
 pub use load::{CpuLoad, LoadReport};
 pub use report::{loss_percent, DirectionCounts, DirectionReport, HookRun, PdvReport, PreliminaryReport, TrialReport};
 pub use runner::{PortSettings, TrialRunner};
-pub use spec::{CatchUp, CpuPlan, Directions, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SpecError, TrialSpec};
+pub use spec::{
+    CatchUp, CpuPlan, Directions, LatencySpec, PdvSpec, PhaseTwoAfter, PreliminarySpec, RateChange, SendLag, SpecError, TrialSpec,
+};
 pub use stamps::StampSource;
 pub use validity::Rule;
 
 pub use lag::LagHistogram;
-pub use limits::{DEFAULT_BURST, MAX_FRAMES, STALL_NS, TOLERANCE};
+pub use limits::{DEFAULT_BURST, DEFAULT_DURATION_S, DEFAULT_TIMEOUT_MS, MAX_FRAMES, STALL_NS, TOLERANCE};

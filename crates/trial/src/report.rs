@@ -127,7 +127,7 @@ pub struct DirectionReport {
     pub pdv: Option<PdvReport>,
     /// The sequence number (from 0 at the trial's first frame) of the last frame that was sent
     /// and never received; `None` when nothing was lost. (Its send time is the trial's
-    /// schedule's business: the bench crate's system recovery reads it.)
+    /// schedule's business: the procedures crate's system recovery reads it.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_lost_seq: Option<u64>,
     /// The longest time between two receptions of this trial's test frames, nanoseconds (the
@@ -189,7 +189,7 @@ impl Serialize for DirectionReport {
 }
 
 /// The one-way delay of every frame of a direction, as recorded (RFC 8219 section 7.3). The
-/// statistics (PDV, IPDV, percentiles, CDF) are the bench crate's: `xlat_bench::delay`.
+/// statistics (PDV, IPDV, percentiles, CDF) are the results crate's: `xlat_results::delay`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PdvReport {
     /// The delay of every frame sent: each received frame's, and each lost frame (late ones

@@ -23,7 +23,7 @@ pub struct PortSettings {
 
 /// Performs trials. The engine's `Tester` implements it over real ports; the binary wraps it
 /// (DUT commands around each trial, Ctrl-C); `xlat_testkit::sim::SimDut` implements it for tests.
-/// The procedures (`xlat-bench`) drive nothing else and never touch hardware themselves.
+/// The procedures (`xlat-procedures`) drive nothing else and never touch hardware themselves.
 pub trait TrialRunner {
     /// Run one trial as `spec` says and report what was sent and received (with a rate change,
     /// the sequence number of the last lost frame: system recovery needs it). A stateful

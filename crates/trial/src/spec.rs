@@ -200,6 +200,39 @@ pub struct CatchUp {
     pub percent: u64,
 }
 
+/// The tester's bound of its senders' lag and their catch-up pace (`tester.max_send_lag_us`,
+/// `tester.max_send_lag_frames`, `tester.catch_up_percent`): part of every trial a test runs,
+/// carried by each procedure's configuration into the specs it builds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendLag {
+    /// [`TrialSpec::max_send_lag_ns`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ns: Option<u64>,
+    /// [`TrialSpec::max_send_lag_frames`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_frames: Option<u64>,
+    /// [`TrialSpec::catch_up_percent`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch_up_percent: Option<u64>,
+}
+
+impl SendLag {
+    /// No bound (the end of sending alone is judged, siitperf's rule).
+    pub fn is_none(&self) -> bool {
+        *self == SendLag::default()
+    }
+
+    /// `spec` with this bound where it has none of its own.
+    pub fn apply(self, spec: TrialSpec) -> TrialSpec {
+        TrialSpec {
+            max_send_lag_ns: spec.max_send_lag_ns.or(self.max_ns),
+            max_send_lag_frames: spec.max_send_lag_frames.or(self.max_frames),
+            catch_up_percent: spec.catch_up_percent.or(self.catch_up_percent),
+            ..spec
+        }
+    }
+}
+
 impl TrialSpec {
     /// The catch-up this trial's sender keeps: with a lag bound, a burst of the bound in frames
     /// at the trial's highest rate (at least one transmit burst) above the catch-up pace;

@@ -158,7 +158,7 @@ fn summary_table(rows: &BTreeMap<RowKey, Row>) -> Markup {
                     @let tp = row.summary(Procedure::Throughput, Metric::ThroughputFps);
                     @let reps: Vec<Markup> = wanted
                         .iter()
-                        .map(|p| (p, row.reps.iter().filter(|r| r.0 == *p).count()))
+                        .map(|p| (p, row.figures_of(*p).count()))
                         .filter(|(_, n)| *n > 0)
                         .map(|(p, n)| html! { (p) " " (n) })
                         .collect();
@@ -220,14 +220,19 @@ fn bound_note(procedure: Procedure, b: &xlat_results::Bound) -> Option<String> {
 fn notes(row: &Row) -> Markup {
     let mut n = Vec::new();
     let mut said = BTreeSet::new();
-    for (p, _, f) in &row.reps {
-        if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(*p, b)) {
+    for r in &row.reps {
+        if let Some(text) = r.figures.bound.as_ref().and_then(|b| bound_note(r.procedure, b)) {
             if said.insert(text.clone()) {
                 n.push(html! { span class="bound-by" { (text) } });
             }
         }
     }
-    let bound: BTreeSet<&str> = row.reps.iter().filter(|r| r.2.tester_bound).map(|r| r.0.name()).collect();
+    let bound: BTreeSet<&str> = row
+        .reps
+        .iter()
+        .filter(|r| r.figures.tester_bound)
+        .map(|r| r.procedure.name())
+        .collect();
     for p in bound {
         n.push(html! { span class="bound" { (p) ": bounded by the tester" } });
     }
@@ -243,7 +248,7 @@ fn notes(row: &Row) -> Markup {
 /// The notes on what bounded `procedure`'s figure in a row (each distinct verdict once).
 fn bound_notes(row: &Row, procedure: Procedure) -> Markup {
     let mut said = BTreeSet::new();
-    for (_, _, f) in row.reps.iter().filter(|r| r.0 == procedure) {
+    for f in row.figures_of(procedure) {
         if let Some(text) = f.bound.as_ref().and_then(|b| bound_note(procedure, b)) {
             said.insert(text);
         }

@@ -1,7 +1,7 @@
 //! The report's tables: bounded figures and the DUT's load.
 
 use super::*;
-use crate::report::model::RepFigures;
+use crate::report::model::{Rep, RepFigures};
 
 /// A row of one capacity result with `bound`, read back as the report reads its file.
 fn capacity_row(bound: xlat_results::Bound) -> BTreeMap<RowKey, Row> {
@@ -18,7 +18,11 @@ fn capacity_row(bound: xlat_results::Bound) -> BTreeMap<RowKey, Row> {
     let json = serde_json::to_value(&result).unwrap();
     let rep = crate::report::model::rep_figures(Procedure::ConntrackCapacity, &json).unwrap();
     let mut row = Row {
-        reps: vec![(Procedure::ConntrackCapacity, 0, rep)],
+        reps: vec![Rep {
+            procedure: Procedure::ConntrackCapacity,
+            source: 0,
+            figures: rep,
+        }],
         ..Row::default()
     };
     for (m, v) in [("capacity_connections", 65_536.0), ("conn_rate_at_capacity_cps", 100_000.0)] {
@@ -44,7 +48,11 @@ fn figure_row(html: &str, metric: &str) -> String {
 #[test]
 fn the_summary_shows_the_dut_load_at_the_throughput() {
     let mut row = Row::default();
-    row.reps.push((Procedure::Throughput, 0, RepFigures::default()));
+    row.reps.push(Rep {
+        procedure: Procedure::Throughput,
+        source: 0,
+        figures: RepFigures::default(),
+    });
     for (m, v) in [("throughput_fps", 10_000.0), ("dut_busy_pct", 93.5)] {
         row.summaries.insert((Procedure::Throughput, m.into()), Summary::of(&[v]).unwrap());
     }

@@ -121,11 +121,19 @@ pub fn rep_figures(procedure: Procedure, v: &serde_json::Value) -> Result<RepFig
     }
 }
 
+/// One repetition in a group: what it measured, from which source.
+#[derive(Debug, Clone)]
+pub struct Rep {
+    pub procedure: Procedure,
+    /// The index of its result document in the report's sources.
+    pub source: usize,
+    pub figures: RepFigures,
+}
+
 /// Every repetition of one group, and the summaries over them.
 #[derive(Debug, Clone, Default)]
 pub struct Row {
-    /// (procedure, source index, repetition figures).
-    pub reps: Vec<(Procedure, usize, RepFigures)>,
+    pub reps: Vec<Rep>,
     /// (procedure, metric) -> summary over every repetition of the group.
     pub summaries: BTreeMap<(Procedure, String), Summary>,
     /// IPv4 frames on the forward sender's side (20 bytes shorter than the frame size).
@@ -134,20 +142,24 @@ pub struct Row {
 
 impl Row {
     pub fn invalid(&self) -> usize {
-        self.reps.iter().map(|r| r.2.invalid).sum()
+        self.reps.iter().map(|r| r.figures.invalid).sum()
     }
     pub fn retries(&self) -> usize {
-        self.reps.iter().map(|r| r.2.retries).sum()
+        self.reps.iter().map(|r| r.figures.retries).sum()
     }
     pub fn tester_bound(&self, procedure: Procedure) -> bool {
-        self.reps.iter().any(|r| r.0 == procedure && r.2.tester_bound)
+        self.reps.iter().any(|r| r.procedure == procedure && r.figures.tester_bound)
     }
     /// Some repetition of `procedure` gave only a lower bound.
     pub fn at_least(&self, procedure: Procedure) -> bool {
-        self.reps.iter().any(|r| r.0 == procedure && r.2.at_least)
+        self.reps.iter().any(|r| r.procedure == procedure && r.figures.at_least)
+    }
+    /// The figures of `procedure`'s repetitions.
+    pub fn figures_of(&self, procedure: Procedure) -> impl Iterator<Item = &RepFigures> {
+        self.reps.iter().filter(move |r| r.procedure == procedure).map(|r| &r.figures)
     }
     pub fn has(&self, procedure: Procedure) -> bool {
-        self.reps.iter().any(|r| r.0 == procedure)
+        self.reps.iter().any(|r| r.procedure == procedure)
     }
     pub fn summary(&self, procedure: Procedure, metric: Metric) -> Option<&Summary> {
         self.summaries.get(&(procedure, metric.name().to_string()))
@@ -175,7 +187,11 @@ pub fn rows(sources: &[Source]) -> (BTreeMap<RowKey, Row>, Vec<(String, String)>
                     Ok(f) => {
                         let row = rows.entry(key.clone()).or_default();
                         row.forward_ipv4 = v4;
-                        row.reps.push((procedure, si, f));
+                        row.reps.push(Rep {
+                            procedure,
+                            source: si,
+                            figures: f,
+                        });
                     }
                     Err(e) => unread.push((
                         s.file.clone(),
@@ -192,9 +208,9 @@ pub fn rows(sources: &[Source]) -> (BTreeMap<RowKey, Row>, Vec<(String, String)>
     }
     for row in rows.values_mut() {
         let mut values: BTreeMap<(Procedure, String), Vec<f64>> = BTreeMap::new();
-        for (p, _, f) in &row.reps {
-            for (m, v) in &f.metrics {
-                values.entry((*p, m.clone())).or_default().push(*v);
+        for r in &row.reps {
+            for (m, v) in &r.figures.metrics {
+                values.entry((r.procedure, m.clone())).or_default().push(*v);
             }
         }
         row.summaries = values.into_iter().filter_map(|(k, v)| Summary::of(&v).map(|s| (k, s))).collect();

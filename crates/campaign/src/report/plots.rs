@@ -104,7 +104,7 @@ pub fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<Markup> {
     }
     let mut series = Vec::new();
     for (k, row) in rows {
-        for (_, _, f) in row.reps.iter().filter(|r| r.0 == Procedure::Pdv) {
+        for f in row.figures_of(Procedure::Pdv) {
             for (dir, cdf) in &f.pdv_cdf {
                 series.push(Series {
                     label: format!("{} {} B {dir}", k.label(), k.frame_size),
@@ -128,7 +128,7 @@ pub fn plots(rows: &BTreeMap<RowKey, Row>) -> Vec<Markup> {
     }
     let mut groups: BTreeMap<String, BTreeMap<u64, Vec<(f64, bool)>>> = BTreeMap::new();
     for (k, row) in rows {
-        for (_, _, f) in row.reps.iter().filter(|r| r.0 == Procedure::ConnRate) {
+        for f in row.figures_of(Procedure::ConnRate) {
             let rate = f.metrics.iter().find(|m| m.0 == Metric::ConnRateCps.name()).map(|m| m.1);
             if let (Some(c), Some(r)) = (f.connections, rate) {
                 let variant: Vec<&str> = k

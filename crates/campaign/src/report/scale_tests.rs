@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::manifest::{RunEntry, Status};
-use xlat_bench::{latency, repeat, throughput, LatencyConfig, NoProgress, ThroughputConfig};
+use xlat_procedures::{latency, repeat, throughput, LatencyConfig, NoProgress, ThroughputConfig};
 use xlat_results::output::{Document, RunMeta, SizeResult};
 use xlat_results::view::DocView;
 use xlat_testkit::sim::SimDut;

@@ -296,7 +296,19 @@ pub fn dissect_for(
         assert!(Instant::now() < deadline, "tshark did not end");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let mut args = vec!["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields"];
+    // The UDP payload is test data whatever the port: without `-d`, a pseudorandom port such
+    // as 4341 (LISP data) makes tshark dissect the payload as a packet of its own and report
+    // a second IPv6 header ("4,4" as the next header).
+    let mut args = vec![
+        "-o",
+        "ip.check_checksum:TRUE",
+        "-o",
+        "udp.check_checksum:TRUE",
+        "-d",
+        "udp.port==0-65535,data",
+        "-T",
+        "fields",
+    ];
     for f in fields {
         args.extend(["-e", f]);
     }

@@ -1,9 +1,10 @@
 //! Turning what the workers counted into the trial's report, and judging its validity.
 
+use super::phase::dir_index;
 use super::phase::TrialPlan;
 use super::receiver::{PdvState, Receiver};
-use super::sender::{Sender, StampSkew, TAG_CATCH_UP};
-use super::worker::dir_index;
+use super::ring::TAG_CATCH_UP;
+use super::sender::{Sender, StampSkew};
 use super::worker::{Shared, Worker};
 use crate::clock::Clock;
 use std::sync::atomic::Ordering;
@@ -231,7 +232,7 @@ pub(super) fn assemble<T: TxQueue, R: RxQueue>(
 /// What a direction recorded of its delays: every lost frame (including those later than the
 /// frame timeout) is recorded as an infinite delay (RFC 8219 section 7.3.1), so PDV is infinite
 /// when more than 0.1 % of the frames were lost; IPDV is then marked infinite too. The
-/// statistics are computed from the record by the bench crate.
+/// statistics are computed from the record by the results crate (`xlat_results::delay`).
 pub(super) fn pdv_report(mut p: PdvState, lost: u64, sent: u64, skew: &StampSkew, clock: &Clock) -> PdvReport {
     p.delays.record_lost(lost);
     PdvReport {

@@ -12,6 +12,12 @@ use xlat_trial::spec::TrialSpec;
 use xlat_wire::MacAddr;
 
 /// What every sender and receiver of one trial needs to know.
+/// Index of a direction in a trial's per-direction arrays (`TrialPlan::active`, the stamps,
+/// the worker's `Shared`).
+pub(super) fn dir_index(d: Direction) -> usize {
+    (d == Direction::Reverse) as usize
+}
+
 pub(super) struct TrialPlan<'a> {
     pub(super) spec: &'a TrialSpec,
     pub(super) tag: u64,

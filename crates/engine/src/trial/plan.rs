@@ -1,20 +1,20 @@
 //! Planning a run: which core runs which sender and receiver (`plan_cores`, `plan_workers`),
 //! and running one worker thread per core (`run_workers`).
 
-use super::catch_up::{Meter, Pace, Windows};
 use super::error::{EngineError, Res};
+use super::phase::dir_index;
 use super::phase::TrialPlan;
 use super::port::SidePort;
 use super::receiver::{Count, PdvState, Receiver};
-use super::sender::{Sender, Split, StampSkew};
-use super::worker::{dir_index, run_worker, Shared, Worker};
+use super::sender::Sender;
+use super::split::Split;
+use super::worker::{run_worker, Shared, Worker};
 use crate::neighbour::Neighbour;
 use crate::pin::{allowed_cores, pin_current_thread};
 use std::sync::atomic::Ordering;
 use xlat_io::{Port, Queues, RxQueue, TxQueue};
-use xlat_traffic::{BurstScratch, Direction, Setup, SideId};
+use xlat_traffic::{Direction, Setup, SideId};
 use xlat_trial::spec::CpuPlan;
-use xlat_trial::LagHistogram;
 
 /// How many frames of a direction go out in one go on one queue before the next queue's turn
 /// (several queues per port): a burst's worth, so that each sender still sends whole bursts.
@@ -50,24 +50,6 @@ pub(super) fn plan_cores(cpus: &CpuPlan, queues: usize) -> Vec<[(usize, usize); 
             ]
         })
         .collect()
-}
-
-/// The catch-up pace of one of `queues` senders of a direction (its share of the rate, and of
-/// the burst, never less than a transmit burst or a queue's chunk), and the meter of its
-/// burstiness (against the same pace, also without a bound).
-fn catch_up_of(trial: &TrialPlan<'_>, queues: u64) -> (Option<Pace>, Meter) {
-    let spec = trial.spec;
-    let hz = trial.clock_hz;
-    let rate = spec.highest_rate().div_ceil(queues.max(1));
-    let c = spec.catch_up();
-    let percent = c.map_or(xlat_trial::validity::DEFAULT_CATCH_UP_PERCENT, |c| c.percent);
-    let floor = if queues > 1 {
-        QUEUE_CHUNK.max(spec.burst as u64)
-    } else {
-        spec.burst as u64
-    };
-    let pace = c.map(|c| Pace::new(hz, rate, percent, (c.burst_frames / queues.max(1)).max(floor)));
-    (pace, Meter::new(hz, rate, percent))
 }
 
 /// Build the senders of the active directions and a receiver per port, and group them into one
@@ -115,37 +97,9 @@ pub(super) fn plan_workers<'s, P: Port>(
                 })?;
                 let stream = trial.phase.stream(setup, send_dir, trial.spec.frame_size, mac, dut)?;
                 tx.place_frames(stream.hot_bytes());
-                let (pace, meter) = catch_up_of(trial, queues);
-                at(&mut workers, send_core).senders.push(Sender {
-                    dir: send_dir,
-                    split,
-                    next: split.first(),
-                    tx,
-                    stream,
-                    scratch: BurstScratch::new(trial.spec.burst),
-                    total: trial.total,
-                    tag: trial.tag,
-                    burst: trial.spec.burst,
-                    schedule: trial.schedule,
-                    give_up_at: trial.give_up_at,
-                    stall: trial.stall,
-                    bound: trial.bound,
-                    pace,
-                    meter,
-                    windows: Windows::new(),
-                    tags: trial.tags,
-                    tx_ts: &trial.tx_ts[dir_index(send_dir)],
-                    frame_ts: &trial.frame_ts[dir_index(send_dir)],
-                    kernel: trial.kernel,
-                    stamps_asked: 0,
-                    stamps_got: 0,
-                    sent: 0,
-                    lag: LagHistogram::default(),
-                    end: 0,
-                    gave_up: false,
-                    skew: StampSkew::default(),
-                    dropped: 0,
-                });
+                at(&mut workers, send_core)
+                    .senders
+                    .push(Sender::new(trial, send_dir, split, tx, stream));
             }
             let counting = trial.active[dir_index(recv_dir)];
             let lanes = rx.lanes().max(1);

@@ -10,10 +10,10 @@
 //! them is a duplicate.
 
 use super::error::Res;
+use super::ring::{ts_epoch, SEQ_MASK, TAG_SHIFT, TS_CATCH_UP, TS_RING};
 use super::schedule::TagPlan;
 use super::seen::Seen;
-use super::sender::{ts_epoch, Split, TS_CATCH_UP, TS_RING};
-use super::sender::{SEQ_MASK, TAG_SHIFT};
+use super::split::Split;
 use crate::clock::{Clock, RealtimeMap};
 use crate::neighbour::Neighbour;
 use std::collections::VecDeque;
@@ -455,7 +455,7 @@ impl<'s, 'n, R: RxQueue, T: TxQueue> Receiver<'s, 'n, R, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::sender::ts_entry;
+    use super::super::ring::ts_entry;
     use super::*;
 
     /// A count of a 256-frame direction sent by two queues in chunks of 64 (trial tag 0).

@@ -1,49 +1,20 @@
-//! The sender of one direction, or of one queue of it: frame `i` is due at t0 + i / rate
-//! (RFC 2544 section 23); a late sender catches up at once (no smoothing), one burst per call.
-//!
-//! With several queues per port, a direction's frames are split into chunks of consecutive
-//! sequence numbers dealt out in turn ([`Split`]): queue `q` of `n` sends chunks `q`, `q + n`,
-//! ..., each frame at its own time in the direction's schedule, so the queues together keep
-//! the direction's rate and every frame keeps its one sequence number.
+//! The sender of one direction, or of one queue of it ([`Split`]): frame `i` is due at
+//! t0 + i / rate (RFC 2544 section 23), one burst per call; a late sender catches up within its
+//! pace (`catch_up.rs`), or at once without a lag bound. A burst goes out by one of three paths:
+//! plain, stamped by the kernel, or stamped by this thread ([`Sender::step`]).
 
 use super::catch_up::{Meter, Pace, Windows};
 use super::error::Res;
+use super::phase::{dir_index, TrialPlan};
+use super::ring::{ts_entry, SEQ_MASK, TAG_CATCH_UP, TS_RING};
 use super::schedule::{Schedule, TagPlan};
+use super::split::Split;
 use crate::clock::{Clock, RealtimeMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use xlat_io::TxQueue;
 use xlat_traffic::{BurstScratch, Direction, DirectionStream, FrameWriter, WithWriter};
 use xlat_trial::LagHistogram;
 use xlat_wire::{classify, Rx};
-
-/// Transmit timestamps of the last `TS_RING` frames of a direction, for per-frame delays: entry
-/// `seq % TS_RING` holds `tsc << 8 | caught_up << 7 | (seq / TS_RING) % 128`, so a receiver can
-/// tell a stale entry from the frame's own, and a frame sent in a catch-up (whose delay is left
-/// out) from one sent on schedule.
-pub(super) const TS_RING: usize = 1 << 22;
-/// [`TS_RING`] is 2^TS_SHIFT: the epoch is the sequence number's bits above the ring's.
-const TS_SHIFT: u32 = TS_RING.trailing_zeros();
-/// In an entry: the frame was sent inside a catch-up window.
-pub(super) const TS_CATCH_UP: u64 = 0x80;
-/// In a latency tag's transmit stamp: the tag was sent inside a catch-up window.
-pub(super) const TAG_CATCH_UP: u64 = 1 << 63;
-
-/// The top byte of the 64-bit field carries a trial tag, so that a straggler from an earlier
-/// trial is never counted in a later one; the low 56 bits are the sequence number.
-pub(super) const TAG_SHIFT: u32 = 56;
-pub(super) const SEQ_MASK: u64 = (1 << TAG_SHIFT) - 1;
-
-/// A transmit stamp entry for frame `seq` sent at `tsc` (`catch_up`: inside a catch-up window).
-#[inline]
-pub(super) fn ts_entry(seq: u64, tsc: u64, catch_up: bool) -> u64 {
-    (tsc << 8) | (u64::from(catch_up) * TS_CATCH_UP) | ts_epoch(seq)
-}
-
-/// The epoch bits an entry for frame `seq` must carry.
-#[inline]
-pub(super) fn ts_epoch(seq: u64) -> u64 {
-    (seq >> TS_SHIFT) & 0x7f
-}
 
 /// How far each frame's own transmit stamp lies after the start of its burst: what one stamp per
 /// burst would have added to the frame's measured delay.
@@ -63,105 +34,45 @@ impl StampSkew {
     }
 }
 
-/// Which frames of a direction one sender sends: chunks of `chunk` consecutive sequence
-/// numbers, chunk `k` by queue `k % queues`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Split {
-    pub(super) queue: u64,
-    pub(super) queues: u64,
-    pub(super) chunk: u64,
-}
-
-/// With one queue (`queues` 1) every method treats the direction as one chunk.
-impl Split {
-    /// The queue that sends frame `seq`.
-    #[inline]
-    pub(super) fn queue_of(&self, seq: u64) -> u64 {
-        if self.queues <= 1 {
-            0
-        } else {
-            (seq / self.chunk) % self.queues
-        }
-    }
-
-    /// This queue's first frame.
-    pub(super) fn first(&self) -> u64 {
-        if self.queues <= 1 {
-            0
-        } else {
-            self.queue * self.chunk
-        }
-    }
-
-    /// After this queue sent frame `seq - 1`: its next frame (`seq` itself within a chunk,
-    /// else the start of its next chunk).
-    #[inline]
-    fn next_from(&self, seq: u64) -> u64 {
-        if self.queues <= 1 || !seq.is_multiple_of(self.chunk) {
-            seq
-        } else {
-            seq.saturating_add((self.queues - 1).saturating_mul(self.chunk))
-        }
-    }
-
-    /// The end of the chunk that frame `seq` is in.
-    #[inline]
-    fn chunk_end(&self, seq: u64) -> u64 {
-        if self.queues <= 1 {
-            u64::MAX
-        } else {
-            (seq / self.chunk + 1).saturating_mul(self.chunk)
-        }
-    }
-
-    /// How many of a direction's `total` frames this queue sends.
-    #[cfg(test)]
-    pub(super) fn share(&self, total: u64) -> u64 {
-        if self.queues <= 1 {
-            return total;
-        }
-        let span = self.chunk * self.queues;
-        let (rounds, rest) = (total / span, total % span);
-        rounds * self.chunk + rest.saturating_sub(self.queue * self.chunk).min(self.chunk)
-    }
-}
-
-/// One direction's sender (or one queue's share of it, see [`Split`]).
+/// One direction's sender (or one queue's share of it, see [`Split`]): what it is given
+/// ([`Sender::new`]) is its own; what it did is read by the worker and the trial's assembly.
 pub(super) struct Sender<'s, T: TxQueue> {
     pub(super) dir: Direction,
-    pub(super) split: Split,
+    split: Split,
     /// The next frame this sender sends (a sequence number of the direction).
-    pub(super) next: u64,
+    next: u64,
     pub(super) tx: &'s mut T,
-    pub(super) stream: DirectionStream,
+    stream: DirectionStream,
     /// The precomputed fields of the burst being sent.
-    pub(super) scratch: BurstScratch,
+    scratch: BurstScratch,
     /// The direction's frames (all queues').
     pub(super) total: u64,
     /// The trial tag in the top byte of the 64-bit field.
-    pub(super) tag: u64,
-    pub(super) burst: usize,
-    pub(super) schedule: Schedule,
+    tag: u64,
+    burst: usize,
+    schedule: Schedule,
     /// The sender stops trying at this time (ticks) even with frames left: the backend takes
     /// none (link down, port gone), and the trial is invalid anyway.
-    pub(super) give_up_at: u64,
+    give_up_at: u64,
     /// Further behind than this (ticks) is a stall.
-    pub(super) stall: u64,
+    stall: u64,
     /// Further behind than this (ticks) opens a catch-up window (the trial's lag bound;
     /// `u64::MAX`: none).
-    pub(super) bound: u64,
+    bound: u64,
     /// The catch-up pace (`None`: no lag bound, siitperf's catch-up at once).
-    pub(super) pace: Option<Pace>,
-    pub(super) meter: Meter,
-    pub(super) windows: Windows,
-    pub(super) tags: Option<TagPlan>,
+    pace: Option<Pace>,
+    tags: Option<TagPlan>,
     /// Latency tags' transmit stamps.
-    pub(super) tx_ts: &'s [AtomicU64],
+    tx_ts: &'s [AtomicU64],
     /// Per-frame transmit stamps (PDV), empty when not measured.
-    pub(super) frame_ts: &'s [AtomicU64],
+    frame_ts: &'s [AtomicU64],
     /// With kernel stamps: their clock on the trial's ticks (`None`: stamped here).
-    pub(super) kernel: Option<RealtimeMap>,
+    kernel: Option<RealtimeMap>,
     // What it did:
+    /// How bursty its sending was (against the catch-up pace).
+    pub(super) meter: Meter,
+    /// The catch-up windows it opened.
+    pub(super) windows: Windows,
     /// Kernel stamps asked for, and of them received.
     pub(super) stamps_asked: u64,
     pub(super) stamps_got: u64,
@@ -175,6 +86,63 @@ pub(super) struct Sender<'s, T: TxQueue> {
     pub(super) skew: StampSkew,
     /// Frames the backend accepted but did not transmit (read when the trial ends).
     pub(super) dropped: u64,
+}
+
+impl<'s, T: TxQueue> Sender<'s, T> {
+    /// The sender of `dir`'s frames in `split` on `tx`, written by `stream`, as `trial` plans
+    /// them: its schedule, lag bound, catch-up pace (its share of the rate), tags and stamps.
+    pub(super) fn new(trial: &TrialPlan<'s>, dir: Direction, split: Split, tx: &'s mut T, stream: DirectionStream) -> Self {
+        let (pace, meter) = catch_up_of(trial, split);
+        let d = dir_index(dir);
+        Sender {
+            dir,
+            split,
+            next: split.first(),
+            tx,
+            stream,
+            scratch: BurstScratch::new(trial.spec.burst),
+            total: trial.total,
+            tag: trial.tag,
+            burst: trial.spec.burst,
+            schedule: trial.schedule,
+            give_up_at: trial.give_up_at,
+            stall: trial.stall,
+            bound: trial.bound,
+            pace,
+            tags: trial.tags,
+            tx_ts: &trial.tx_ts[d],
+            frame_ts: &trial.frame_ts[d],
+            kernel: trial.kernel,
+            meter,
+            windows: Windows::new(),
+            stamps_asked: 0,
+            stamps_got: 0,
+            sent: 0,
+            lag: LagHistogram::default(),
+            end: 0,
+            gave_up: false,
+            skew: StampSkew::default(),
+            dropped: 0,
+        }
+    }
+}
+
+/// The catch-up pace of one of a direction's queue senders (its share of the rate, and of the
+/// burst, never less than a transmit burst or, with several queues, a queue's chunk), and the
+/// meter of its burstiness (against the same pace, also without a bound).
+fn catch_up_of(trial: &TrialPlan<'_>, split: Split) -> (Option<Pace>, Meter) {
+    let spec = trial.spec;
+    let queues = split.queues.max(1);
+    let rate = spec.highest_rate().div_ceil(queues);
+    let c = spec.catch_up();
+    let percent = c.map_or(xlat_trial::validity::DEFAULT_CATCH_UP_PERCENT, |c| c.percent);
+    let floor = if queues > 1 {
+        split.chunk.max(spec.burst as u64)
+    } else {
+        spec.burst as u64
+    };
+    let pace = c.map(|c| Pace::new(trial.clock_hz, rate, percent, (c.burst_frames / queues).max(floor)));
+    (pace, Meter::new(trial.clock_hz, rate, percent))
 }
 
 impl<T: TxQueue> Sender<'_, T> {
@@ -227,57 +195,16 @@ impl<T: TxQueue> Sender<'_, T> {
                 return Ok(());
             }
         }
-        let (seq0, tag) = (self.next, self.tag);
+        let seq0 = self.next;
         let caught = self.windows.at(seq0, lag, self.bound, self.stall);
         let timed = self.tags.is_some() || !self.frame_ts.is_empty();
-        if timed && self.kernel.is_some() {
-            k = k.min(64); // a stamp mask's worth
-        }
-        let frames = self.stream.burst_tagged(seq0, k, tag, &mut self.scratch);
         let n = if !timed {
-            frames.with_writer(BurstSend::<T, false> {
-                tx: &mut *self.tx,
-                k,
-                tag,
-                seq0,
-            })?
+            self.send_plain(seq0, k)?
         } else if self.kernel.is_some() {
-            // The kernel stamps the frames asked for as the driver takes them; the stamps come
-            // back a little later (`collect_stamps`).
-            let stamp = if self.frame_ts.is_empty() {
-                let p = self.tags;
-                (0..k).fold(0u64, |m, i| {
-                    m | (u64::from(p.and_then(|p| p.index(seq0 + i as u64)).is_some()) << i)
-                })
-            } else {
-                u64::MAX >> (64 - k)
-            };
-            let n = self.tx.tx_burst_stamped(k, stamp, move |i, buf, cookie| {
-                frames.write(i, tag | (seq0 + i as u64), buf, cookie)
-            })?;
-            let asked = if n >= 64 { stamp } else { stamp & ((1u64 << n) - 1) };
-            self.stamps_asked += u64::from(asked.count_ones());
-            n
+            self.send_kernel_stamped(seq0, k)?
         } else {
-            // Each frame is stamped when it is in the backend's buffer, before the backend
-            // sends the burst: on veth a receiver may see the frame before this call returns.
-            // A frame the backend does not take is stamped again when it is offered again.
-            let (tags, tx_ts, frame_ts, skew) = (self.tags, self.tx_ts, self.frame_ts, &mut self.skew);
-            let flag = if caught { TAG_CATCH_UP } else { 0 };
-            self.tx.tx_burst_cookie(k, |i, buf, cookie| {
-                let seq = seq0 + i as u64;
-                let len = frames.write(i, tag | seq, buf, cookie);
-                let t = clock.now();
-                if let Some(j) = tags.and_then(|p| p.index(seq)) {
-                    tx_ts[j].store(t | flag, Ordering::Relaxed);
-                }
-                if !frame_ts.is_empty() {
-                    frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t, caught), Ordering::Release);
-                    skew.add(t.saturating_sub(now));
-                }
-                len
-            })?
-        } as u64;
+            self.send_user_stamped(clock, now, seq0, k, caught)?
+        };
         self.lag.record(lag, n, self.stall);
         if let Some(p) = &mut self.pace {
             p.sent(now, n);
@@ -292,6 +219,63 @@ impl<T: TxQueue> Sender<'_, T> {
             self.end = clock.now();
         }
         Ok(())
+    }
+
+    /// Frames `seq0 .. seq0 + k` with no stamp (neither latency tags nor PDV): how many the
+    /// backend took.
+    #[inline]
+    fn send_plain(&mut self, seq0: u64, k: usize) -> Res<u64> {
+        let (tag, tx) = (self.tag, &mut *self.tx);
+        let frames = self.stream.burst_tagged(seq0, k, tag, &mut self.scratch);
+        Ok(frames.with_writer(BurstSend::<T, false> { tx, k, tag, seq0 })? as u64)
+    }
+
+    /// Frames `seq0 .. seq0 + k` (at most 64, a stamp mask's worth), the kernel asked to stamp
+    /// the timed ones as the driver takes them; the stamps come back a little later
+    /// ([`Sender::collect_stamps`]).
+    #[inline]
+    fn send_kernel_stamped(&mut self, seq0: u64, k: usize) -> Res<u64> {
+        let (tag, k) = (self.tag, k.min(64));
+        let stamp = if self.frame_ts.is_empty() {
+            let p = self.tags;
+            (0..k).fold(0u64, |m, i| {
+                m | (u64::from(p.and_then(|p| p.index(seq0 + i as u64)).is_some()) << i)
+            })
+        } else {
+            u64::MAX >> (64 - k)
+        };
+        let frames = self.stream.burst_tagged(seq0, k, tag, &mut self.scratch);
+        let n = self.tx.tx_burst_stamped(k, stamp, move |i, buf, cookie| {
+            frames.write(i, tag | (seq0 + i as u64), buf, cookie)
+        })?;
+        let asked = if n >= 64 { stamp } else { stamp & ((1u64 << n) - 1) };
+        self.stamps_asked += u64::from(asked.count_ones());
+        Ok(n as u64)
+    }
+
+    /// Frames `seq0 .. seq0 + k`, each stamped by this thread when it is in the backend's
+    /// buffer, before the backend sends the burst (on veth a receiver may see the frame before
+    /// this call returns); a frame the backend does not take is stamped again when it is
+    /// offered again. `caught`: the burst is inside a catch-up window (its stamps say so).
+    #[inline]
+    fn send_user_stamped(&mut self, clock: &Clock, now: u64, seq0: u64, k: usize, caught: bool) -> Res<u64> {
+        let (tag, tags, tx_ts, frame_ts, skew) = (self.tag, self.tags, self.tx_ts, self.frame_ts, &mut self.skew);
+        let flag = if caught { TAG_CATCH_UP } else { 0 };
+        let frames = self.stream.burst_tagged(seq0, k, tag, &mut self.scratch);
+        let n = self.tx.tx_burst_cookie(k, |i, buf, cookie| {
+            let seq = seq0 + i as u64;
+            let len = frames.write(i, tag | seq, buf, cookie);
+            let t = clock.now();
+            if let Some(j) = tags.and_then(|p| p.index(seq)) {
+                tx_ts[j].store(t | flag, Ordering::Relaxed);
+            }
+            if !frame_ts.is_empty() {
+                frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t, caught), Ordering::Release);
+                skew.add(t.saturating_sub(now));
+            }
+            len
+        })?;
+        Ok(n as u64)
     }
 
     /// Kernel stamps asked for and not received yet.
@@ -376,52 +360,5 @@ impl<T: TxQueue, const RESET: bool> WithWriter for BurstSend<'_, T, RESET> {
                 w.write(i, field, buf, cookie)
             }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Split;
-
-    /// The frames queue `q` of `queues` sends, by walking it as the sender does.
-    fn walk(split: Split, total: u64) -> Vec<u64> {
-        let mut out = Vec::new();
-        let mut seq = split.first();
-        while seq < total {
-            out.push(seq);
-            seq = split.next_from(seq + 1);
-        }
-        out
-    }
-
-    #[test]
-    fn queues_share_every_frame_once_in_chunks() {
-        for (queues, chunk, total) in [(2, 32, 1000), (3, 7, 100), (2, 32, 10), (4, 1, 9), (1, u64::MAX, 77)] {
-            let mut all = Vec::new();
-            for queue in 0..queues {
-                let s = Split { queue, queues, chunk };
-                let mine = walk(s, total);
-                assert_eq!(mine.len() as u64, s.share(total), "share of {s:?}");
-                assert!(mine.iter().all(|q| s.queue_of(*q) == queue));
-                all.extend(mine);
-            }
-            all.sort_unstable();
-            assert_eq!(all, (0..total).collect::<Vec<_>>(), "{queues} queues, chunks of {chunk}");
-        }
-        let s = Split {
-            queue: 1,
-            queues: 2,
-            chunk: 32,
-        };
-        assert_eq!((s.first(), s.chunk_end(40), s.next_from(64)), (32, 64, 96));
-        let one = Split {
-            queue: 0,
-            queues: 1,
-            chunk: 64,
-        };
-        assert_eq!(
-            (one.share(500), one.first(), one.chunk_end(70), one.next_from(128)),
-            (500, 0, u64::MAX, 128)
-        );
     }
 }

@@ -2,8 +2,8 @@
 //! Responder learns them, the wait until phase 2, and phase 2 or a validation phase.
 
 use super::error::{EngineError, Res};
+use super::phase::dir_index;
 use super::phase::Phase;
-use super::worker::dir_index;
 use super::{Tester, MAX_FRAMES, TOLERANCE};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -4,12 +4,12 @@
 //! passed. Every wait of a trial ends at that deadline.
 
 use super::error::Res;
+use super::phase::dir_index;
 use super::receiver::Receiver;
 use super::sender::Sender;
 use crate::clock::Clock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use xlat_io::{RxQueue, TxQueue};
-use xlat_traffic::Direction;
 
 /// Kernel transmit stamps waiting that make a busy sender read them.
 const STAMPS_PER_READ: u64 = 128;
@@ -48,11 +48,6 @@ pub(super) struct Shared<'a> {
     pub(super) failed: AtomicBool,
     /// Set from outside (Ctrl-C): every worker stops at once.
     pub(super) abort: &'a AtomicBool,
-}
-
-/// Index of a direction in [`Shared::done`].
-pub(super) fn dir_index(d: Direction) -> usize {
-    (d == Direction::Reverse) as usize
 }
 
 impl Shared<'_> {

@@ -12,9 +12,18 @@ pub fn fields(name: &str, frames: &[Vec<u8>], fields: &[&'static str], prefs: &[
     let path = std::env::temp_dir().join(format!("xlat-wire-{}-{name}.pcap", std::process::id()));
     std::fs::write(&path, pcap::file_of(frames)).expect("write pcap");
     let mut cmd = Command::new("tshark");
-    cmd.args(["-n", "-r"])
-        .arg(&path)
-        .args(["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]);
+    // The UDP payload is test data whatever the port (a port such as 4341, LISP data, would
+    // have it dissected as a packet of its own).
+    cmd.args(["-n", "-r"]).arg(&path).args(["-d", "udp.port==0-65535,data"]).args([
+        "-T",
+        "fields",
+        "-E",
+        "separator=/t",
+        "-E",
+        "occurrence=a",
+        "-E",
+        "aggregator=,",
+    ]);
     for p in prefs {
         cmd.args(["-o", p]);
     }
