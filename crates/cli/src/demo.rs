@@ -23,21 +23,12 @@ use xlat_results::BenchResult;
 use crate::args::parse_rate;
 use crate::{interrupt, procedures};
 
-/// The procedures the demo runs, parsed from the command lines it shows: the argument structs
-/// of `xlatperf`'s own subcommands, so that a line runs as shown when typed.
+/// A step's command line parsed as `xlatperf`'s own subcommand `A` parses it, so that a line
+/// runs as shown when typed.
 #[derive(clap::Parser)]
-#[command(name = "xlatperf")]
-struct Shown {
-    #[command(subcommand)]
-    cmd: Cmd,
-}
-
-#[derive(clap::Subcommand)]
-enum Cmd {
-    Throughput(procedures::ThroughputArgs),
-    Latency(procedures::LatencyArgs),
-    ConnRate(procedures::ConnRateArgs),
-    TeardownRate(procedures::TeardownArgs),
+struct Shown<A: Args> {
+    #[command(flatten)]
+    args: A,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -81,25 +72,25 @@ impl Drop for LabGuard {
     }
 }
 
-fn parse(argv: &[String]) -> Result<Cmd> {
-    Ok(Shown::try_parse_from(argv)?.cmd)
-}
-
-fn show(argv: &[String]) {
-    eprintln!("\n$ {}", argv.join(" "));
-}
-
-/// One step's command line: `words` with `--timeout 500 --retries 2` (and `--verbose` when
-/// asked), shown, then parsed as the user would have typed it.
-fn command(words: &[&str], verbose: bool) -> Result<(Vec<String>, Cmd)> {
-    let mut argv = strings(words);
+/// One step: the command `xlatperf <command> <words>` with `--timeout 500 --retries 2` (and
+/// `--verbose` when asked), shown, parsed as the user would have typed it and run by the
+/// command's own function `run`.
+fn step<A: Args + clap::FromArgMatches, T>(
+    command: &str,
+    words: &[&str],
+    verbose: bool,
+    run: impl FnOnce(&A, &[String]) -> Result<Vec<SizeResult<T>>>,
+) -> Result<Vec<SizeResult<T>>> {
+    let mut argv = strings(&["xlatperf", command]);
+    argv.extend(strings(words));
     argv.extend(strings(&["--timeout", "500", "--retries", "2"]));
     if verbose {
         argv.push("--verbose".into());
     }
-    show(&argv);
-    let cmd = parse(&argv)?;
-    Ok((argv, cmd))
+    eprintln!("\n$ {}", argv.join(" "));
+    // The subcommand's name stands where clap expects the program's.
+    let a = Shown::<A>::try_parse_from(&argv[1..])?.args;
+    run(&a, &argv)
 }
 
 /// Print a step's results; stop there after a Ctrl-C.
@@ -166,31 +157,16 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     let topology = chosen(a, &stateless, why)?;
     let (conf, _guard) = lab(topology, topology.summary(), a.keep)?;
 
-    eprintln!("\n== 1. throughput (RFC 2544 26.1, RFC 8219 7.1): binary search with 2 s trials, then a 10 s confirmation");
+    eprintln!("\n== 1. throughput (RFC 2544 26.1, RFC 8219 7.1): binary search with 2 s trials, then a 5 s confirmation");
     // On a small machine the tester may not keep up with --max-rate: the search then treats the
     // rates it cannot send as upper bounds (tester-bound, not failures) and goes on below them.
     let max = a.max_rate.to_string();
-    let (argv, cmd) = command(
-        &[
-            "xlatperf",
-            "throughput",
-            "-c",
-            &conf,
-            "--short",
-            "2",
-            "--duration",
-            "10",
-            "--max-rate",
-            &max,
-            "--error",
-            "1%",
-        ],
+    let tp = shown(step(
+        "throughput",
+        &["-c", &conf, "--short", "2", "--duration", "5", "--max-rate", &max, "--error", "2%"],
         a.verbose,
-    )?;
-    let Cmd::Throughput(t) = cmd else {
-        bail!("internal: not a throughput command")
-    };
-    let tp = shown(procedures::throughput(&t, &argv)?)?;
+        procedures::throughput,
+    )?)?;
     let run = tp.first().and_then(|r| r.result.runs.first());
     let throughput = run.map_or(0, |r| r.throughput);
     let tester_bound = run.and_then(|r| r.bounded_by_tester.then_some(r.tester_bound).flatten());
@@ -219,10 +195,9 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     // 2,000 tags: RFC 8219's 500 remain even when the tester's pauses leave tags out.
     eprintln!("\n== 2. latency (RFC 8219 7.2) at the throughput: one 20 s trial, 2,000 tagged frames after 5 s");
     let rate = throughput.to_string();
-    let (argv, cmd) = command(
+    let latency = step(
+        "latency",
         &[
-            "xlatperf",
-            "latency",
             "-c",
             &conf,
             "--rate",
@@ -237,11 +212,9 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             "1",
         ],
         a.verbose,
-    )?;
-    let Cmd::Latency(l) = cmd else {
-        bail!("internal: not a latency command")
-    };
-    let latency = procedures::latency(&l, &argv).and_then(shown);
+        procedures::latency,
+    )
+    .and_then(shown);
     let header = format!(
         "\n== xlatperf demo: results ({topology}, frame size {}, bidirectional)",
         tp[0].frame_size
@@ -292,10 +265,9 @@ fn stateful(a: &DemoArgs) -> Result<()> {
         "\n== 1. maximum connection establishment rate (RFC 9693 4.4): binary search on phase 1's rate, {DEMO_CONNECTIONS} \
          connections per step, each step validated (the Responder sends to every connection, all must come back)"
     );
-    let (argv, cmd) = command(
+    let cr = shown(step(
+        "conn-rate",
         &[
-            "xlatperf",
-            "conn-rate",
             "-c",
             &conf,
             "--connections",
@@ -307,11 +279,8 @@ fn stateful(a: &DemoArgs) -> Result<()> {
             "--validate",
         ],
         a.verbose,
-    )?;
-    let Cmd::ConnRate(c) = cmd else {
-        bail!("internal: not a conn-rate command")
-    };
-    let cr = shown(procedures::conn_rate(&c, &argv)?)?;
+        procedures::conn_rate,
+    )?)?;
     let run = cr.first().and_then(|r| r.result.runs.first());
     let Some(conn_rate) = run.and_then(|r| r.rate) else {
         bail!("no rate established every connection: nothing to load the DUT's table with");
@@ -324,10 +293,9 @@ fn stateful(a: &DemoArgs) -> Result<()> {
         "\n== 2. throughput with a stateful DUT (RFC 9693 4.3): every step empties the DUT's table, opens {DEMO_CONNECTIONS} \
          connections (phase 1 at {safe}/s) and searches with 2 s trials, then a 5 s confirmation"
     );
-    let (argv, cmd) = command(
+    let tp = shown(step(
+        "throughput",
         &[
-            "xlatperf",
-            "throughput",
             "-c",
             &conf,
             "--short",
@@ -344,31 +312,17 @@ fn stateful(a: &DemoArgs) -> Result<()> {
             &safe,
         ],
         a.verbose,
-    )?;
-    let Cmd::Throughput(t) = cmd else {
-        bail!("internal: not a throughput command")
-    };
-    let tp = shown(procedures::throughput(&t, &argv)?)?;
+        procedures::throughput,
+    )?)?;
     let tp_run = tp.first().and_then(|r| r.result.runs.first());
 
     eprintln!("\n== 3. connection tear-down rate (RFC 9693 4.6): load {DEMO_CONNECTIONS} connections, time the DUT's delete-all on the full and on the empty table");
-    let (argv, cmd) = command(
-        &[
-            "xlatperf",
-            "teardown-rate",
-            "-c",
-            &conf,
-            "--connections",
-            DEMO_CONNECTIONS,
-            "--rate",
-            &safe,
-        ],
+    let td = shown(step(
+        "teardown-rate",
+        &["-c", &conf, "--connections", DEMO_CONNECTIONS, "--rate", &safe],
         a.verbose,
-    )?;
-    let Cmd::TeardownRate(d) = cmd else {
-        bail!("internal: not a teardown-rate command")
-    };
-    let td = shown(procedures::teardown(&d, &argv)?)?;
+        procedures::teardown,
+    )?)?;
 
     println!(
         "\n== xlatperf demo --stateful: results ({topology}, {} connections)",
