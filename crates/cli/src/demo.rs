@@ -236,6 +236,22 @@ pub fn run(a: &DemoArgs) -> Result<()> {
                 results.push(format!("{name} latency: typical {}, worst case {}", sum.typical, sum.worst_case));
             }
         }
+        let lost: u64 = run
+            .runs
+            .iter()
+            .flat_map(|r| [&r.forward, &r.reverse])
+            .flatten()
+            .map(|x| x.lost)
+            .sum();
+        if lost > 0 {
+            // RFC 8219: a lost tag's delay is infinite, so the worst case may be too.
+            results.push(format!(
+                "({} tags lost, each counted as an infinite delay: the DUT lost frames at {} frames/s over the 20 s \
+                 trial, which the search's shorter trials did not show)",
+                group(lost),
+                group(throughput)
+            ));
+        }
     }
     println!("{header}");
     for line in &results {
