@@ -6,7 +6,7 @@
 //! | `main` | the subcommands, `run` (one function per command), the `trial` command |
 //! | [`args`] | the options every procedure shares and the parsers of their values |
 //! | [`procedure_args`] | the options of each procedure command |
-//! | [`procedures`] | the procedure commands: options into bench configurations, `CliRunner` (the `TrialRunner` the procedures drive: Ctrl-C between trials, phase 1 in every stateful trial), repetitions per frame size, writing the outputs |
+//! | [`procedures`] | the procedure commands: options into the procedures' configurations (`Prepared::trial`: phase 1 and the lag bound in every trial), `CliRunner` (the `TrialRunner` the procedures drive: Ctrl-C between trials), repetitions per frame size, writing the outputs |
 //! | [`runner`] | opening the configured backend as a `Box<dyn TrialRunner>`, DUT commands around each trial (`Hooks`) |
 //! | [`output`] | where output goes: `--json FILE` or `-`, atomic files, SVG/PNG plots |
 //! | [`progress`] | the progress display on standard error |
