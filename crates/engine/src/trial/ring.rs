@@ -16,6 +16,12 @@ pub(super) const TAG_CATCH_UP: u64 = 1 << 63;
 pub(super) const TAG_SHIFT: u32 = 56;
 pub(super) const SEQ_MASK: u64 = (1 << TAG_SHIFT) - 1;
 
+/// A latency tag's transmit stamp taken at `tsc` (`catch_up`: sent inside a catch-up window).
+#[inline]
+pub(super) fn tag_stamp(tsc: u64, catch_up: bool) -> u64 {
+    tsc | (u64::from(catch_up) * TAG_CATCH_UP)
+}
+
 /// A transmit stamp entry for frame `seq` sent at `tsc` (`catch_up`: inside a catch-up window).
 #[inline]
 pub(super) fn ts_entry(seq: u64, tsc: u64, catch_up: bool) -> u64 {

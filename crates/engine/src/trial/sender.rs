@@ -6,7 +6,7 @@
 use super::catch_up::{Meter, Pace, Windows};
 use super::error::Res;
 use super::phase::{dir_index, TrialPlan};
-use super::ring::{ts_entry, SEQ_MASK, TAG_CATCH_UP, TS_RING};
+use super::ring::{tag_stamp, ts_entry, SEQ_MASK, TS_RING};
 use super::schedule::{Schedule, TagPlan};
 use super::split::Split;
 use crate::clock::{Clock, RealtimeMap};
@@ -260,14 +260,13 @@ impl<T: TxQueue> Sender<'_, T> {
     #[inline]
     fn send_user_stamped(&mut self, clock: &Clock, now: u64, seq0: u64, k: usize, caught: bool) -> Res<u64> {
         let (tag, tags, tx_ts, frame_ts, skew) = (self.tag, self.tags, self.tx_ts, self.frame_ts, &mut self.skew);
-        let flag = if caught { TAG_CATCH_UP } else { 0 };
         let frames = self.stream.burst_tagged(seq0, k, tag, &mut self.scratch);
         let n = self.tx.tx_burst_cookie(k, |i, buf, cookie| {
             let seq = seq0 + i as u64;
             let len = frames.write(i, tag | seq, buf, cookie);
             let t = clock.now();
             if let Some(j) = tags.and_then(|p| p.index(seq)) {
-                tx_ts[j].store(t | flag, Ordering::Relaxed);
+                tx_ts[j].store(tag_stamp(t, caught), Ordering::Relaxed);
             }
             if !frame_ts.is_empty() {
                 frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t, caught), Ordering::Release);
@@ -301,7 +300,7 @@ impl<T: TxQueue> Sender<'_, T> {
             let tagged = tags.and_then(|p| p.index(seq));
             let caught = windows.contains(seq);
             if let Some(j) = tagged {
-                tx_ts[j].store(if caught { t | TAG_CATCH_UP } else { t }, Ordering::Relaxed);
+                tx_ts[j].store(tag_stamp(t, caught), Ordering::Relaxed);
             }
             if !frame_ts.is_empty() {
                 frame_ts[seq as usize % TS_RING].store(ts_entry(seq, t, caught), Ordering::Release);
