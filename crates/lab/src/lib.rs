@@ -10,11 +10,16 @@
 //! | `setup` | building a topology ([`up`]) and tearing everything down ([`down`]) |
 //! | `status` | what of the lab exists now ([`status()`]) |
 //! | `state` | the state file `/run/xlatperf/lab.json` and where the files go |
-//! | `tayga` | TAYGA's configurations, starting and stopping the daemons (siit, nat64, xlat464's two) |
-//! | `aftr` | dslite's AFTR: the tc programs that decapsulate and encapsulate IPv4-in-IPv6 |
-//! | `lwaftr` | lw4o6's lwAFTR: the same encapsulation, checked against a binding table (a BPF hash map) |
-//! | `mapbr` | mape's BR: the same encapsulation, every CE's address computed by the mapping rule |
-//! | `maptbr` | mapt's BR: IPv6 <-> IPv4 translated in place by the mapping rule and the DMR prefix |
+//! | `duts` | one module per kind of DUT (its build, its stop at `down`, its checks, its files), behind one trait |
+//! | `duts::kernel` | Linux forwarding: nothing beyond the cabling |
+//! | `duts::masquerade` | nftables masquerade and the connection tracking sized for it (nat44, nat66; nat64's and dslite's NAT) |
+//! | `duts::tayga` | TAYGA's configurations, starting and stopping the daemons (siit, nat64, xlat464's two) |
+//! | `duts::aftr` | dslite's AFTR: the tc programs that decapsulate and encapsulate IPv4-in-IPv6 |
+//! | `duts::lwaftr` | lw4o6's lwAFTR: the same encapsulation, checked against a binding table (a BPF hash map) |
+//! | `duts::mapbr` | mape's BR: the same encapsulation, every CE's address computed by the mapping rule |
+//! | `duts::maptbr` | mapt's BR: IPv6 <-> IPv4 translated in place by the mapping rule and the DMR prefix |
+//! | `duts::testpmd` | dpdk-fwd's DUT: dpdk-testpmd, its command line, starting and finding it |
+//! | `globals` | host-wide sysctls the lab changes, saved in the state file and restored by `down` |
 //! | `cmd` | running `ip`, `nft`, `sysctl` and `tayga` as argument vectors |
 //! | `error` | [`LabError`] |
 //!
@@ -78,14 +83,11 @@
 // One exception, in cmd.rs: the child's descriptors marked close-on-exec before a tool starts.
 #![deny(unsafe_code)]
 
-mod aftr;
 mod cmd;
-mod dpdk_dut;
 mod dut;
+mod duts;
 mod error;
-mod lwaftr;
-mod mapbr;
-mod maptbr;
+mod globals;
 mod names;
 mod placement;
 mod process;
@@ -95,22 +97,21 @@ mod siitperf;
 mod state;
 mod status;
 mod steer;
-mod tayga;
-mod testpmd;
 mod topologies;
 mod topology;
 
 use cmd::require_root;
 pub use cmd::{have_tool, is_root};
 pub use dut::{dut_exec, dut_neighbours, set_forwarding};
+pub use duts::lwaftr::{binding as lw4o6_binding, port_set as lw4o6_port_set};
+pub use duts::testpmd::DPDK_FWD_MAX_SEND_LAG_FRAMES;
 pub use error::LabError;
-pub use lwaftr::{binding as lw4o6_binding, port_set as lw4o6_port_set};
+pub use names::TESTPMD_LOG;
 pub use placement::{cpu_mask, online_cpus, parse_cpu_mask, Placement};
 pub use report::{DownReport, LabInfo, UpOptions, CONNTRACK_LIMIT, MAX_QUEUES};
 pub use siitperf::script_notes as siitperf_script_notes;
 pub use state::{config_path, LabState, SavedSysctl, RUN_DIR, STATE_FILE};
 pub use status::{ConntrackStatus, LinkStatus, PlacedPart, Status};
-pub use testpmd::{DPDK_FWD_MAX_SEND_LAG_FRAMES, TESTPMD_LOG};
 pub use topology::{
     config, config_toml, config_toml_for, map_rule, map_tester_ce, Declaration, Dut, StatefulLab, Topology, ALIASES, CLAT_IPV4_ROUTE,
     CLAT_LEFT, CLAT_MAP_IPV4, CLAT_MAP_IPV6, CLAT_NS, CLAT_PREFIX, CLAT_RIGHT, CLAT_RIGHT_IPV6, CONNTRACK_BUCKETS, CONNTRACK_MAX,
@@ -124,11 +125,9 @@ pub use topology::{
 
 fn require_tools(t: Topology) -> Result<(), LabError> {
     let mut tools = vec!["ip", "nft", "sysctl", "kill"];
-    if t.uses_tayga() {
+    tools.extend(t.dut().kind().tools());
+    if t.has_clat() {
         tools.push("tayga");
-    }
-    if t.dut().dpdk() {
-        tools.push(testpmd::TESTPMD);
     }
     for tool in tools {
         if !cmd::have_tool(tool) {
@@ -164,19 +163,7 @@ pub fn up(t: Topology, opts: &UpOptions) -> Result<LabInfo, LabError> {
             }
         }
     }
-    if t.dut().dpdk() {
-        if let Some(b) = opts.backend.filter(|b| *b != xlat_config::Backend::Dpdk) {
-            return Err(LabError::InvalidInput(format!(
-                "{t}: the tester's ports are DPDK virtio-user ports; backend {} cannot open them",
-                b.name()
-            )));
-        }
-        if opts.no_steering {
-            return Err(LabError::InvalidInput(format!(
-                "{t}: --no-steering is for the kernel DUTs; testpmd polls its own CPU whatever the steering"
-            )));
-        }
-    }
+    t.dut().kind().check(t, opts)?;
     if let Some(q) = opts.queues {
         if !(1..=MAX_QUEUES).contains(&q) {
             return Err(LabError::InvalidInput(format!("{q} queues per port: allowed 1-{MAX_QUEUES}")));

@@ -209,9 +209,26 @@ pub const STATEFUL_COUNT: &str = "ip netns exec xlat-dut conntrack -C";
 /// 250 per direction keep the burst within half of it and any loss the DUT's own (docs/lab.md).
 pub const LAB_MAX_SEND_LAG_FRAMES: u64 = 250;
 
+/// dpdk-fwd's DUT (duts/testpmd.rs): its output (EAL's messages, the port statistics every
+/// `STATS_PERIOD_S` seconds).
+pub const TESTPMD_LOG: &str = "/run/xlatperf/testpmd.log";
+/// dpdk-fwd: the vhost-user sockets of the left and right ports (testpmd listens, the tester
+/// connects).
+pub const LEFT_SOCKET: &str = "/run/xlatperf/xlat-vl.sock";
+pub const RIGHT_SOCKET: &str = "/run/xlatperf/xlat-vr.sock";
+/// dpdk-fwd: the DUT's MACs: net_vhost gives port k the MAC 56:48:4f:53:54:0k ("VHOST", k),
+/// and testpmd has the left port first.
+pub const DUT_LEFT_MAC: &str = "56:48:4f:53:54:00";
+pub const DUT_RIGHT_MAC: &str = "56:48:4f:53:54:01";
+
 /// How long the lab's reset command (`[dut] reset`, RFC 6201) keeps the DUT from forwarding,
 /// seconds: the reset time `xlatperf reset` must find.
 pub const RESET_S: f64 = 0.5;
+
+/// An address constant of this file (prefix length allowed) as an IPv6 address.
+pub(crate) fn v6(a: &str) -> Option<std::net::Ipv6Addr> {
+    addr(a).parse().ok()
+}
 
 /// Strip the prefix length: "198.18.0.1/24" -> "198.18.0.1".
 pub(crate) fn addr(with_len: &str) -> &str {

@@ -1,6 +1,6 @@
 //! What `lab up` takes and what `up` and `down` report.
 
-use crate::topology::Topology;
+use crate::topologies::Topology;
 use std::fmt;
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;
-use crate::topology::Topology;
+use crate::topologies::Topology;
 
 /// Directory of the state file, the written test configuration and TAYGA's files.
 pub const RUN_DIR: &str = "/run/xlatperf";

@@ -360,7 +360,7 @@ impl fmt::Display for Status {
                 f,
                 "dpdk-testpmd: pid {pid} {} (its port statistics: {})",
                 if alive { "running" } else { "NOT running" },
-                crate::testpmd::TESTPMD_LOG
+                TESTPMD_LOG
             )?;
         }
         if let Some(p) = self.state.as_ref().and_then(|s| s.placement.as_ref()) {

@@ -5,8 +5,9 @@
 //! steering and the demo follow these declarations; none of them branches on a topology's name.
 //!
 //! A new topology whose DUT is one of [`Dut`]'s is one more declaration here (and its name in
-//! [`Topology::ALL`]), its tests, and docs/lab.md. A new kind of DUT is a new [`Dut`] and what
-//! builds it in setup.rs.
+//! [`Topology::ALL`]), its tests, and docs/lab.md. A new kind of DUT is a new [`Dut`] with its
+//! properties here and its module in `duts/` (what builds it, stops it and checks for it,
+//! with its arm in `Dut::kind`).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -333,11 +334,7 @@ impl Topology {
             format!(
                 "DUT: dpdk-testpmd (DPDK) forwarding in MAC mode between vhost-user ports {} (left, MAC {}) and {} (right, MAC {}),\n\
                  on hugepages, polling its CPU (its load is 100 % whatever it forwards); its log: {}",
-                crate::testpmd::LEFT_SOCKET,
-                crate::testpmd::DUT_LEFT_MAC,
-                crate::testpmd::RIGHT_SOCKET,
-                crate::testpmd::DUT_RIGHT_MAC,
-                crate::testpmd::TESTPMD_LOG
+                LEFT_SOCKET, DUT_LEFT_MAC, RIGHT_SOCKET, DUT_RIGHT_MAC, TESTPMD_LOG
             )
         },
     });

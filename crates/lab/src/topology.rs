@@ -8,7 +8,7 @@ use std::str::FromStr;
 use xlat_config::{
     to_toml_with_comment, Backend, Cpus, DutHooks, Source, SourceKind, StatefulTrial, TestConfig, TesterConfig, TrialDefaults,
 };
-use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, SideMap, SideTunnel, Stateful, StatefulSpec, Variation};
+use xlat_traffic::{IpVersion, PortField, PortSpec, Setup, Side, SideTunnel, Stateful, StatefulSpec, Variation};
 
 use crate::error::LabError;
 pub use crate::names::*;
@@ -41,20 +41,20 @@ pub fn reset_command(t: Topology) -> String {
 /// them; the written files use the name).
 pub const ALIASES: [(&str, &str); 4] = [("map-e", "mape"), ("map-t", "mapt"), ("ds-lite", "dslite"), ("464xlat", "xlat464")];
 
-/// The tester's IPv6 end where the DUT's left is IPv6 only: B4 2001:2::2 (dslite, lw4o6), or
-/// the CE the mapping rule gives the tester's address and PSID (mape, mapt). The written
-/// configuration's tunnel starts there (or, mapt, its translated packets), and the DUT routes
-/// the B4s' (CEs') IPv4 addresses to it.
-pub(crate) fn tester_ipv6_end(t: Topology) -> Option<Ipv6Addr> {
-    if t.dut().map_rule() {
-        map_tester_ce()
-    } else {
-        v6(TESTER_LEFT_IPV6)
-    }
-}
-
 /// What each topology is, derived from its [`Declaration`](crate::topologies::Declaration).
 impl Topology {
+    /// The tester's IPv6 end where the DUT's left is IPv6 only: B4 2001:2::2 (dslite, lw4o6), or
+    /// the CE the mapping rule gives the tester's address and PSID (mape, mapt). The written
+    /// configuration's tunnel starts there (or, mapt, its translated packets), and the DUT routes
+    /// the B4s' (CEs') IPv4 addresses to it.
+    pub(crate) fn tester_ipv6_end(self) -> Option<Ipv6Addr> {
+        if self.dut().map_rule() {
+            map_tester_ce()
+        } else {
+            v6(TESTER_LEFT_IPV6)
+        }
+    }
+
     /// The DUT in the DUT namespace.
     pub fn dut(self) -> Dut {
         self.declaration().dut
@@ -210,11 +210,6 @@ fn v4(a: &str) -> Option<Ipv4Addr> {
     addr(a).parse().ok()
 }
 
-/// An address constant of this file (prefix length allowed) as an IPv6 address.
-pub(crate) fn v6(a: &str) -> Option<Ipv6Addr> {
-    addr(a).parse().ok()
-}
-
 fn ip_version(v: u8) -> IpVersion {
     if v == 6 {
         IpVersion::V6
@@ -250,7 +245,7 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
     let d = t.declaration();
     left.ipv4_virt = d.left_ipv4_virt.and_then(v4);
     right.ipv6_virt = d.right_ipv6_virt.and_then(v6);
-    let end = tester_ipv6_end(t).unwrap_or(Ipv6Addr::UNSPECIFIED);
+    let end = t.tester_ipv6_end().unwrap_or(Ipv6Addr::UNSPECIFIED);
     if t.softwire() {
         // The left tester is B4 2001:2::2; its IPv4 address is inside the softwire, and the
         // AFTR's MAC is resolved by NDP.
@@ -263,20 +258,6 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
         // mapt: the left tester sends as its CE (the CE's own translation is the tester's frame).
         left.ipv6_real = Some(end);
     }
-    // lw4o6, mape, mapt: the left side is the lwB4s of the binding table or the rule's CEs,
-    // from the tester's own (one, unless `--set left.map.subscribers=N`), each frame at a
-    // pseudorandom port of its set (the lwAFTR and the BRs drop the others).
-    left.map = match t.dut() {
-        Dut::Lwaftr => lw4o6_rule().map(|rule| (rule, Some(LW4O6_TESTER_PSID))),
-        Dut::MapE | Dut::MapT => map_rule().map(|rule| (rule, None)),
-        _ => None,
-    }
-    .map(|(rule, binding_psid)| SideMap {
-        rule,
-        subscribers: 1,
-        ports: None,
-        binding_psid,
-    });
     if t.dut().left_ipv6_only() {
         left.dut_ipv4 = None;
     }
@@ -381,9 +362,8 @@ fn config_for(t: Topology, placement: Option<&Placement>) -> TestConfig {
             kind: SourceKind::Toml,
         },
     };
-    if t.dut().dpdk() {
-        crate::testpmd::tester_config(&mut cfg, placement);
-    }
+    // The DUT's own: the lwB4s or CEs of the left side, a DPDK tester's ports.
+    t.dut().kind().tester_config(t, &mut cfg, placement);
     cfg
 }
 
@@ -402,14 +382,7 @@ fn config_comment(t: Topology, placement: Option<&Placement>) -> String {
     }
     match placement {
         Some(p) => {
-            let dut = if t.dut().dpdk() {
-                "dpdk-testpmd (its lcores pinned by EAL)".to_string()
-            } else if t.uses_tayga() {
-                let who = if t.has_clat() { "both TAYGAs" } else { "TAYGA" };
-                format!("{who} and the kernel's packet processing of the DUT")
-            } else {
-                "the DUT's packet processing (the kernel's)".to_string()
-            };
+            let dut = t.dut().kind().on_dut_cpus(t);
             let (left, right) = p.tester_roles();
             let workers = if left == right {
                 format!("the tester's senders and receivers share CPU {left} in one thread")

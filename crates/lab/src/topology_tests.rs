@@ -55,14 +55,14 @@ fn the_dut_gets_cpus_of_its_own_in_every_topology() {
         // Every lab trial bounds the tester's catch-up bursts (docs/lab.md "The tester's stalls").
         // (dpdk-fwd's bound is half a virtio ring, testpmd.rs.)
         let bound = if t.dut().dpdk() {
-            crate::testpmd::DPDK_FWD_MAX_SEND_LAG_FRAMES
+            crate::duts::testpmd::DPDK_FWD_MAX_SEND_LAG_FRAMES
         } else {
             250
         };
         assert_eq!(cfg.tester.max_send_lag_frames, Some(bound), "{t}");
         // dpdk-fwd's tester fills its virtio receive rings (testpmd.rs); the others keep DPDK's
         // default.
-        let ring = t.dut().dpdk().then_some(crate::testpmd::VIRTIO_QUEUE_SIZE);
+        let ring = t.dut().dpdk().then_some(crate::duts::testpmd::VIRTIO_QUEUE_SIZE);
         assert_eq!((cfg.tester.rx_descriptors, cfg.tester.tx_descriptors), (ring, None), "{t}");
         let cfg = config_for(t, eight.as_ref());
         let ports = Cpus {
@@ -388,10 +388,10 @@ fn lw4o6_ports_are_the_testers_port_set() {
     assert_eq!("lw4o6".parse::<Topology>().unwrap(), Topology::LW4O6);
     let c = config(Topology::LW4O6);
     let t = c.setup.left.tunnel.expect("the left side is an lwB4");
-    let (v4, psid, b4) = crate::lwaftr::binding(0);
+    let (v4, psid, b4) = crate::duts::lwaftr::binding(0);
     assert_eq!((t.local, t.remote), (b4, DSLITE_AFTR.parse().unwrap()));
     assert_eq!(c.setup.left.ipv4_real, Some(v4));
-    assert_eq!(crate::lwaftr::port_set(psid), LW4O6_PORTS);
+    assert_eq!(crate::duts::lwaftr::port_set(psid), LW4O6_PORTS);
     let map = c.setup.left.map.expect("the lwB4s");
     assert_eq!((map.subscribers, map.ports, map.binding_psid), (1, None, Some(psid)));
     assert_eq!(
@@ -403,11 +403,11 @@ fn lw4o6_ports_are_the_testers_port_set() {
     let rule = map.rule;
     let own = rule.index(xlat_traffic::maprule::Ce { ipv4: v4, psid }).unwrap();
     for k in [0u32, 1, 62, 63, 5000, LW4O6_BINDINGS - 1] {
-        let (v4k, psid_k, b4k) = crate::lwaftr::binding(k);
+        let (v4k, psid_k, b4k) = crate::duts::lwaftr::binding(k);
         let ce = rule.ce(own + u64::from(k)).unwrap();
         assert_eq!((ce.ipv4, ce.psid), (v4k, psid_k), "binding {k}");
         assert_eq!(u128::from(b4k) - u128::from(b4), u128::from(k));
-        let (lo, hi) = crate::lwaftr::port_set(psid_k);
+        let (lo, hi) = crate::duts::lwaftr::port_set(psid_k);
         let n = rule.ports_per_set() - 1;
         assert_eq!((rule.port(psid_k, 0), rule.port(psid_k, n)), (Some(lo), Some(hi)), "binding {k}");
     }

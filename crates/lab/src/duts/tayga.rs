@@ -5,11 +5,71 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::kind::{Down, DutKind};
 use crate::cmd::{ip_in, run, run_in, run_with_input};
 use crate::error::LabError;
+use crate::names::*;
 use crate::process::process_is;
+use crate::report::UpOptions;
 use crate::state::{self, LabState, CLAT_TAYGA_CONF, CLAT_TAYGA_PIDFILE, TAYGA_CONF, TAYGA_PIDFILE};
-use crate::topology::*;
+use crate::topologies::{Dut, Topology};
+
+/// siit's DUT (a static map) and nat64's and xlat464's PLAT (a dynamic pool that
+/// [`super::masquerade`] masquerades). It also stops xlat464's CLAT, which setup.rs starts.
+pub(crate) struct Tayga;
+
+impl DutKind for Tayga {
+    fn name(&self) -> &'static str {
+        "tayga"
+    }
+
+    fn tools(&self) -> &'static [&'static str] {
+        &["tayga"]
+    }
+
+    fn build(&self, t: Topology, st: &mut LabState, opts: &UpOptions) -> Result<(), LabError> {
+        start_dut(t, st)?;
+        if t.uses_nat() {
+            super::masquerade::start(t, st, opts, "")?;
+        }
+        Ok(())
+    }
+
+    /// The recorded pids (the DUT's and the CLAT's), and (after a crash before they were
+    /// recorded) any tayga in the DUT's or the CLAT's namespace.
+    fn stop(&self, down: &mut Down<'_>) {
+        let mut pids: Vec<u32> = down.state.iter().flat_map(|s| [s.tayga_pid, s.clat_pid]).flatten().collect();
+        for ns in [DUT_NS, CLAT_NS].into_iter().filter(|ns| down.namespaces.iter().any(|n| n == ns)) {
+            match run("ip", &["netns", "pids", ns]) {
+                Ok(out) => {
+                    for pid in out.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
+                        if pids.contains(&pid) {
+                            continue;
+                        }
+                        if process_is(pid, "tayga") {
+                            pids.push(pid);
+                        } else {
+                            down.report.notes.push(format!("process {pid} still runs in {ns}; left alone"));
+                        }
+                    }
+                }
+                Err(e) => down.failures.push(e.to_string()),
+            }
+        }
+        for pid in pids {
+            down.stop_process(pid, "tayga");
+        }
+    }
+
+    fn files(&self) -> &'static [&'static str] {
+        &[TAYGA_CONF, TAYGA_PIDFILE, CLAT_TAYGA_CONF, CLAT_TAYGA_PIDFILE]
+    }
+
+    fn on_dut_cpus(&self, t: Topology) -> String {
+        let who = if t.has_clat() { "both TAYGAs" } else { "TAYGA" };
+        format!("{who} and the kernel's packet processing of the DUT")
+    }
+}
 
 /// TAYGA's configuration in the DUT namespace: siit's static map, or the dynamic pool of nat64
 /// and of xlat464's PLAT.
@@ -50,7 +110,7 @@ pub(crate) fn checksum_repair() -> String {
 
 /// Start the DUT's TAYGA (siit, nat64, xlat464's PLAT) in the DUT namespace, routing its
 /// addresses into its TUN device; its pid goes into `st`.
-pub(crate) fn start_dut(t: Topology, st: &mut LabState) -> Result<(), LabError> {
+fn start_dut(t: Topology, st: &mut LabState) -> Result<(), LabError> {
     let pool = if t.dut() == Dut::TaygaStatic { SIIT_MAP_IPV4 } else { NAT64_POOL };
     let routes = [("-4", TAYGA_IPV4_ROUTE), ("-4", pool), ("-6", NAT64_PREFIX)];
     let files = (TAYGA_CONF, TAYGA_PIDFILE);

@@ -1,5 +1,5 @@
 //! mapt's border relay (RFC 7599): stateless translation between the CEs' IPv6 and the IPv4
-//! side, by the mapping rule ([`MapRule`], computed in eBPF as mape's BR does, [`crate::mapbr`])
+//! side, by the mapping rule ([`MapRule`], computed in eBPF as mape's BR does, [`super::mapbr`])
 //! and the Default Mapping Rule's /96 prefix (RFC 6052), as two tc programs (tcx) on the DUT's
 //! left interface that change the packet's protocol in place (`bpf_skb_change_proto`):
 //!
@@ -29,10 +29,35 @@ use xlat_bpf::{
 };
 use xlat_traffic::maprule::MapRule;
 
-use crate::aftr::{attach_pair, headers, store_bytes, verdicts, words};
+use super::aftr::{attach_pair, headers, store_bytes, verdicts, words};
+use super::kind::DutKind;
+use super::mapbr::{address_and_port, ce_address, ipv4_to_a_ce, source_is_the_ce};
 use crate::error::LabError;
-use crate::mapbr::{address_and_port, ce_address, ipv4_to_a_ce, source_is_the_ce};
-use crate::topology::{map_rule, v6, MAPT_DMR};
+use crate::names::{map_rule, v6, MAPT_DMR};
+use crate::placement::Placement;
+use crate::report::UpOptions;
+use crate::state::LabState;
+use crate::topologies::Topology;
+use xlat_config::TestConfig;
+
+/// mapt's DUT.
+pub(crate) struct MaptBr;
+
+impl DutKind for MaptBr {
+    fn name(&self) -> &'static str {
+        "maptbr"
+    }
+
+    fn build(&self, t: Topology, _st: &mut LabState, _opts: &UpOptions) -> Result<(), LabError> {
+        attach()?;
+        super::kind::route_to_the_ces()?;
+        super::kind::route_to_the_b4s(t)
+    }
+
+    fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, _placement: Option<&Placement>) {
+        super::kind::tester_maps(cfg, map_rule(), None);
+    }
+}
 
 /// IPv4's "don't fragment" above this many bytes (RFC 7915 section 5.1).
 const DF_ABOVE: i32 = 1260;
@@ -223,7 +248,7 @@ fn change_proto(a: &mut Asm, proto: u16, header: i32, len: i32) {
 }
 
 /// Load both programs for the lab's rule and DMR and attach them to the DUT's left interface.
-pub(crate) fn attach() -> Result<(), LabError> {
+fn attach() -> Result<(), LabError> {
     let bad = |what: &str| LabError::InvalidInput(format!("mapt's {what} (lab names.rs) is not usable"));
     let rule = map_rule().ok_or_else(|| bad("mapping rule"))?;
     let dmr = v6(MAPT_DMR).ok_or_else(|| bad("Default Mapping Rule prefix"))?;
@@ -242,7 +267,7 @@ mod tests {
     /// verdicts, compare or store the prefix's words, and change the protocol.
     #[test]
     fn programs_carry_the_rule_and_the_prefix() {
-        let rule = crate::mapbr::tests::example_rule();
+        let rule = super::super::mapbr::tests::example_rule();
         let dmr: Ipv6Addr = "64:ff9b::".parse().unwrap();
         let first = words(dmr)[0];
         let (i, o) = (to_ipv4_program(dmr, &rule).unwrap(), to_ipv6_program(dmr, &rule).unwrap());

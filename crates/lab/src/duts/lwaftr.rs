@@ -1,6 +1,6 @@
 //! lw4o6's lwAFTR (RFC 7596): the softwire end on the DUT's left interface, stateless, with a
 //! binding table of (IPv4 address, port set) -> lwB4 in a BPF hash map, as two tc programs
-//! (tcx) that share [`crate::aftr`]'s encapsulation and decapsulation.
+//! (tcx) that share [`super::aftr`]'s encapsulation and decapsulation.
 //!
 //! - ingress: an IPv4-in-IPv6 packet to the lwAFTR is decapsulated only when the binding of
 //!   its inner source (IPv4 address and the port set of its source port) names the packet's
@@ -21,12 +21,34 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use xlat_bpf::{half, Alu, Asm, Cond, Insn, Size, BPF_FUNC_MAP_LOOKUP_ELEM, BPF_MAP_TYPE_HASH, FP, R0, R1, R2, R4, R5, R6, R9};
 
-use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
+use super::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
+use super::kind::DutKind;
 use crate::error::LabError;
-use crate::topology::{
-    lw4o6_rule, v6, DSLITE_AFTR, LW4O6_BINDINGS, LW4O6_PSID_BITS, LW4O6_TESTER_PSID, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6,
-};
+use crate::names::{lw4o6_rule, v6, DSLITE_AFTR, LW4O6_BINDINGS, LW4O6_PSID_BITS, LW4O6_TESTER_PSID, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6};
+use crate::placement::Placement;
+use crate::report::UpOptions;
+use crate::state::LabState;
+use crate::topologies::Topology;
+use xlat_config::TestConfig;
 use xlat_traffic::maprule::Ce;
+
+/// lw4o6's DUT.
+pub(crate) struct Lwaftr;
+
+impl DutKind for Lwaftr {
+    fn name(&self) -> &'static str {
+        "lwaftr"
+    }
+
+    fn build(&self, t: Topology, _st: &mut LabState, _opts: &UpOptions) -> Result<(), LabError> {
+        attach()?;
+        super::kind::route_to_the_b4s(t)
+    }
+
+    fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, _placement: Option<&Placement>) {
+        super::kind::tester_maps(cfg, lw4o6_rule(), Some(LW4O6_TESTER_PSID));
+    }
+}
 
 /// Bytes of a binding table key: the IPv4 address as in the packet, then the PSID as a
 /// host-order u32 (as the program stores them at fp-8).
@@ -135,7 +157,7 @@ fn table() -> xlat_bpf::Result<OwnedFd> {
 
 /// Fill the binding table, load both programs and attach them to the DUT's left interface (in
 /// the DUT's namespace): the programs hold the table, and all go when the namespace goes.
-pub(crate) fn attach() -> Result<(), LabError> {
+fn attach() -> Result<(), LabError> {
     let aftr = addr(DSLITE_AFTR);
     attach_pair(move || {
         let map = table()?;

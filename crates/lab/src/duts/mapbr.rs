@@ -1,6 +1,6 @@
 //! mape's border relay (RFC 7597): the softwire end on the DUT's left interface, stateless and
 //! without a table: every CE's address follows from the mapping rule ([`MapRule`]), so the two
-//! tc programs (tcx, sharing [`crate::aftr`]'s encapsulation and decapsulation) compute it from
+//! tc programs (tcx, sharing [`super::aftr`]'s encapsulation and decapsulation) compute it from
 //! the packet, in eBPF, with the rule's figures as constants.
 //!
 //! - ingress: an IPv4-in-IPv6 packet to the BR is decapsulated only when its outer source is the
@@ -21,9 +21,34 @@ use std::net::Ipv6Addr;
 use xlat_bpf::{half, Alu, Asm, Cond, Insn, Size, FP, R0, R1, R2, R4, R5, R6, R7, R8};
 use xlat_traffic::maprule::MapRule;
 
-use crate::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
+use super::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
+use super::kind::DutKind;
 use crate::error::LabError;
-use crate::topology::{map_rule, DSLITE_AFTR};
+use crate::names::{map_rule, DSLITE_AFTR};
+use crate::placement::Placement;
+use crate::report::UpOptions;
+use crate::state::LabState;
+use crate::topologies::Topology;
+use xlat_config::TestConfig;
+
+/// mape's DUT.
+pub(crate) struct MapBr;
+
+impl DutKind for MapBr {
+    fn name(&self) -> &'static str {
+        "mapbr"
+    }
+
+    fn build(&self, t: Topology, _st: &mut LabState, _opts: &UpOptions) -> Result<(), LabError> {
+        attach()?;
+        super::kind::route_to_the_ces()?;
+        super::kind::route_to_the_b4s(t)
+    }
+
+    fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, _placement: Option<&Placement>) {
+        super::kind::tester_maps(cfg, map_rule(), None);
+    }
+}
 
 /// The rule's CE address for the IPv4 address in r4 and the port in r5 (both numbers, in host
 /// order): its high half to r7, its low half to r8 (numbers: the first address byte is the
@@ -133,7 +158,7 @@ pub(crate) fn ipv4_to_a_ce(a: &mut Asm, rule: &MapRule, len: i32) {
 }
 
 /// Load both programs for the lab's rule and attach them to the DUT's left interface.
-pub(crate) fn attach() -> Result<(), LabError> {
+fn attach() -> Result<(), LabError> {
     let rule = map_rule().ok_or_else(|| LabError::InvalidInput("mape's mapping rule (lab names.rs) is not a usable rule".into()))?;
     let br = addr(DSLITE_AFTR);
     let programs = [

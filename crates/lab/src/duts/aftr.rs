@@ -12,6 +12,8 @@
 //!   in the connection) gets an outer IPv6 header from the AFTR to that B4 (hop limit 64,
 //!   traffic class and flow label 0) and leaves as IPv6.
 //!
+//! The NAT44 is [`super::masquerade`]'s table with [`b4_chains`] in it.
+//!
 //! What it does not do (docs/lab.md): fragmentation or reassembly of the outer packet (the link
 //! MTU is raised instead), ICMPv6 errors about the tunnel, other next headers in the tunnel.
 
@@ -23,8 +25,42 @@ use xlat_bpf::{
     SKB_DATA, SKB_DATA_END, SKB_MARK, TC_ACT_OK, TC_ACT_SHOT,
 };
 
+use super::kind::DutKind;
 use crate::error::LabError;
-use crate::topology::{v6, DSLITE_AFTR, DSLITE_B4_PREFIX, DUT_LEFT, DUT_NS};
+use crate::names::{v6, DSLITE_AFTR, DSLITE_B4_PREFIX, DUT_LEFT, DUT_NS, DUT_RIGHT};
+use crate::report::UpOptions;
+use crate::state::LabState;
+use crate::topologies::Topology;
+
+/// dslite's DUT.
+pub(crate) struct Aftr;
+
+impl DutKind for Aftr {
+    fn name(&self) -> &'static str {
+        "aftr"
+    }
+
+    fn build(&self, t: Topology, st: &mut LabState, opts: &UpOptions) -> Result<(), LabError> {
+        super::masquerade::start(t, st, opts, &b4_chains())?;
+        attach()?;
+        super::kind::route_to_the_b4s(t)
+    }
+}
+
+/// The per-B4 NAT (RFC 6333 6.6): the AFTR's decapsulation marks each packet with its B4's
+/// identity; the mark chooses the connection-tracking zone of the original direction, so that
+/// B4s may use the same IPv4 addresses and ports, and is kept in the connection, so that a
+/// reply gets it back and the encapsulation knows its B4. nftables sets a zone from a map only
+/// (a mark is not an integer to it): the map holds every identity, 1 to 65535.
+fn b4_chains() -> String {
+    let elements: Vec<String> = (1..=u16::MAX).map(|i| format!("{i} : {i}")).collect();
+    format!(
+        "\tmap b4zone {{ typeof meta mark : ct zone; elements = {{ {} }} }}\n\
+         \tchain b4zone {{ type filter hook prerouting priority raw; policy accept; iifname \"{DUT_LEFT}\" ct original zone set meta mark map @b4zone; }}\n\
+         \tchain b4mark {{ type filter hook prerouting priority mangle; policy accept; iifname \"{DUT_LEFT}\" ct mark set meta mark; iifname \"{DUT_RIGHT}\" meta mark set ct mark; }}\n",
+        elements.join(", ")
+    )
+}
 
 /// Ethernet + IPv6 header: where the encapsulated IPv4 header starts.
 pub(crate) const OUTER: i32 = 14 + 40;
@@ -188,7 +224,7 @@ pub(crate) fn store_bytes(a: &mut Asm, offset: i32, from: i32, len: i32) {
 
 /// Load both programs and attach them to the DUT's left interface (in [`DUT_NS`]): they stay
 /// with the interface and go when the namespace goes.
-pub(crate) fn attach() -> Result<(), LabError> {
+fn attach() -> Result<(), LabError> {
     let (aftr, b4) = (addr(DSLITE_AFTR), addr(DSLITE_B4_PREFIX));
     let programs = [(decap_program(aftr)?, "xlat_aftr_in"), (encap_program(aftr, b4)?, "xlat_aftr_out")];
     attach_pair(move || Ok((programs, None)))

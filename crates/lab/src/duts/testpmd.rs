@@ -19,25 +19,104 @@
 //!
 //! testpmd polls: its CPU is busy all the time whatever it forwards, which every trial's DUT
 //! load then says (100 %).
+//!
+//! Started with its pid recorded before anything else can fail; `down` finds it by that pid,
+//! or after a crash as the testpmd serving the lab's socket.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use xlat_config::{Backend, TestConfig};
 
+use super::kind::{Down, DutKind};
+use crate::error::LabError;
+use crate::names::{DUT_LEFT_MAC, DUT_RIGHT_MAC, LEFT_SOCKET, RIGHT_SOCKET, TESTPMD_LOG};
 use crate::placement::Placement;
+use crate::process::process_is;
+use crate::report::UpOptions;
+use crate::state::{self, LabState, RUN_DIR};
+use crate::topologies::Topology;
+
+/// dpdk-fwd's DUT.
+pub(crate) struct Testpmd;
+
+impl DutKind for Testpmd {
+    fn name(&self) -> &'static str {
+        "testpmd"
+    }
+
+    fn tools(&self) -> &'static [&'static str] {
+        &[TESTPMD]
+    }
+
+    fn check(&self, t: Topology, opts: &UpOptions) -> Result<(), LabError> {
+        if let Some(b) = opts.backend.filter(|b| *b != Backend::Dpdk) {
+            return Err(LabError::InvalidInput(format!(
+                "{t}: the tester's ports are DPDK virtio-user ports; backend {} cannot open them",
+                b.name()
+            )));
+        }
+        if opts.no_steering {
+            return Err(LabError::InvalidInput(format!(
+                "{t}: --no-steering is for the kernel DUTs; testpmd polls its own CPU whatever the steering"
+            )));
+        }
+        Ok(())
+    }
+
+    /// No namespace, no veth: the DUT is a DPDK process on its CPUs, the tester's ports its
+    /// virtio-user peers (vhost-user).
+    fn cabled(&self) -> bool {
+        false
+    }
+
+    fn build(&self, t: Topology, st: &mut LabState, opts: &UpOptions) -> Result<(), LabError> {
+        let placement = st.placement.clone().ok_or_else(|| {
+            LabError::InvalidInput(format!(
+                "{t}: testpmd polls a CPU of its own and the tester needs another; this process may use one"
+            ))
+        })?;
+        start(st, &placement, opts.queues.unwrap_or(1))
+    }
+
+    /// The recorded pid, and (after a crash before it was recorded) any testpmd serving the
+    /// lab's vhost-user socket.
+    fn stop(&self, down: &mut Down<'_>) {
+        let mut pids: Vec<u32> = down.state.iter().filter_map(|s| s.dut_pid).collect();
+        for pid in strays() {
+            if !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        for pid in pids {
+            down.stop_process(pid, TESTPMD);
+        }
+    }
+
+    fn files(&self) -> &'static [&'static str] {
+        &[TESTPMD_LOG, LEFT_SOCKET, RIGHT_SOCKET]
+    }
+
+    fn tester_ports(&self) -> (&'static str, &'static str) {
+        (LEFT_VDEV, RIGHT_VDEV)
+    }
+
+    fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, placement: Option<&Placement>) {
+        tester_config(cfg, placement);
+    }
+
+    fn on_dut_cpus(&self, _t: Topology) -> String {
+        "dpdk-testpmd (its lcores pinned by EAL)".to_string()
+    }
+}
 
 /// The forwarder.
 pub const TESTPMD: &str = "dpdk-testpmd";
-/// Its output (EAL's messages, the port statistics every [`STATS_PERIOD_S`] seconds).
-pub const TESTPMD_LOG: &str = "/run/xlatperf/testpmd.log";
-/// The vhost-user sockets of the left and right ports (testpmd listens, the tester connects).
-pub const LEFT_SOCKET: &str = "/run/xlatperf/xlat-vl.sock";
-pub const RIGHT_SOCKET: &str = "/run/xlatperf/xlat-vr.sock";
 /// The tester's ports: its virtio-user devices' DPDK names.
 pub const LEFT_VDEV: &str = "virtio_user0";
 pub const RIGHT_VDEV: &str = "virtio_user1";
-/// The DUT's MACs: net_vhost gives port k the MAC 56:48:4f:53:54:0k ("VHOST", k), and testpmd
-/// has the left port first. The tester's MACs are its virtio-user devices'.
-pub const DUT_LEFT_MAC: &str = "56:48:4f:53:54:00";
-pub const DUT_RIGHT_MAC: &str = "56:48:4f:53:54:01";
+/// The tester's MACs: its virtio-user devices' (the DUT's: names.rs).
 pub const TESTER_LEFT_MAC: &str = "02:00:00:00:01:02";
 pub const TESTER_RIGHT_MAC: &str = "02:00:00:00:02:02";
 /// Descriptors of each virtio ring (virtio-user's `queue_size`), and the tester's
@@ -64,7 +143,7 @@ pub const STATS_PERIOD_S: u32 = 10;
 /// The dpdk-fwd lab's configuration from the one `config_for` builds for a kernel router:
 /// the tester on DPDK with its virtio-user ports, the DUT's MACs known (testpmd answers no ARP),
 /// the lag bound of the virtio rings, no reset command (testpmd has no switch for one).
-pub(crate) fn tester_config(cfg: &mut TestConfig, placement: Option<&Placement>) {
+fn tester_config(cfg: &mut TestConfig, placement: Option<&Placement>) {
     let t = &mut cfg.tester;
     t.backend = Backend::Dpdk;
     t.left_port = LEFT_VDEV.to_string();
@@ -143,6 +222,96 @@ pub fn command(dut: &[usize], queues: u32) -> Vec<String> {
     args
 }
 
+/// Free hugepages in /proc/meminfo's `text` (2 MiB pages on these hosts).
+fn free_hugepages(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("HugePages_Free:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Start testpmd on the DUT's CPUs, its pid in `st` before anything else can fail, and wait
+/// until both its sockets listen.
+pub(crate) fn start(st: &mut LabState, placement: &Placement, queues: u32) -> Result<(), LabError> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").map_err(|e| LabError::io("/proc/meminfo", e))?;
+    let free = free_hugepages(&meminfo).unwrap_or(0);
+    if free < HUGEPAGES_NEEDED {
+        return Err(LabError::InvalidInput(format!(
+            "dpdk-fwd needs {HUGEPAGES_NEEDED} free hugepages (testpmd, the tester and their virtio rings) and this host has {free} \
+             (/proc/meminfo): reserve them as root with scripts/setup.sh (or `echo 512 > /proc/sys/vm/nr_hugepages` and \
+             hugetlbfs mounted on /dev/hugepages)"
+        )));
+    }
+    std::fs::create_dir_all(RUN_DIR).map_err(|e| LabError::io(RUN_DIR, e))?;
+    for f in [TESTPMD_LOG, LEFT_SOCKET, RIGHT_SOCKET] {
+        st.files.push(PathBuf::from(f));
+        state::remove_file_if_exists(std::path::Path::new(f))?;
+    }
+    state::write(st)?;
+    let log = std::fs::File::create(TESTPMD_LOG).map_err(|e| LabError::io(TESTPMD_LOG, e))?;
+    let err = log.try_clone().map_err(|e| LabError::io(TESTPMD_LOG, e))?;
+    let args = command(&placement.dut, queues);
+    let mut cmd = Command::new(TESTPMD);
+    cmd.args(&args).stdin(Stdio::null()).stdout(log).stderr(err);
+    // Its own session: `lab down` ends it by its pid, a Ctrl-C at the terminal does not.
+    crate::cmd::detach(&mut cmd);
+    let child = cmd.spawn().map_err(|source| LabError::Spawn {
+        command: TESTPMD.to_string(),
+        source,
+    })?;
+    let pid = child.id();
+    // Not waited for: it outlives `lab up` (a detached daemon, like TAYGA).
+    drop(child);
+    st.dut_pid = Some(pid);
+    state::write(st)?;
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let log = std::fs::read_to_string(TESTPMD_LOG).unwrap_or_default();
+        if !process_is(pid, TESTPMD) {
+            return Err(LabError::Output {
+                command: crate::cmd::display(TESTPMD, &args.iter().map(String::as_str).collect::<Vec<_>>()),
+                detail: format!("exited at start; the end of {TESTPMD_LOG}:\n{}", tail(&log, 8)),
+            });
+        }
+        let listening = [LEFT_SOCKET, RIGHT_SOCKET].iter().all(|s| std::path::Path::new(s).exists());
+        if listening && (log.contains("Press enter to exit") || log.contains("Port statistics")) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(LabError::Output {
+                command: TESTPMD.to_string(),
+                detail: format!("not forwarding after 20 s; the end of {TESTPMD_LOG}:\n{}", tail(&log, 8)),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The last `n` lines of `text`.
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// testpmd processes the lab started (a vhost-user server on its left socket) that no state file
+/// names: after a crash between the start and the state's write.
+pub(crate) fn strays() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| process_is(pid, TESTPMD))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| {
+                    c.split(|&b| b == 0)
+                        .any(|a| a.windows(LEFT_SOCKET.len()).any(|w| w == LEFT_SOCKET.as_bytes()))
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +346,11 @@ mod tests {
         assert!(a[7].starts_with("virtio_user1,path=/run/xlatperf/xlat-vr.sock,queues=2,"));
         assert!(tester_eal_args(&[0], 3)[5].contains(",queues=6,"));
         assert_eq!(DPDK_FWD_MAX_SEND_LAG_FRAMES, 4096);
+    }
+
+    #[test]
+    fn free_hugepages_are_read_from_meminfo() {
+        assert_eq!(free_hugepages("HugePages_Total:     512\nHugePages_Free:      486\n"), Some(486));
+        assert_eq!(free_hugepages("MemTotal: 1 kB\n"), None);
     }
 }
