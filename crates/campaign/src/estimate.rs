@@ -1,14 +1,15 @@
 //! How long a run will take, from its options (for `--dry-run` and the estimated end), and how
 //! long it may take before the campaign stops it (its deadline).
 //!
+//! The options come parsed by the command line's own parser, with its defaults (the CLI's
+//! `estimate.rs` turns a run's arguments into a [`Shape`]; the campaign receives that as
+//! [`Estimator`]), so no option is read and no default written a second time here.
 //! Only what the options fix is estimated: a fixed-rate procedure (latency, PDV, reset) takes
 //! its trials' durations; a binary throughput search takes about log2(max-rate / error) + 1
 //! trials. Searches whose number of steps depends on the DUT (frame loss, MLRsearch, the
 //! stateful procedures) are not estimated (`None`); while the campaign runs, finished runs
 //! of the same procedure stand in for them.
 
-use xlat_results::defaults::DEFAULT_TIMEOUT_MS;
-use xlat_results::sweep::parse_number;
 use xlat_results::Procedure;
 
 /// Seconds a trial costs beyond its duration and timeout (starting the workers, reading the
@@ -17,70 +18,68 @@ const TRIAL_OVERHEAD_S: f64 = 0.5;
 /// A run without an estimate may take this long (a day): it is stopped and failed after it.
 const UNESTIMATED_DEADLINE_S: f64 = 86_400.0;
 
-/// The value of option `name` in `args` (`--name V` or `--name=V`), the last one given.
-fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    let mut found = None;
-    for (i, a) in args.iter().enumerate() {
-        if a == name {
-            found = args.get(i + 1).map(String::as_str);
-        } else if let Some(v) = a.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
-            found = Some(v);
-        }
-    }
-    found
+/// The estimated seconds of a run from its command line (the program, the procedure, its
+/// options); `None` when the options do not fix it (or do not parse).
+pub type Estimator = fn(&[String]) -> Option<f64>;
+
+/// What fixes a run's time: its parsed options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shape {
+    pub procedure: Procedure,
+    /// Seconds of each (full-length) trial.
+    pub duration_s: f64,
+    /// Seconds the receivers wait after sending.
+    pub timeout_s: f64,
+    /// Results asked for (`--repeat`).
+    pub repeat: u64,
+    /// Trials per result of a fixed-rate procedure (latency, PDV: `--repetitions`).
+    pub repetitions: u32,
+    /// A stateful phase 1 before every trial, when the options fix it: (frames, frames/s, the
+    /// Responder's timeout in seconds).
+    pub phase_one: Option<(f64, f64, f64)>,
+    /// A binary throughput search.
+    pub search: Option<Search>,
 }
 
-fn number(args: &[String], name: &str, default: f64) -> f64 {
-    option(args, name).and_then(|v| parse_number(v).ok()).unwrap_or(default)
+/// What fixes a binary search's number of trials.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Search {
+    /// The highest rate over the error the search stops at (the search halves this many
+    /// times in log2); `None` when the options do not fix it (an error in frames/s without
+    /// `--max-rate`: the line rate).
+    pub span: Option<f64>,
+    /// Seconds of the short trials before the full-length one (`--short`).
+    pub short_s: Option<f64>,
+    /// The accelerated search, whose steps depend on the DUT.
+    pub accelerated: bool,
 }
 
-/// The estimated seconds of a run of `procedure` with `args`; `None` when the options do not
-/// fix it.
-pub fn run_seconds(procedure: &str, args: &[String]) -> Option<f64> {
-    let p = Procedure::from_name(procedure)?;
-    let defaults = p.defaults();
-    let duration = number(args, "--duration", defaults.duration_s);
-    let timeout = number(args, "--timeout", DEFAULT_TIMEOUT_MS as f64) / 1000.0;
-    let repeat = number(args, "--repeat", 1.0).max(1.0);
+/// The estimated seconds of a run of shape `s`; `None` when the options do not fix it.
+pub fn run_seconds(s: &Shape) -> Option<f64> {
     // A stateful trial's phase 1 first: N frames at R, then the Responder's timeout T (twice:
     // phase 2 starts 2 T after phase 1's sending by default).
-    let phase_one = match (option(args, "--preliminary-frames"), option(args, "--preliminary-rate")) {
-        (Some(n), Some(r)) => match (parse_number(n), parse_number(r)) {
-            (Ok(n), Ok(r)) if r > 0.0 => n / r + 2.0 * number(args, "--preliminary-timeout", 500.0) / 1000.0,
-            _ => 0.0,
-        },
+    let phase_one = match s.phase_one {
+        Some((n, r, t)) if r > 0.0 => n / r + 2.0 * t,
         _ => 0.0,
     };
-    let trial = |d: f64| phase_one + d + timeout + TRIAL_OVERHEAD_S;
-    let one = match p {
-        // RFC 8219's 20 trials per latency or PDV result by default.
-        Procedure::Latency | Procedure::Pdv => number(args, "--repetitions", f64::from(defaults.repetitions)).max(1.0) * trial(duration),
-        Procedure::Reset => trial(duration),
+    let trial = |d: f64| phase_one + d + s.timeout_s + TRIAL_OVERHEAD_S;
+    let one = match s.procedure {
+        Procedure::Latency | Procedure::Pdv => f64::from(s.repetitions.max(1)) * trial(s.duration_s),
+        Procedure::Reset => trial(s.duration_s),
         Procedure::Throughput => {
-            if args.iter().any(|a| a == "--accelerated") {
+            let search = s.search?;
+            if search.accelerated {
                 return None;
             }
-            // The search ends when the interval is at most --error wide: 0.1 % of the
-            // maximum by default, so about log2(max / error) halvings after the first trial.
-            let halvings = match option(args, "--error") {
-                Some(e) if e.ends_with('%') => parse_number(e.trim_end_matches('%')).ok().map(|p| 100.0 / p),
-                Some(e) => {
-                    let max = option(args, "--max-rate").and_then(|m| parse_number(m).ok())?;
-                    parse_number(e).ok().map(|e| max / e)
-                }
-                None => Some(1000.0),
-            }
-            .filter(|r| r.is_finite() && *r >= 1.0)?
-            .log2()
-            .ceil();
-            match option(args, "--short").and_then(|s| parse_number(s).ok()) {
-                Some(short) => (halvings + 1.0) * trial(short) + trial(duration),
-                None => (halvings + 1.0) * trial(duration),
+            let halvings = search.span.filter(|r| r.is_finite() && *r >= 1.0)?.log2().ceil();
+            match search.short_s {
+                Some(short) => (halvings + 1.0) * trial(short) + trial(s.duration_s),
+                None => (halvings + 1.0) * trial(s.duration_s),
             }
         }
         _ => return None,
     };
-    Some(one * repeat)
+    Some(one * s.repeat.max(1) as f64)
 }
 
 /// The deadline of a run: the plan's `run_deadline_s`, or four times its estimate plus ten
@@ -107,65 +106,80 @@ pub fn human_seconds(s: f64) -> String {
 mod tests {
     use super::*;
 
-    fn a(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    fn shape(procedure: Procedure, duration_s: f64, timeout_s: f64) -> Shape {
+        Shape {
+            procedure,
+            duration_s,
+            timeout_s,
+            repeat: 1,
+            repetitions: 1,
+            phase_one: None,
+            search: None,
+        }
     }
 
     #[test]
-    fn estimates_follow_the_options() {
+    fn estimates_follow_the_shape() {
         // 2 s + 0.5 s timeout + 0.5 s per trial.
+        let latency = shape(Procedure::Latency, 2.0, 0.5);
+        assert_eq!(run_seconds(&latency), Some(3.0));
         assert_eq!(
-            run_seconds("latency", &a(&["--duration", "2", "--timeout", "500", "--repetitions", "1"])),
-            Some(3.0)
-        );
-        assert_eq!(
-            run_seconds("latency", &a(&["--duration=2", "--timeout", "500", "--repeat", "3"])),
+            run_seconds(&Shape {
+                repetitions: 20,
+                repeat: 3,
+                ..latency
+            }),
             Some(180.0)
         );
-        assert_eq!(run_seconds("reset", &a(&["--timeout", "0"])), Some(30.5));
-        // 2 % error: log2(50) -> 6 halvings, 7 trials.
+        assert_eq!(run_seconds(&shape(Procedure::Reset, 30.0, 0.0)), Some(30.5));
+        let search = |span| Search {
+            span,
+            short_s: None,
+            accelerated: false,
+        };
+        // A span of 50 (2 %): 6 halvings, 7 trials.
+        let throughput = Shape {
+            search: Some(search(Some(50.0))),
+            ..shape(Procedure::Throughput, 2.0, 0.5)
+        };
+        assert_eq!(run_seconds(&throughput), Some(21.0));
+        // 100k / 1k: 7 halvings, 8 trials; with 2 s short trials, 8 of them and one of 1 s.
+        let t = Shape {
+            search: Some(search(Some(100.0))),
+            ..shape(Procedure::Throughput, 1.0, 0.0)
+        };
+        assert_eq!(run_seconds(&t), Some(12.0));
+        let short = Search {
+            short_s: Some(2.0),
+            ..search(Some(100.0))
+        };
+        assert_eq!(run_seconds(&Shape { search: Some(short), ..t }), Some(8.0 * 2.5 + 1.5));
         assert_eq!(
-            run_seconds("throughput", &a(&["--duration", "2", "--timeout", "500", "--error", "2%"])),
-            Some(21.0)
-        );
-        // 100k / 1k: 7 halvings, 8 trials.
-        assert_eq!(
-            run_seconds(
-                "throughput",
-                &a(&["--duration", "1", "--timeout", "0", "--max-rate", "100k", "--error", "1k"])
-            ),
-            Some(12.0)
-        );
-        assert_eq!(
-            run_seconds("throughput", &a(&["--error", "1k"])),
+            run_seconds(&Shape {
+                search: Some(search(None)),
+                ..t
+            }),
             None,
-            "no --max-rate: the line rate"
+            "the line rate"
         );
-        assert_eq!(run_seconds("conn-rate", &[]), None);
-        // Phase 1 of 10,000 frames at 5,000/s and twice T = 0.25 s before each of 8 trials.
+        let accelerated = Search {
+            accelerated: true,
+            ..search(Some(100.0))
+        };
         assert_eq!(
-            run_seconds(
-                "throughput",
-                &a(&[
-                    "--duration",
-                    "1",
-                    "--timeout",
-                    "0",
-                    "--max-rate",
-                    "100k",
-                    "--error",
-                    "1k",
-                    "--preliminary-frames",
-                    "10k",
-                    "--preliminary-rate",
-                    "5k",
-                    "--preliminary-timeout",
-                    "250"
-                ])
-            ),
-            Some(8.0 * 4.0)
+            run_seconds(&Shape {
+                search: Some(accelerated),
+                ..t
+            }),
+            None
         );
-        assert_eq!(run_seconds("throughput", &a(&["--accelerated"])), None);
+        assert_eq!(run_seconds(&shape(Procedure::ConnRate, 60.0, 2.0)), None);
+        // Phase 1 of 10,000 frames at 5,000/s and twice T = 0.25 s before each of 8 trials.
+        let stateful = Shape {
+            phase_one: Some((10_000.0, 5_000.0, 0.25)),
+            ..t
+        };
+        assert_eq!(run_seconds(&stateful), Some(8.0 * 4.0));
     }
 
     #[test]

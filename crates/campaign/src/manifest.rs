@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use xlat_results::output::Host;
 
-use crate::plan::{Plan, Run, TestSource};
+use crate::plan::{Plan, TestSource};
 use crate::shard::Shard;
 
 /// The manifest's file name in a campaign directory.
@@ -127,7 +127,7 @@ pub fn test_config(source: &TestSource) -> PathBuf {
 impl Manifest {
     /// A new manifest for `plan`: every run pending. `program` is the name the commands
     /// start with; `estimate` gives each run's estimated seconds.
-    pub fn new(plan: &Plan, plan_arg: &str, program: &str, estimate: impl Fn(&Run) -> Option<f64>) -> Manifest {
+    pub fn new(plan: &Plan, plan_arg: &str, program: &str, estimate: impl Fn(&[String]) -> Option<f64>) -> Manifest {
         let tests: Vec<TestEntry> = plan
             .tests
             .iter()
@@ -157,6 +157,7 @@ impl Manifest {
                 ];
                 command.extend(r.args.iter().cloned());
                 command.extend(["--json".to_string(), file.clone()]);
+                let estimate_s = estimate(&command);
                 RunEntry {
                     id: r.id.clone(),
                     test: tests[r.test].name.clone(),
@@ -167,7 +168,7 @@ impl Manifest {
                     log: format!("logs/{}.log", r.id),
                     file,
                     status: Status::Pending,
-                    estimate_s: estimate(r),
+                    estimate_s,
                     started_at: None,
                     elapsed_s: None,
                     error: None,

@@ -48,6 +48,8 @@ pub struct Options {
     pub shard: Shard,
     pub xlatperf_version: String,
     pub git_commit: Option<String>,
+    /// How long a run will take, by the program's own reading of its options.
+    pub estimate: crate::estimate::Estimator,
 }
 
 /// How a campaign session ended.
@@ -141,10 +143,7 @@ pub fn run(
     })?;
     let locks = (lock, lab_lock(plan)?);
     remove_temporaries(&opts.dir);
-    let fresh = Manifest::new(plan, &opts.plan_arg, "xlatperf", |r| {
-        crate::estimate::run_seconds(&r.procedure, &r.args)
-    })
-    .only(opts.shard);
+    let fresh = Manifest::new(plan, &opts.plan_arg, "xlatperf", opts.estimate).only(opts.shard);
     let mut manifest = match Manifest::read(&opts.dir)? {
         Some(m) => {
             if m.shard != fresh.shard {

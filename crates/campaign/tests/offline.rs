@@ -102,6 +102,7 @@ fn go_in(s: &Scratch, text: &str, retry_failed: bool, dir: &str, shard: Shard) -
         shard,
         xlatperf_version: "test".into(),
         git_commit: None,
+        estimate: |_| None,
     };
     run(&plan, text, &opts, &AtomicBool::new(false), &mut |_| {})
 }

@@ -142,6 +142,9 @@ pub enum SearchError {
 }
 
 impl SearchError {
+    /// A search's error when `--error` says nothing: 0.1 % of `--max-rate`.
+    pub const DEFAULT: SearchError = SearchError::PercentOfMax(0.1);
+
     /// In frames/s for a search up to `max_rate`; at least 1.
     pub fn resolve(self, max_rate: u64) -> u64 {
         match self {

@@ -77,10 +77,7 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap:
         None => PathBuf::from(&plan.name),
     });
     let plan_arg = a.plan.display().to_string();
-    let manifest = Manifest::new(&plan, &plan_arg, "xlatperf", |r| {
-        xlat_campaign::estimate::run_seconds(&r.procedure, &r.args)
-    })
-    .only(shard);
+    let manifest = Manifest::new(&plan, &plan_arg, "xlatperf", crate::estimate::run_seconds).only(shard);
     check_runs(&plan, &manifest, parses)?;
     if a.dry_run {
         print!("{}", xlat_campaign::preview::dry_run(&plan, &manifest, &dir));
@@ -95,6 +92,7 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap:
         shard,
         xlatperf_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: crate::output::git_commit(),
+        estimate: crate::estimate::run_seconds,
     };
     let outcome = xlat_campaign::run::run(&plan, &text, &opts, crate::interrupt::flag(), &mut |line| {
         eprintln!("campaign: {line}")

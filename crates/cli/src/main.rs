@@ -18,6 +18,7 @@
 //! | [`sweep`] | `xlatperf sweep`: a procedure once per value of a parameter, one table and plot |
 //! | [`campaign`] | `xlatperf campaign` and `xlatperf report` (the work is `xlat_campaign`'s) |
 //! | `dpdk_glue` | DPDK's EAL arguments (feature `dpdk`) |
+//! | [`estimate`] | a campaign run's time estimate from its arguments as the commands parse them |
 
 mod args;
 mod bench;
@@ -25,6 +26,7 @@ mod campaign;
 mod demo;
 #[cfg(feature = "dpdk")]
 mod dpdk_glue;
+mod estimate;
 mod generate;
 mod interrupt;
 mod mlr_reset;

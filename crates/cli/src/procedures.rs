@@ -347,7 +347,7 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
         if a.search.min_rate > max {
             bail!("--min-rate {} is above --max-rate {max}", a.search.min_rate);
         }
-        let error = a.search.error.unwrap_or(SearchError::PercentOfMax(0.1)).resolve(max);
+        let error = a.search.error.unwrap_or(SearchError::DEFAULT).resolve(max);
         let mut tc = ThroughputConfig::new(size, max, error);
         tc.trial = p.trial(size, max, a.duration);
         tc.trial.pdv = a.frame_timeout.map(|ms| PdvSpec {
