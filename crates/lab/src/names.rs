@@ -16,7 +16,7 @@ pub const DUT_LEFT: &str = "xlat-dl";
 pub const DUT_RIGHT: &str = "xlat-dr";
 /// TAYGA's TUN device in the DUT namespace (siit, nat64, xlat464) and in the CLAT's (xlat464).
 pub const TAYGA_TUN: &str = "xlat-nat64";
-/// nftables table (ip6) in every TAYGA namespace that repairs its zero UDP checksums (tayga.rs).
+/// nftables table (ip6) in every TAYGA namespace that repairs its zero UDP checksums (duts/tayga.rs).
 pub const CHECKSUM_TABLE: &str = "xlat_tayga_csum";
 /// dslite and lw4o6: the AFTR's softwire address (its left address, the tunnel's end).
 pub const DSLITE_AFTR: &str = "2001:2::1";
@@ -30,7 +30,7 @@ pub const DSLITE_B4_IPV4_ROUTE: &str = "198.18.0.0/16";
 /// dslite and lw4o6: the MTU of the AFTR's left link, so that a 1518-byte IPv4 test frame fits with its
 /// 40-byte outer header (no fragmentation in the tunnel).
 pub const DSLITE_LEFT_MTU: &str = "1540";
-/// lw4o6: bindings in the lwAFTR's table (lwaftr.rs's `binding`); the tester is binding 0.
+/// lw4o6: bindings in the lwAFTR's table (duts/lwaftr.rs's `binding`); the tester is binding 0.
 pub const LW4O6_BINDINGS: u32 = 10_000;
 /// lw4o6: PSID length (RFC 7597, offset 0): 64 port sets of 1,024 ports per IPv4 address.
 pub const LW4O6_PSID_BITS: u16 = 6;

@@ -1,7 +1,7 @@
 //! Every lab topology, each declared once: its DUT, whether a CLAT sits in front of it, the IP
 //! versions of the tester's sides, what the DUT namespace forwards, its stateful test, the
 //! addresses the tester reaches across a translator, and the words its configuration file
-//! starts with. `lab up` (setup.rs), the written configuration (topology.rs), `status`, the
+//! starts with. `lab up` (setup.rs and the DUT's module in duts/), the written configuration (topology.rs), `status`, the
 //! steering and the demo follow these declarations; none of them branches on a topology's name.
 //!
 //! A new topology whose DUT is one of [`Dut`]'s is one more declaration here (and its name in
@@ -37,7 +37,7 @@ pub enum Dut {
     /// A MAP-T border relay: IPv6 <-> IPv4 translated by the mapping rule and the Default
     /// Mapping Rule's prefix in tc programs, stateless, without a table.
     MapT,
-    /// DPDK's dpdk-testpmd forwarding in MAC mode between two vhost-user ports (testpmd.rs): no
+    /// DPDK's dpdk-testpmd forwarding in MAC mode between two vhost-user ports (duts/testpmd.rs): no
     /// namespace and no veth; the tester's ports are DPDK virtio-user devices.
     Testpmd,
 }

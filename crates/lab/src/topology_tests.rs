@@ -53,14 +53,14 @@ fn the_dut_gets_cpus_of_its_own_in_every_topology() {
         let cfg = config_for(t, two.as_ref());
         assert_eq!((cfg.tester.cpus, cfg.dut.cpus), (all_on(0), vec![1]), "{t}");
         // Every lab trial bounds the tester's catch-up bursts (docs/lab.md "The tester's stalls").
-        // (dpdk-fwd's bound is half a virtio ring, testpmd.rs.)
+        // (dpdk-fwd's bound is half a virtio ring, duts/testpmd.rs.)
         let bound = if t.dut().dpdk() {
             crate::duts::testpmd::DPDK_FWD_MAX_SEND_LAG_FRAMES
         } else {
             250
         };
         assert_eq!(cfg.tester.max_send_lag_frames, Some(bound), "{t}");
-        // dpdk-fwd's tester fills its virtio receive rings (testpmd.rs); the others keep DPDK's
+        // dpdk-fwd's tester fills its virtio receive rings (duts/testpmd.rs); the others keep DPDK's
         // default.
         let ring = t.dut().dpdk().then_some(crate::duts::testpmd::VIRTIO_QUEUE_SIZE);
         assert_eq!((cfg.tester.rx_descriptors, cfg.tester.tx_descriptors), (ring, None), "{t}");
