@@ -332,11 +332,13 @@ fn procedures_give_every_trial_phase_1_and_the_others_refuse() {
         state_table: Some(10),
         ..Default::default()
     };
-    let prepared = procedures::prepare(&common(&[]), Some(&flags), "throughput", &[]).expect("prepared");
+    let prepared = procedures::prepare(&common(&[]), Some(&flags), xlat_results::Procedure::Throughput, &[]).expect("prepared");
     assert_eq!(prepared.preliminary.map(|p| p.state_table), Some(10));
     // The configuration recorded in the JSON is the one the trials run with.
     assert_eq!(prepared.meta.config["stateful"]["state_table"], 10);
-    let e = procedures::prepare(&common(&[]), None, "recovery", &[]).err().expect("refused");
+    let e = procedures::prepare(&common(&[]), None, xlat_results::Procedure::Recovery, &[])
+        .err()
+        .expect("refused");
     assert!(e.to_string().starts_with("recovery cannot run a stateful test"), "{e}");
     let e = run(
         &Cli::try_parse_from(["xlatperf", "selftest", "-c", p.to_str().expect("utf-8")]).expect("parse"),

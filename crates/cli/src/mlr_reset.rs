@@ -41,7 +41,7 @@ fn mlr_goals(a: &MlrArgs) -> Result<Vec<SearchGoal>> {
 /// `xlatperf mlrsearch`.
 pub fn mlrsearch(a: &MlrArgs, argv: &[String]) -> Result<Vec<SizeResult<MlrResult>>> {
     let goals = mlr_goals(a)?;
-    let p = prepare(&a.common, Some(&a.stateful), "mlrsearch", argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), Procedure::Mlrsearch, argv)?;
     let plans = per_size(&p.sizes, |size| {
         let max = a
             .max_load
@@ -63,7 +63,7 @@ pub fn mlrsearch(a: &MlrArgs, argv: &[String]) -> Result<Vec<SizeResult<MlrResul
 
 /// `xlatperf reset`.
 pub fn reset(a: &ResetArgs, argv: &[String]) -> Result<Vec<SizeResult<ResetResult>>> {
-    let p = prepare(&a.common, Some(&a.stateful), "reset", argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), Procedure::Reset, argv)?;
     if p.cfg.dut.reset.is_none() {
         bail!(
             "{}: no reset command: set [dut] reset (a shell command that resets the DUT and returns; `xlatperf lab up` writes one for its kernel DUTs, dpdk-fwd has none)",

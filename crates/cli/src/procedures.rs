@@ -143,7 +143,7 @@ impl Prepared {
 /// sizes and that every output file can be written. `stateful`: the phase 1 options of a
 /// command that can run a stateful test; `None` for one that cannot (`command`), which then
 /// refuses a stateful configuration.
-pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &str, argv: &[String]) -> Result<Prepared> {
+pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, procedure: Procedure, argv: &[String]) -> Result<Prepared> {
     let sets = crate::args::parse_sets(&common.cfg.set)?;
     let (mut cfg, preliminary) = match stateful {
         Some(flags) => {
@@ -152,7 +152,7 @@ pub fn prepare(common: &CommonArgs, stateful: Option<&StatefulArgs>, command: &s
         }
         None => {
             let cfg = xlat_config::load(&common.cfg.config, &sets)?;
-            xlat_config::refuse_stateful(&cfg, command)?;
+            xlat_config::refuse_stateful(&cfg, procedure.name())?;
             (cfg, None)
         }
     };
@@ -333,7 +333,7 @@ pub(crate) fn config_error(size: usize, e: ProcedureError) -> anyhow::Error {
 
 /// `xlatperf throughput`.
 pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<ThroughputResult>>> {
-    let p = prepare(&a.common, Some(&a.stateful), "throughput", argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), Procedure::Throughput, argv)?;
     if let Some(s) = a.short {
         if s > a.duration {
             bail!("--short {s} is longer than --duration {}", a.duration);
@@ -375,7 +375,7 @@ pub fn throughput(a: &ThroughputArgs, argv: &[String]) -> Result<Vec<SizeResult<
 
 /// `xlatperf frame-loss`.
 pub fn frame_loss(a: &FrameLossArgs, argv: &[String]) -> Result<Vec<SizeResult<FrameLossResult>>> {
-    let p = prepare(&a.common, Some(&a.stateful), "frame-loss", argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), Procedure::FrameLoss, argv)?;
     let plans = per_size(&p.sizes, |size| {
         let max = a
             .max_rate
@@ -399,7 +399,7 @@ pub fn frame_loss(a: &FrameLossArgs, argv: &[String]) -> Result<Vec<SizeResult<F
 
 /// `xlatperf latency`.
 pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<LatencyResult>>> {
-    let p = prepare(&a.common, Some(&a.stateful), "latency", argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), Procedure::Latency, argv)?;
     if a.delay >= a.duration {
         bail!("--delay {} must be shorter than --duration {}", a.delay, a.duration);
     }
@@ -429,7 +429,7 @@ pub fn latency(a: &LatencyArgs, argv: &[String]) -> Result<Vec<SizeResult<Latenc
 
 /// `xlatperf pdv`.
 pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
-    let p = prepare(&a.common, Some(&a.stateful), "pdv", argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), Procedure::Pdv, argv)?;
     let plans = per_size(&p.sizes, |size| {
         let pc = PdvConfig {
             trial: p.trial(size, a.rate, a.duration),
@@ -446,7 +446,7 @@ pub fn pdv(a: &PdvArgs, argv: &[String]) -> Result<Vec<SizeResult<PdvResult>>> {
 
 /// `xlatperf b2b`.
 pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResult>>> {
-    let p = prepare(&a.common, Some(&a.stateful), "b2b", argv)?;
+    let p = prepare(&a.common, Some(&a.stateful), Procedure::BackToBack, argv)?;
     let plans = per_size(&p.sizes, |size| {
         let line = a
             .line_rate
@@ -469,7 +469,7 @@ pub fn b2b(a: &B2bArgs, argv: &[String]) -> Result<Vec<SizeResult<BackToBackResu
 
 /// `xlatperf conn-rate`: RFC 9693's maximum connection establishment rate.
 pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<ConnRateResult>>> {
-    let p = prepare(&a.common, Some(&StatefulArgs::default()), "conn-rate", argv)?;
+    let p = prepare(&a.common, Some(&StatefulArgs::default()), Procedure::ConnRate, argv)?;
     if p.cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
         bail!(
             "conn-rate measures a stateful DUT: the configuration must be stateful (siitperf.conf `Stateful 1`, TOML `traffic.stateful`)"
@@ -498,7 +498,7 @@ pub fn conn_rate(a: &ConnRateArgs, argv: &[String]) -> Result<Vec<SizeResult<Con
 
 /// `xlatperf conntrack-capacity`: RFC 9693's connection tracking table capacity.
 pub fn capacity(a: &CapacityArgs, argv: &[String]) -> Result<Vec<SizeResult<CapacityResult>>> {
-    let p = prepare(&a.common, Some(&StatefulArgs::default()), "conntrack-capacity", argv)?;
+    let p = prepare(&a.common, Some(&StatefulArgs::default()), Procedure::ConntrackCapacity, argv)?;
     if p.cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
         bail!(
             "conntrack-capacity measures a stateful DUT: the configuration must be stateful (siitperf.conf `Stateful 1`, TOML `traffic.stateful`)"
@@ -529,7 +529,7 @@ pub fn capacity(a: &CapacityArgs, argv: &[String]) -> Result<Vec<SizeResult<Capa
 
 /// `xlatperf teardown-rate`: RFC 9693's connection tear-down rate.
 pub fn teardown(a: &TeardownArgs, argv: &[String]) -> Result<Vec<SizeResult<TeardownResult>>> {
-    let p = prepare(&a.common, Some(&StatefulArgs::default()), "teardown-rate", argv)?;
+    let p = prepare(&a.common, Some(&StatefulArgs::default()), Procedure::TeardownRate, argv)?;
     if p.cfg.setup.stateful.mode == xlat_traffic::Stateful::Off {
         bail!("teardown-rate measures a stateful DUT: the configuration must be stateful (siitperf.conf `Stateful 1`, TOML `traffic.stateful`)");
     }
@@ -556,7 +556,7 @@ pub fn teardown(a: &TeardownArgs, argv: &[String]) -> Result<Vec<SizeResult<Tear
 /// `xlatperf recovery`.
 pub fn recovery(a: &RecoveryArgs, argv: &[String]) -> Result<Vec<SizeResult<RecoveryResult>>> {
     // The recovery procedure builds its trials with a rate change and no phase 1.
-    let p = prepare(&a.common, None, "recovery", argv)?;
+    let p = prepare(&a.common, None, Procedure::Recovery, argv)?;
     let plans = per_size(&p.sizes, |size| {
         let mut rc = RecoveryConfig::new(size, a.throughput);
         rc.trial = p.trial(size, a.throughput, rc.trial.duration_s);
@@ -583,9 +583,10 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use xlat_testkit::fake::Fake;
 
-    /// A stateful configuration with phase 1 and the lab's lag bound, prepared as `command`
-    /// prepares it.
-    fn prepared(name: &str) -> Prepared {
+    /// A stateful configuration with phase 1 and the lab's lag bound, prepared as
+    /// `procedure`'s command prepares it.
+    fn prepared(procedure: Procedure) -> Prepared {
+        let name = procedure.name();
         let dir = std::env::temp_dir().join(format!("xlatperf-prepared-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let path = dir.join("c.toml");
@@ -600,14 +601,14 @@ mod tests {
         let Ok(crate::Cmd::Throughput(t)) = cli.map(|c| c.cmd) else {
             panic!("throughput's arguments")
         };
-        let p = prepare(&t.common, Some(&StatefulArgs::default()), name, &[]).expect("prepared");
+        let p = prepare(&t.common, Some(&StatefulArgs::default()), procedure, &[]).expect("prepared");
         let _ = std::fs::remove_dir_all(&dir);
         p
     }
 
     #[test]
     fn the_trial_a_procedure_builds_on_has_phase_1_and_the_lag_bound() {
-        let p = prepared("throughput");
+        let p = prepared(Procedure::Throughput);
         let t = p.trial(84, 1000, 2.0);
         assert_eq!(t.preliminary.map(|p| (p.frames, p.rate)), Some((1000, 1000)));
         assert_eq!(
@@ -638,7 +639,7 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let mut r = CliRunner::new(recorder(&seen));
         let bare = TrialSpec::new(84, 1000, 1.0, 10);
-        let built = prepared("frame-loss").trial(84, 1000, 1.0);
+        let built = prepared(Procedure::FrameLoss).trial(84, 1000, 1.0);
         r.run(&bare).expect("trial");
         r.run(&built).expect("trial");
         assert_eq!(*seen.lock().expect("lock"), vec![bare, built]);
