@@ -63,6 +63,38 @@ pub(crate) trait DutKind: Sync {
     }
 }
 
+/// A stateless DUT whose left is IPv6 only, its work done by two tc programs on that interface:
+/// lw4o6's lwAFTR (a binding table), mape's and mapt's BRs (the mapping rule). Each of their
+/// modules declares one.
+pub(crate) struct TcPrograms {
+    pub name: &'static str,
+    /// Load its programs and attach them to the DUT's left interface.
+    pub attach: fn() -> Result<(), LabError>,
+    /// Its CEs' addresses follow the mapping rule and are on the left link.
+    pub ces_by_the_rule: bool,
+    /// The tester's left side: the rule its lwB4s or CEs follow, and the PSID of a binding.
+    pub tester: fn() -> (Option<MapRule>, Option<u16>),
+}
+
+impl DutKind for TcPrograms {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn build(&self, t: Topology, _st: &mut LabState, _opts: &UpOptions) -> Result<(), LabError> {
+        (self.attach)()?;
+        if self.ces_by_the_rule {
+            route_to_the_ces()?;
+        }
+        route_to_the_b4s(t)
+    }
+
+    fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, _placement: Option<&Placement>) {
+        let (rule, binding_psid) = (self.tester)();
+        tester_maps(cfg, rule, binding_psid);
+    }
+}
+
 /// What `lab down` gives each kind's [`DutKind::stop`].
 pub(crate) struct Down<'a> {
     /// The state file, if one was readable.

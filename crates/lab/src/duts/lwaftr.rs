@@ -22,33 +22,18 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use xlat_bpf::{half, Alu, Asm, Cond, Insn, Size, BPF_FUNC_MAP_LOOKUP_ELEM, BPF_MAP_TYPE_HASH, FP, R0, R1, R2, R4, R5, R6, R9};
 
 use super::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
-use super::kind::DutKind;
+use super::kind::TcPrograms;
 use crate::error::LabError;
 use crate::names::{lw4o6_rule, v6, DSLITE_AFTR, LW4O6_BINDINGS, LW4O6_PSID_BITS, LW4O6_TESTER_PSID, TESTER_LEFT_IPV4, TESTER_LEFT_IPV6};
-use crate::placement::Placement;
-use crate::report::UpOptions;
-use crate::state::LabState;
-use crate::topologies::Topology;
-use xlat_config::TestConfig;
 use xlat_traffic::maprule::Ce;
 
 /// lw4o6's DUT.
-pub(crate) struct Lwaftr;
-
-impl DutKind for Lwaftr {
-    fn name(&self) -> &'static str {
-        "lwaftr"
-    }
-
-    fn build(&self, t: Topology, _st: &mut LabState, _opts: &UpOptions) -> Result<(), LabError> {
-        attach()?;
-        super::kind::route_to_the_b4s(t)
-    }
-
-    fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, _placement: Option<&Placement>) {
-        super::kind::tester_maps(cfg, lw4o6_rule(), Some(LW4O6_TESTER_PSID));
-    }
-}
+pub(crate) static LWAFTR: TcPrograms = TcPrograms {
+    name: "lwaftr",
+    attach,
+    ces_by_the_rule: false,
+    tester: || (lw4o6_rule(), Some(LW4O6_TESTER_PSID)),
+};
 
 /// Bytes of a binding table key: the IPv4 address as in the packet, then the PSID as a
 /// host-order u32 (as the program stores them at fp-8).

@@ -22,33 +22,17 @@ use xlat_bpf::{half, Alu, Asm, Cond, Insn, Size, FP, R0, R1, R2, R4, R5, R6, R7,
 use xlat_traffic::maprule::MapRule;
 
 use super::aftr::{addr, attach_pair, decapsulate, encapsulate, headers, softwire_to, udp_or_tcp, verdicts, OUTER};
-use super::kind::DutKind;
+use super::kind::TcPrograms;
 use crate::error::LabError;
 use crate::names::{map_rule, DSLITE_AFTR};
-use crate::placement::Placement;
-use crate::report::UpOptions;
-use crate::state::LabState;
-use crate::topologies::Topology;
-use xlat_config::TestConfig;
 
 /// mape's DUT.
-pub(crate) struct MapBr;
-
-impl DutKind for MapBr {
-    fn name(&self) -> &'static str {
-        "mapbr"
-    }
-
-    fn build(&self, t: Topology, _st: &mut LabState, _opts: &UpOptions) -> Result<(), LabError> {
-        attach()?;
-        super::kind::route_to_the_ces()?;
-        super::kind::route_to_the_b4s(t)
-    }
-
-    fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, _placement: Option<&Placement>) {
-        super::kind::tester_maps(cfg, map_rule(), None);
-    }
-}
+pub(crate) static MAPBR: TcPrograms = TcPrograms {
+    name: "mapbr",
+    attach,
+    ces_by_the_rule: true,
+    tester: || (map_rule(), None),
+};
 
 /// The rule's CE address for the IPv4 address in r4 and the port in r5 (both numbers, in host
 /// order): its high half to r7, its low half to r8 (numbers: the first address byte is the

@@ -30,34 +30,18 @@ use xlat_bpf::{
 use xlat_traffic::maprule::MapRule;
 
 use super::aftr::{attach_pair, headers, store_bytes, verdicts, words};
-use super::kind::DutKind;
+use super::kind::TcPrograms;
 use super::mapbr::{address_and_port, ce_address, ipv4_to_a_ce, source_is_the_ce};
 use crate::error::LabError;
 use crate::names::{map_rule, v6, MAPT_DMR};
-use crate::placement::Placement;
-use crate::report::UpOptions;
-use crate::state::LabState;
-use crate::topologies::Topology;
-use xlat_config::TestConfig;
 
 /// mapt's DUT.
-pub(crate) struct MaptBr;
-
-impl DutKind for MaptBr {
-    fn name(&self) -> &'static str {
-        "maptbr"
-    }
-
-    fn build(&self, t: Topology, _st: &mut LabState, _opts: &UpOptions) -> Result<(), LabError> {
-        attach()?;
-        super::kind::route_to_the_ces()?;
-        super::kind::route_to_the_b4s(t)
-    }
-
-    fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, _placement: Option<&Placement>) {
-        super::kind::tester_maps(cfg, map_rule(), None);
-    }
-}
+pub(crate) static MAPTBR: TcPrograms = TcPrograms {
+    name: "maptbr",
+    attach,
+    ces_by_the_rule: true,
+    tester: || (map_rule(), None),
+};
 
 /// IPv4's "don't fragment" above this many bytes (RFC 7915 section 5.1).
 const DF_ABOVE: i32 = 1260;

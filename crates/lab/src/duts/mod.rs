@@ -31,9 +31,9 @@ impl Dut {
             Dut::Masquerade { .. } => &masquerade::Masquerade,
             Dut::TaygaStatic | Dut::TaygaPool => &tayga::Tayga,
             Dut::Aftr => &aftr::Aftr,
-            Dut::Lwaftr => &lwaftr::Lwaftr,
-            Dut::MapE => &mapbr::MapBr,
-            Dut::MapT => &maptbr::MaptBr,
+            Dut::Lwaftr => &lwaftr::LWAFTR,
+            Dut::MapE => &mapbr::MAPBR,
+            Dut::MapT => &maptbr::MAPTBR,
             Dut::Testpmd => &testpmd::Testpmd,
         }
     }
