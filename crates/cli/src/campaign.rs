@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
+use xlat_campaign::estimate::Estimator;
 use xlat_campaign::manifest::Manifest;
 use xlat_campaign::plan::{Plan, TestSource};
 use xlat_campaign::run::{Options, Outcome};
@@ -68,7 +69,7 @@ fn check_runs(plan: &Plan, manifest: &Manifest, parses: &dyn Fn(&[String]) -> Re
 }
 
 /// Run `xlatperf campaign`.
-pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap::Error>) -> Result<()> {
+pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap::Error>, estimate: Estimator) -> Result<()> {
     let plan = Plan::load(&a.plan)?;
     let text = std::fs::read_to_string(&a.plan).with_context(|| format!("reading {}", a.plan.display()))?;
     let shard = a.shard.unwrap_or(Shard::WHOLE);
@@ -77,7 +78,7 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap:
         None => PathBuf::from(&plan.name),
     });
     let plan_arg = a.plan.display().to_string();
-    let manifest = Manifest::new(&plan, &plan_arg, "xlatperf", crate::estimate::run_seconds).only(shard);
+    let manifest = Manifest::new(&plan, &plan_arg, "xlatperf", estimate).only(shard);
     check_runs(&plan, &manifest, parses)?;
     if a.dry_run {
         print!("{}", xlat_campaign::preview::dry_run(&plan, &manifest, &dir));
@@ -92,7 +93,7 @@ pub fn campaign(a: &CampaignArgs, parses: &dyn Fn(&[String]) -> Result<(), clap:
         shard,
         xlatperf_version: env!("CARGO_PKG_VERSION").to_string(),
         git_commit: crate::output::git_commit(),
-        estimate: crate::estimate::run_seconds,
+        estimate,
     };
     let outcome = xlat_campaign::run::run(&plan, &text, &opts, crate::interrupt::flag(), &mut |line| {
         eprintln!("campaign: {line}")

@@ -1,55 +1,59 @@
-//! A campaign run's time estimate from its arguments as this program parses them: the
-//! procedure's own options with their own defaults, turned into an
-//! [`xlat_campaign::estimate::Shape`] (which does the arithmetic).
+//! A campaign run's time estimate from its arguments as this program parses them
+//! (`run_estimate` in main.rs parses them and picks the procedure): the procedure's own options
+//! with their own defaults, turned into an [`xlat_campaign::estimate::Shape`] (which does the
+//! arithmetic). A procedure whose number of trials depends on the DUT has none.
 
-use clap::Parser;
-use xlat_campaign::estimate::{self, Search, Shape};
+use xlat_campaign::estimate::{Search, Shape};
 use xlat_results::Procedure;
 
 use crate::args::{CommonArgs, SearchError, StatefulArgs};
-use crate::{Cli, Cmd};
+use crate::procedure_args::{LatencyArgs, PdvArgs, ResetArgs, ThroughputArgs};
 
-/// The estimated seconds of a run with command line `command` (program, procedure, options: an
-/// [`estimate::Estimator`]); `None` when its options do not fix it or do not parse (the
-/// campaign refuses those runs before it starts).
-pub fn run_seconds(command: &[String]) -> Option<f64> {
-    let cli = Cli::try_parse_from(command).ok()?;
-    estimate::run_seconds(&shape(&cli.cmd)?)
+/// A throughput search: its trials follow from `--error`, `--max-rate` and `--short`.
+pub fn throughput(a: &ThroughputArgs) -> Shape {
+    Shape {
+        search: Some(Search {
+            span: span(a.search.error.unwrap_or(SearchError::DEFAULT), a.search.max_rate),
+            short_s: a.short,
+            accelerated: a.accelerated,
+        }),
+        ..base(Procedure::Throughput, &a.common, a.duration, &a.stateful)
+    }
 }
 
-/// What fixes the time of command `cmd`.
-fn shape(cmd: &Cmd) -> Option<Shape> {
-    let base = |procedure, common: &CommonArgs, duration_s, stateful: Option<&StatefulArgs>| Shape {
+/// RFC 8219's latency: `--repetitions` trials per result.
+pub fn latency(a: &LatencyArgs) -> Shape {
+    Shape {
+        repetitions: a.repetitions,
+        ..base(Procedure::Latency, &a.common, a.duration, &a.stateful)
+    }
+}
+
+/// RFC 8219's PDV: `--repetitions` trials per result.
+pub fn pdv(a: &PdvArgs) -> Shape {
+    Shape {
+        repetitions: a.repetitions,
+        ..base(Procedure::Pdv, &a.common, a.duration, &a.stateful)
+    }
+}
+
+/// RFC 6201's reset: one trial.
+pub fn reset(a: &ResetArgs) -> Shape {
+    base(Procedure::Reset, &a.common, a.duration, &a.stateful)
+}
+
+/// What every procedure's options fix: its trials' duration and timeout, the results asked
+/// for, a phase 1 the command line gives.
+fn base(procedure: Procedure, common: &CommonArgs, duration_s: f64, stateful: &StatefulArgs) -> Shape {
+    Shape {
         procedure,
         duration_s,
         timeout_s: common.timeout as f64 / 1000.0,
         repeat: common.repeat,
         repetitions: 1,
-        phase_one: stateful.and_then(phase_one),
+        phase_one: phase_one(stateful),
         search: None,
-    };
-    Some(match cmd {
-        Cmd::Throughput(a) => Shape {
-            search: Some(Search {
-                span: span(a.search.error.unwrap_or(SearchError::DEFAULT), a.search.max_rate),
-                short_s: a.short,
-                accelerated: a.accelerated,
-            }),
-            ..base(Procedure::Throughput, &a.common, a.duration, Some(&a.stateful))
-        },
-        Cmd::Latency(a) => Shape {
-            repetitions: a.repetitions,
-            ..base(Procedure::Latency, &a.common, a.duration, Some(&a.stateful))
-        },
-        Cmd::Pdv(a) => Shape {
-            repetitions: a.repetitions,
-            ..base(Procedure::Pdv, &a.common, a.duration, Some(&a.stateful))
-        },
-        Cmd::Reset(a) => base(Procedure::Reset, &a.common, a.duration, Some(&a.stateful)),
-        Cmd::FrameLoss(a) => base(Procedure::FrameLoss, &a.common, a.duration, Some(&a.stateful)),
-        Cmd::Mlrsearch(a) => base(Procedure::Mlrsearch, &a.common, a.duration, Some(&a.stateful)),
-        _ => return None,
-    })
+    }
 }
 
 /// The search's highest rate over its error: what `--error` and `--max-rate` fix.
@@ -73,14 +77,12 @@ fn phase_one(s: &StatefulArgs) -> Option<(f64, f64, f64)> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     /// A run as a campaign gives it: the configuration and the JSON file added.
     fn seconds(procedure: &str, args: &[&str]) -> Option<f64> {
         let mut command: Vec<String> = ["xlatperf", procedure, "-c", "lab-router4.toml"].map(String::from).to_vec();
         command.extend(args.iter().map(|s| s.to_string()));
         command.extend(["--json".to_string(), "runs/r.json".to_string()]);
-        run_seconds(&command)
+        crate::run_estimate(&command)
     }
 
     #[test]

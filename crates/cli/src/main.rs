@@ -561,7 +561,7 @@ fn run(cli: &Cli, argv: &[String]) -> Result<()> {
         Cmd::TeardownRate(a) if a.connections.len() > 1 => connections_sweep(argv, &a.common),
         Cmd::TeardownRate(a) => procedures::teardown(a, argv).map(|r| print_results(&r, &a.common)),
         Cmd::Sweep(a) => sweep::run(a),
-        Cmd::Campaign(a) => campaign::campaign(a, &|argv| Cli::try_parse_from(argv).map(|_| ())),
+        Cmd::Campaign(a) => campaign::campaign(a, &|argv| Cli::try_parse_from(argv).map(|_| ()), run_estimate),
         Cmd::Report(a) => campaign::report(a),
         Cmd::Demo(a) => demo::run(a),
         Cmd::Generate(a) => generate::run(a, <Cli as clap::CommandFactory>::command()),
@@ -595,6 +595,20 @@ fn main() {
         eprintln!("Error: {e:#}");
         std::process::exit(if interrupt::requested() { 130 } else { 1 });
     }
+}
+
+/// The estimated seconds of a campaign's run from its command line, parsed as this program
+/// parses it (an [`xlat_campaign::estimate::Estimator`]); `None` when its options do not fix
+/// it (a search whose steps depend on the DUT) or do not parse.
+fn run_estimate(command: &[String]) -> Option<f64> {
+    let shape = match Cli::try_parse_from(command).ok()?.cmd {
+        Cmd::Throughput(a) => estimate::throughput(&a),
+        Cmd::Latency(a) => estimate::latency(&a),
+        Cmd::Pdv(a) => estimate::pdv(&a),
+        Cmd::Reset(a) => estimate::reset(&a),
+        _ => return None,
+    };
+    xlat_campaign::estimate::run_seconds(&shape)
 }
 
 #[cfg(test)]

@@ -96,9 +96,24 @@ fn interrupted_document(json: &Path, stderr: &str) -> Vec<Value> {
     for t in &trials {
         assert!(t["rate"].as_u64().is_some_and(|r| r > 0), "{t}");
         assert!(t["valid"].is_boolean(), "{t}");
-        // An invalid trial has no verdict.
-        if t["valid"] == Value::Bool(false) {
-            assert!(t["pass"].is_null(), "{t}");
+        // An invalid trial's verdict, when it has one, is what a search made of it
+        // (docs/validity.md): a late trial that lost nothing passed at the rate the tester
+        // really offered (`passed_at`); a harmed one that fails even with the harmed frames
+        // counted failed.
+        if t["valid"] == Value::Bool(false) && !t["pass"].is_null() {
+            let rules: Vec<&str> = t["invalid_rules"]
+                .as_array()
+                .expect("invalid_rules")
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            if t["pass"] == Value::Bool(true) {
+                assert!(rules.iter().all(|r| *r == "end_of_sending"), "{t}");
+                let (at, rate) = (t["passed_at"].as_u64(), t["rate"].as_u64());
+                assert!(at.is_some_and(|a| rate.is_some_and(|r| a <= r)), "{t}");
+            } else {
+                assert!(rules.contains(&"lag_harm"), "{t}");
+            }
         }
     }
     assert!(

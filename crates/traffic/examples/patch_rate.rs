@@ -9,53 +9,36 @@
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use xlat_traffic::{BurstScratch, Direction, DirectionStream, IpVersion, PortField, PortSpec, Setup, Side, StatefulSpec, Variation};
+use xlat_traffic::{BurstScratch, Direction, DirectionStream, IpVersion, PortField, Setup, Variation};
 use xlat_wire::MacAddr;
 
 fn setup(v: IpVersion, ports: bool, ips: bool, nets: bool) -> Setup {
-    let mut left = Side::new(v);
-    let mut right = Side::new(v);
-    left.ipv4_real = Some("198.18.0.2".parse().unwrap());
-    right.ipv4_real = Some("198.19.0.2".parse().unwrap());
-    left.ipv6_real = Some("2001:2::2".parse().unwrap());
-    right.ipv6_real = Some("2001:2:0:8000::2".parse().unwrap());
-    let mut p = PortSpec::default();
+    let mut s = xlat_testkit::setup::benchmarking(v);
     if ports {
-        p.sport = PortField {
+        s.forward_ports.sport = PortField {
             variation: Variation::Pseudorandom,
             min: 1024,
             max: 65535,
         };
-        p.dport = PortField {
+        s.forward_ports.dport = PortField {
             variation: Variation::Pseudorandom,
             min: 1,
             max: 49151,
         };
+        s.reverse_ports = s.forward_ports;
     }
-    for s in [&mut left, &mut right] {
+    for side in [&mut s.left, &mut s.right] {
         if ips {
-            s.ip_var.variation = Variation::Pseudorandom;
-            s.ip_var.min = 2;
-            s.ip_var.max = 65534;
-            s.ip_var.ipv6_offset = 12;
+            side.ip_var.variation = Variation::Pseudorandom;
+            side.ip_var.min = 2;
+            side.ip_var.max = 65534;
+            side.ip_var.ipv6_offset = 12;
         }
         if nets {
-            s.num_nets = 256;
+            side.num_nets = 256;
         }
     }
-    Setup {
-        left,
-        right,
-        forward: true,
-        reverse: true,
-        forward_ports: p,
-        reverse_ports: p,
-        fg_n: 2,
-        fg_m: 2,
-        stateful: StatefulSpec::default(),
-        seed: Some(1),
-        allow_foreign_addresses: false,
-    }
+    s
 }
 
 const RING: usize = 32;

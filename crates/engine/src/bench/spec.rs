@@ -46,28 +46,15 @@ pub enum BenchError {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use xlat_traffic::{IpVersion, PortSpec, Setup, Side, StatefulSpec};
+    use xlat_traffic::{IpVersion, Setup};
 
-    /// Forward traffic only between the benchmarking addresses of both versions, fixed ports,
-    /// foreground frames `fg_m` of every 2, seed 1: for the benchmarks' tests.
+    /// Forward traffic only between the benchmarking addresses, foreground frames `fg_m` of
+    /// every 2: for the benchmarks' tests.
     pub(crate) fn test_setup(v: IpVersion, fg_m: u32) -> Setup {
-        let (mut left, mut right) = (Side::new(v), Side::new(v));
-        left.ipv4_real = Some("198.18.0.2".parse().unwrap());
-        right.ipv4_real = Some("198.19.0.2".parse().unwrap());
-        left.ipv6_real = Some("2001:2::2".parse().unwrap());
-        right.ipv6_real = Some("2001:2:0:8000::2".parse().unwrap());
         Setup {
-            left,
-            right,
-            forward: true,
             reverse: false,
-            forward_ports: PortSpec::default(),
-            reverse_ports: PortSpec::default(),
-            fg_n: 2,
             fg_m,
-            stateful: StatefulSpec::default(),
-            seed: Some(1),
-            allow_foreign_addresses: false,
+            ..xlat_testkit::setup::benchmarking(v)
         }
     }
 }
