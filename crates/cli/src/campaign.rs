@@ -47,6 +47,11 @@ pub struct ReportArgs {
     /// report.html in the current directory.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Print the summaries as tab-separated values instead of writing the page: per test,
+    /// variant, frame size, procedure and metric the number of repetitions, the median, the
+    /// minimum and the maximum, and the bounds the searches reported.
+    #[arg(long, conflicts_with = "output")]
+    pub table: bool,
 }
 
 /// Check every run before the first one starts: its command line parses (`parses` is the
@@ -124,6 +129,10 @@ pub fn report(a: &ReportArgs) -> Result<()> {
     let r = xlat_campaign::report::build_all(&a.dirs)?;
     for w in &r.warnings {
         eprintln!("warning: {w}");
+    }
+    if a.table {
+        print!("{}", r.table);
+        return Ok(());
     }
     crate::output::write_atomic(&out, r.html.as_bytes())?;
     println!(

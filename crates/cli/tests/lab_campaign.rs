@@ -169,6 +169,38 @@ fn a_campaign_killed_in_a_run_resumes_without_repeating_or_losing_one_and_its_re
         assert_eq!(d["complete"], true);
     }
 
+    // Every throughput figure of frame size `size`, over the runs.
+    let throughputs = |size: u64| -> Vec<f64> {
+        docs.iter()
+            .filter(|d| d["procedure"] == "throughput" && d["frame_sizes"][0] == size)
+            .flat_map(|d| {
+                d["results"][0]["result"]["runs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["throughput"].as_f64().unwrap())
+            })
+            .collect()
+    };
+
+    // The summaries as a table (what the benchmark scripts print): the median per frame size
+    // is the median of the runs' figures.
+    let o = xlatperf(&["report", dir.to_str().unwrap(), "--table"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        table.starts_with("test\tvariant\tframe_size\tprocedure\tmetric\tn\tmedian\t"),
+        "{table}"
+    );
+    let lines: Vec<Vec<&str>> = table.lines().skip(1).map(|l| l.split('\t').collect()).collect();
+    let tp_lines: Vec<&Vec<&str>> = lines.iter().filter(|l| l[3] == "throughput" && l[4] == "throughput_fps").collect();
+    assert_eq!(tp_lines.len(), 2, "{table}");
+    for l in tp_lines {
+        let values = throughputs(l[2].parse().unwrap());
+        assert_eq!(l[5], values.len().to_string(), "{table}");
+        assert_eq!(l[6].parse::<f64>().unwrap(), median(values), "{table}");
+    }
+
     // The report, in a real browser.
     let html = dir.join("report.html");
     let o = xlatperf(&["report", dir.to_str().unwrap()]);
@@ -194,17 +226,7 @@ fn a_campaign_killed_in_a_run_resumes_without_repeating_or_losing_one_and_its_re
             docs.iter()
                 .filter(move |d| d["procedure"] == procedure && d["frame_sizes"][0] == size)
         };
-        let tp = median(
-            of("throughput")
-                .flat_map(|d| {
-                    d["results"][0]["result"]["runs"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|r| r["throughput"].as_f64().unwrap())
-                })
-                .collect(),
-        );
+        let tp = median(throughputs(size));
         let tl = median(
             of("latency")
                 .map(|d| d["results"][0]["result"]["summaries"]["forward_tl_ms"]["median"].as_f64().unwrap())
@@ -295,15 +317,17 @@ args = ["--rate", "1000", "--set", "dut.reset=echo reset"]
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Every example plan parses and every run's command line is one xlatperf accepts (what
+/// Every example plan (and every benchmark's, bench/plans) parses and every run's command line
+/// is one xlatperf accepts (what
 /// `--dry-run` checks before listing the runs; no root needed); and its first of two shards
 /// lists half its runs (rounded up).
 #[test]
 fn every_example_campaign_dry_runs() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/campaigns");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut n = 0;
     let runs = |out: &str| out.lines().filter(|l| l.contains("  (")).count();
-    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+    let plans = ["examples/campaigns", "bench/plans"].map(|d| std::fs::read_dir(repo.join(d)).unwrap());
+    for e in plans.into_iter().flatten().flatten() {
         let p = e.path();
         if p.extension().is_none_or(|x| x != "toml") {
             continue; // slurm/: the batch scripts that run a plan
@@ -326,5 +350,5 @@ fn every_example_campaign_dry_runs() {
         assert_eq!(runs(&half), runs(&all).div_ceil(2), "{}:\n{all}\n{half}", p.display());
         n += 1;
     }
-    assert!(n >= 2, "{n} example campaigns");
+    assert!(n >= 5, "{n} example and benchmark campaigns");
 }

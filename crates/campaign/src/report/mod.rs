@@ -1,6 +1,7 @@
 //! `xlatperf report DIR`: one self-contained HTML page from a campaign directory or any
 //! directory of xlatperf's JSON results ([`read`]), its figures grouped and summarised
-//! ([`model`]), and laid out ([`html`]) with inline plots ([`plots`]). What cannot be read is listed in the
+//! ([`model`]), and laid out ([`html`]) with inline plots ([`plots`]), or as a table of
+//! tab-separated values ([`table`]). What cannot be read is listed in the
 //! page and returned as warnings; the rest is reported.
 
 pub mod html;
@@ -8,6 +9,7 @@ pub mod model;
 pub mod plots;
 pub mod read;
 pub mod scale;
+pub mod table;
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +19,8 @@ pub use read::ReadError;
 #[derive(Debug, Clone)]
 pub struct Report {
     pub html: String,
+    /// Its summaries as tab-separated values ([`table`]).
+    pub table: String,
     /// Result documents read.
     pub results: usize,
     /// One line per file (or part of one) that could not be read, and per failed run.
@@ -49,6 +53,7 @@ pub fn build_all(dirs: &[PathBuf]) -> Result<Report, ReadError> {
     let html = html::page(&inputs, &rows, &unread, &xlat_results::output::rfc3339_now());
     Ok(Report {
         html,
+        table: table::tsv(&rows),
         results: inputs.sources.len(),
         warnings,
     })
