@@ -52,20 +52,7 @@ mod tests {
 
     #[test]
     fn line_rate_of_a_setup_takes_its_longest_frame() {
-        use xlat_traffic::{PortSpec, Setup, Side, StatefulSpec};
-        let mut s = Setup {
-            left: Side::new(IpVersion::V4),
-            right: Side::new(IpVersion::V4),
-            forward: true,
-            reverse: true,
-            forward_ports: PortSpec::default(),
-            reverse_ports: PortSpec::default(),
-            fg_n: 2,
-            fg_m: 2,
-            stateful: StatefulSpec::default(),
-            seed: None,
-            allow_foreign_addresses: false,
-        };
+        let mut s = xlat_testkit::setup::benchmarking(IpVersion::V4);
         // IPv4 both ways: the frame size is IPv6's, IPv4 frames are 20 bytes shorter.
         assert_eq!(setup_line_rate(&s, 84, 10.0), 14_880_952);
         assert_eq!(setup_line_rate(&s, 1538, 10.0), 812_743);

@@ -90,8 +90,16 @@ impl DutKind for TcPrograms {
     }
 
     fn tester_config(&self, _t: Topology, cfg: &mut TestConfig, _placement: Option<&Placement>) {
+        // The tester's left side is the lwB4s of the binding table or the rule's CEs, from the
+        // tester's own (one, unless `--set left.map.subscribers=N`), each frame at a
+        // pseudorandom port of its set (the lwAFTR and the BRs drop the others).
         let (rule, binding_psid) = (self.tester)();
-        tester_maps(cfg, rule, binding_psid);
+        cfg.setup.left.map = rule.map(|rule| SideMap {
+            rule,
+            subscribers: 1,
+            ports: None,
+            binding_psid,
+        });
     }
 }
 
@@ -131,21 +139,9 @@ pub(crate) fn route_to_the_b4s(t: Topology) -> Result<(), LabError> {
     Ok(())
 }
 
-/// lw4o6, mape, mapt: the tester's left side is the lwB4s of the binding table or the rule's
-/// CEs, from the tester's own (one, unless `--set left.map.subscribers=N`), each frame at a
-/// pseudorandom port of its set (the lwAFTR and the BRs drop the others).
-pub(crate) fn tester_maps(cfg: &mut TestConfig, rule: Option<MapRule>, binding_psid: Option<u16>) {
-    cfg.setup.left.map = rule.map(|rule| SideMap {
-        rule,
-        subscribers: 1,
-        ports: None,
-        binding_psid,
-    });
-}
-
 /// The route of a BR whose CEs follow the mapping rule: their addresses are on the left link
 /// (the tester answers for its CE's).
-pub(crate) fn route_to_the_ces() -> Result<(), LabError> {
+fn route_to_the_ces() -> Result<(), LabError> {
     ip_in(DUT_NS, &["-6", "route", "add", MAP_RULE_IPV6, "dev", DUT_LEFT])?;
     Ok(())
 }
